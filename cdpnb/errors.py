@@ -1,0 +1,120 @@
+"""Every exception cdpnb raises, in one place so users can catch by family."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "BrowserNotFound",
+    "BrowserStartError",
+    "CDPError",
+    "CdpnbError",
+    "CommandTimeout",
+    "ConnectionLost",
+    "DialogError",
+    "DialogResponseFailed",
+    "EndpointError",
+    "EvaluateError",
+    "FrameNotRoutable",
+    "NavigationError",
+    "NoPendingDialog",
+    "SeveralPendingDialogs",
+    "SupervisorStopped",
+    "UnknownDialog",
+    "UnknownFrame",
+    "WaitTimeout",
+]
+
+
+class CdpnbError(Exception):
+    """Base class of every error raised by cdpnb."""
+
+
+class CDPError(CdpnbError):
+    """The browser answered a command with an ``error`` reply."""
+
+    def __init__(
+        self,
+        code: int,
+        message: str,
+        method: str | None = None,
+        session_id: str | None = None,
+        data: Any = None,
+    ) -> None:
+        self.code = code
+        self.message = message
+        self.method = method
+        self.session_id = session_id
+        self.data = data
+        where = f" on session {session_id}" if session_id else ""
+        detail = f" ({data})" if data else ""
+        super().__init__(f"{method or '<unknown method>'}{where} failed: [{code}] {message}{detail}")
+
+
+class CommandTimeout(CdpnbError, TimeoutError):
+    """No reply arrived within the command's timeout."""
+
+
+class WaitTimeout(CdpnbError, TimeoutError):
+    """Something awaited (a dialog, a load) did not happen in time."""
+
+
+class ConnectionLost(CdpnbError, ConnectionError):
+    """The CDP WebSocket closed; calls in flight fail with this at once."""
+
+
+class SupervisorStopped(CdpnbError):
+    """The supervisor was stopped (or never connected); it takes no more calls."""
+
+
+class EndpointError(CdpnbError, ConnectionError):
+    """A CDP endpoint could not be resolved or reached."""
+
+
+class BrowserNotFound(CdpnbError, FileNotFoundError):
+    """The browser binary is missing; the message names the package to install."""
+
+
+class BrowserStartError(CdpnbError, RuntimeError):
+    """The browser process started but did not expose a DevTools endpoint."""
+
+
+class NavigationError(CdpnbError):
+    """``Page.navigate`` reported an error (``errorText``), e.g. ``net::ERR_ABORTED``."""
+
+
+class EvaluateError(CdpnbError):
+    """JavaScript run by ``evaluate`` threw; carries the JS message and stack."""
+
+    def __init__(self, message: str, stack: str | None = None) -> None:
+        self.js_message = message
+        self.stack = stack
+        super().__init__(message if not stack else f"{message}\n{stack}")
+
+
+class UnknownFrame(CdpnbError, LookupError):
+    """A frame id that is not in the supervisor's frame tree."""
+
+
+class FrameNotRoutable(CdpnbError):
+    """A frame that lives in its parent's process has no CDP session of its own."""
+
+
+class DialogError(CdpnbError):
+    """Base class for errors answering a dialog."""
+
+
+class NoPendingDialog(DialogError):
+    """``respond`` was called while no dialog is open."""
+
+
+class SeveralPendingDialogs(DialogError):
+    """Several dialogs are open and no ``dialog_id`` says which one to answer."""
+
+
+class UnknownDialog(DialogError, LookupError):
+    """``dialog_id`` names no pending dialog."""
+
+
+class DialogResponseFailed(DialogError):
+    """``Page.handleJavaScriptDialog`` failed; the dialog was not answered by us."""

@@ -1,0 +1,144 @@
+"""Scenario pages served on two loopback sites from one port.
+
+``127.0.0.1:P`` and ``localhost:P`` are two sites, so an iframe from one to the
+other is a cross-site, out-of-process iframe (OOPIF). Pages are templates: ``{A}``
+and ``{B}`` become the two origins, ``{OTHER}`` the origin of the site that did
+*not* serve this request, ``{Q:name}`` a query parameter.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import threading
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from urllib.parse import parse_qs, urlsplit
+
+__all__ = ["PAGES", "ScenarioServer"]
+
+PAGES: dict[str, str] = {
+    "/blank": "<!doctype html><title>blank</title><body>blank</body>",
+    "/child": "<!doctype html><title>child</title><body><p id=who>child</p></body>",
+    "/two-site": """<!doctype html><title>two sites</title><body>
+<h1>main</h1>
+<iframe id=srcdoc srcdoc="<p>in-process srcdoc frame</p>"></iframe>
+<iframe id=oopif src="{B}/child"></iframe>
+</body>""",
+    "/beforeunload": """<!doctype html><title>beforeunload</title><body>
+<p>leaving asks first</p>
+<script>addEventListener('beforeunload', e => { e.preventDefault(); e.returnValue = ''; });</script>
+</body>""",
+}
+
+Handler = Callable[[str, dict[str, list[str]]], tuple[int, str, str]]
+
+
+def _nested(this: str, other: str, query: dict[str, list[str]]) -> str:
+    depth = int((query.get("depth") or ["0"])[0])
+    inner = f'<iframe id=next src="{other}/nest?depth={depth - 1}"></iframe>' if depth > 0 else ""
+    return f"<!doctype html><title>nest {depth}</title><body><p>depth {depth}</p>{inner}</body>"
+
+
+def _many(this: str, other: str, query: dict[str, list[str]]) -> str:
+    count = int((query.get("n") or ["10"])[0])
+    cross = (query.get("cross") or ["0"])[0] == "1"
+    frames = "".join(
+        f'<iframe src="{other}/child?i={i}"></iframe>' if cross
+        else f'<iframe srcdoc="<p>frame {i}</p>"></iframe>'
+        for i in range(count)
+    )
+    return f"<!doctype html><title>{count} frames</title><body>{frames}</body>"
+
+
+GENERATED: dict[str, Callable[[str, str, dict[str, list[str]]], str]] = {
+    "/nest": _nested,
+    "/many": _many,
+}
+
+
+class ScenarioServer:
+    """A threaded HTTP server on 127.0.0.1 serving PAGES (and pages you ``add``)."""
+
+    def __init__(self) -> None:
+        self.pages: dict[str, str] = dict(PAGES)
+        self.requests: list[tuple[str, str]] = []
+        server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        server.daemon_threads = True
+        self._server = server
+        self.port = server.server_address[1]
+        self._thread: threading.Thread | None = None
+
+    @property
+    def site_a(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def site_b(self) -> str:
+        return f"http://localhost:{self.port}"
+
+    def url(self, path: str, site: str = "a") -> str:
+        if site not in ("a", "b"):
+            raise ValueError(f"site must be 'a' (127.0.0.1) or 'b' (localhost), got {site!r}")
+        return (self.site_a if site == "a" else self.site_b) + path
+
+    def add(self, path: str, page: str) -> str:
+        """Serve ``page`` (a template) at ``path``; returns its URL on site a."""
+        self.pages[path] = page
+        return self.url(path)
+
+    def render(self, path: str, host: str, query: dict[str, list[str]]) -> str | None:
+        this = f"http://{host}"
+        other = self.site_b if host.startswith("127.0.0.1") else self.site_a
+        if path in GENERATED:
+            return GENERATED[path](this, other, query)
+        page = self.pages.get(path)
+        if page is None:
+            return None
+        page = page.replace("{A}", self.site_a).replace("{B}", self.site_b)
+        page = page.replace("{OTHER}", other).replace("{THIS}", this)
+        return re.sub(r"\{Q:(\w+)\}",
+                      lambda m: html.escape((query.get(m.group(1)) or [""])[0]), page)
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        owner = self
+
+        class _Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+                parts = urlsplit(self.path)
+                host = self.headers.get("Host", f"127.0.0.1:{owner.port}")
+                owner.requests.append((host, self.path))
+                body = owner.render(parts.path, host, parse_qs(parts.query))
+                data = (body if body is not None else "not found").encode()
+                self.send_response(200 if body is not None else 404)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Length", str(len(data)))
+                self.send_header("Cache-Control", "no-store")
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+        return _Handler
+
+    def start(self) -> ScenarioServer:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._server.serve_forever,
+                                            name="cdpnb-scenarios", daemon=True)
+            self._thread.start()
+        return self
+
+    def close(self) -> None:
+        if self._thread is not None:
+            self._server.shutdown()
+            self._thread = None
+        self._server.server_close()
+
+    def __enter__(self) -> ScenarioServer:
+        return self.start()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()

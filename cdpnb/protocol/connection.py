@@ -1,0 +1,187 @@
+"""Sans-I/O CDP connection: ids, serialisation, reply matching and session routing.
+
+Nothing here touches a socket or an event loop. The I/O layer feeds received
+frames into :meth:`CDPConnection.receive` and writes what :meth:`CDPConnection.command`
+returns; everything else (futures, timeouts) lives above.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, OrderedDict
+from typing import Any
+
+from cdpnb.errors import CDPError
+from cdpnb.protocol.messages import Command, ErrorReply, Event, Fault, Reply
+
+__all__ = ["CDPConnection", "Received", "error_of"]
+
+Received = Reply | ErrorReply | Event | Fault
+
+#: Replies that arrive after their caller gave up are still matched (and folded)
+#: for this many abandoned commands; beyond that they count as unknown.
+ABANDONED_MEMORY = 1024
+#: How much of a bad frame is kept in a Fault for the log.
+RAW_EXCERPT = 200
+
+
+def error_of(reply: ErrorReply) -> CDPError:
+    """The exception that an error reply stands for."""
+    return CDPError(reply.code, reply.message, reply.method, reply.session_id, reply.data)
+
+
+class CDPConnection:
+    """One CDP WebSocket's protocol state: pending commands and known sessions."""
+
+    def __init__(self) -> None:
+        self._next_id = 1
+        self._pending: dict[int, Command] = {}
+        self._abandoned: OrderedDict[int, Command] = OrderedDict()
+        # session id -> parent session id (None is the browser/root connection)
+        self._sessions: dict[str, str | None] = {}
+        self.faults: Counter[str] = Counter()
+        self.sent = 0
+        self.received = 0
+
+    # -- sending -------------------------------------------------------------------
+
+    def command(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        session_id: str | None = None,
+        *,
+        wall: float = 0.0,
+        mono: float = 0.0,
+    ) -> tuple[Command, str]:
+        """Allocate an id, remember the command, and return it with its wire text."""
+        if not isinstance(method, str) or "." not in method:
+            raise ValueError(f"method must look like 'Domain.command', got {method!r}")
+        if params is not None and not isinstance(params, dict):
+            raise TypeError(f"params for {method} must be a dict, got {type(params).__name__}")
+        cmd = Command(self._next_id, method, params or {}, session_id, wall, mono)
+        self._next_id += 1
+        frame: dict[str, Any] = {"id": cmd.id, "method": method, "params": cmd.params}
+        if session_id is not None:
+            frame["sessionId"] = session_id
+        text = json.dumps(frame, separators=(",", ":"), ensure_ascii=False)
+        self._pending[cmd.id] = cmd
+        self.sent += 1
+        return cmd, text
+
+    def abandon(self, command_id: int) -> None:
+        """The caller stopped waiting; a late reply is still matched, then dropped."""
+        cmd = self._pending.pop(command_id, None)
+        if cmd is None:
+            return
+        self._abandoned[command_id] = cmd
+        while len(self._abandoned) > ABANDONED_MEMORY:
+            self._abandoned.popitem(last=False)
+
+    def fail_all(self) -> list[Command]:
+        """Forget every pending command (the connection is gone) and return them."""
+        pending = list(self._pending.values())
+        self._pending.clear()
+        self._abandoned.clear()
+        return pending
+
+    @property
+    def pending(self) -> int:
+        return len(self._pending)
+
+    # -- sessions ------------------------------------------------------------------
+
+    @property
+    def sessions(self) -> dict[str, str | None]:
+        return dict(self._sessions)
+
+    def knows_session(self, session_id: str | None) -> bool:
+        return session_id is None or session_id in self._sessions
+
+    def add_session(self, session_id: str, parent: str | None) -> None:
+        self._sessions[session_id] = parent
+
+    def _drop_session(self, session_id: str) -> None:
+        self._sessions.pop(session_id, None)
+        for child in [s for s, p in self._sessions.items() if p == session_id]:
+            self._drop_session(child)
+
+    # -- receiving -----------------------------------------------------------------
+
+    def receive(self, data: str | bytes, *, wall: float = 0.0, mono: float = 0.0) -> Received:
+        """Parse one frame from the browser. Never raises: bad input becomes a Fault."""
+        self.received += 1
+        if isinstance(data, bytes | bytearray | memoryview):
+            return self._fault("binary-frame", f"{len(data)} bytes", "", wall, mono)
+        try:
+            msg = json.loads(data)
+        except (ValueError, RecursionError) as exc:
+            return self._fault("malformed-json", str(exc), data, wall, mono)
+        if not isinstance(msg, dict):
+            return self._fault("not-an-object", type(msg).__name__, data, wall, mono)
+        session_id = msg.get("sessionId")
+        if session_id is not None and not isinstance(session_id, str):
+            return self._fault("bad-session-id", repr(session_id), data, wall, mono)
+        if "id" in msg:
+            return self._reply(msg, session_id, data, wall, mono)
+        method = msg.get("method")
+        if not isinstance(method, str):
+            return self._fault("no-method", "neither 'id' nor a string 'method'", data, wall, mono)
+        params = msg.get("params", {})
+        if not isinstance(params, dict):
+            return self._fault("bad-params", f"{method}: params is not an object", data, wall, mono)
+        if not self.knows_session(session_id):
+            return self._fault("unknown-session", f"{method} on {session_id}", data, wall, mono)
+        self._track_sessions(method, params, session_id)
+        return Event(method, params, session_id, wall, mono)
+
+    def _reply(
+        self, msg: dict[str, Any], session_id: str | None, raw: str, wall: float, mono: float
+    ) -> Received:
+        cid = msg["id"]
+        if not isinstance(cid, int) or isinstance(cid, bool):
+            return self._fault("bad-id", repr(cid), raw, wall, mono)
+        cmd = self._pending.pop(cid, None)
+        if cmd is None:
+            cmd = self._abandoned.pop(cid, None)
+            if cmd is None:
+                return self._fault("unknown-id", f"reply to id {cid} that was never sent", raw,
+                                   wall, mono)
+            self.faults["late-reply"] += 1
+        if "error" in msg:
+            err = msg["error"]
+            if not isinstance(err, dict):
+                err = {"code": -1, "message": repr(err)}
+            code = err.get("code", -1)
+            return ErrorReply(
+                cid,
+                cmd.method,
+                code if isinstance(code, int) else -1,
+                str(err.get("message", "")),
+                err.get("data"),
+                cmd.session_id,
+                cmd.params,
+                wall,
+                mono,
+            )
+        result = msg.get("result", {})
+        if not isinstance(result, dict):
+            return self._fault("bad-result", f"{cmd.method}: result is not an object", raw,
+                               wall, mono)
+        if cmd.method == "Target.attachToTarget" and isinstance(result.get("sessionId"), str):
+            self.add_session(result["sessionId"], cmd.session_id)
+        return Reply(cid, cmd.method, result, cmd.session_id, cmd.params, wall, mono)
+
+    def _track_sessions(self, method: str, params: dict[str, Any], session_id: str | None) -> None:
+        if method == "Target.attachedToTarget":
+            child = params.get("sessionId")
+            if isinstance(child, str):
+                self.add_session(child, session_id)
+        elif method == "Target.detachedFromTarget":
+            child = params.get("sessionId")
+            if isinstance(child, str):
+                self._drop_session(child)
+
+    def _fault(self, kind: str, detail: str, raw: str, wall: float, mono: float) -> Fault:
+        self.faults[kind] += 1
+        return Fault(kind, detail, raw[:RAW_EXCERPT], wall, mono)

@@ -1,0 +1,103 @@
+"""The messages that flow through cdpnb: plain frozen dataclasses, cheap to build.
+
+Every message carries the wall-clock time it was sent or received (``wall``) and
+the monotonic time (``mono``): reducers read time from the message, never from a
+clock, so folding a recorded trace gives the same state as the live run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "Command",
+    "ErrorReply",
+    "Event",
+    "Fault",
+    "Message",
+    "Note",
+    "Reply",
+]
+
+JSON = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """A command we sent (``direction == "send"``)."""
+
+    id: int
+    method: str
+    params: JSON = field(default_factory=dict)
+    session_id: str | None = None
+    wall: float = 0.0
+    mono: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """A successful reply, matched to the command it answers."""
+
+    id: int
+    method: str
+    result: JSON
+    session_id: str | None = None
+    params: JSON = field(default_factory=dict)
+    wall: float = 0.0
+    mono: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorReply:
+    """An ``error`` reply, matched to the command it answers."""
+
+    id: int
+    method: str
+    code: int
+    message: str
+    data: Any = None
+    session_id: str | None = None
+    params: JSON = field(default_factory=dict)
+    wall: float = 0.0
+    mono: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """A CDP event from the browser."""
+
+    method: str
+    params: JSON
+    session_id: str | None = None
+    wall: float = 0.0
+    mono: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """cdpnb's own annotation (``cdpnb.*``): what we decided, folded like an event.
+
+    Notes make decisions that CDP does not carry (who answered a dialog, that the
+    connection dropped) part of the message stream, so replay sees them too.
+    """
+
+    method: str
+    params: JSON
+    session_id: str | None = None
+    wall: float = 0.0
+    mono: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Fault:
+    """Input the protocol could not accept; counted and logged, never raised."""
+
+    kind: str
+    detail: str
+    raw: str = ""
+    wall: float = 0.0
+    mono: float = 0.0
+
+
+Message = Command | Reply | ErrorReply | Event | Note

@@ -1,0 +1,240 @@
+"""Frame and target reducers: one frame table stitched across OOPIF sessions.
+
+The page session reports in-process frames; each OOPIF is a child session whose
+target id equals the frame id of the iframe it renders. A frame is owned by the
+session that reports it; ``is_oopif`` marks the root frame of a child session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from cdpnb.protocol import Event, Note, Reply
+from cdpnb.state.models import BrowserState, FrameInfo, SessionInfo
+
+
+def _frame_url(frame: Mapping[str, Any]) -> str:
+    return str(frame.get("url", "")) + str(frame.get("urlFragment", ""))
+
+
+def _is_oopif_root(state: BrowserState, session_id: str | None, frame_id: str) -> bool:
+    session = state.sessions.get(session_id) if session_id else None
+    return session is not None and session.type == "iframe" and session.target_id == frame_id
+
+
+def _upsert(state: BrowserState, frames: dict[str, FrameInfo], session_id: str | None,
+            frame: Mapping[str, Any]) -> None:
+    fid = str(frame["id"])
+    old = frames.get(fid)
+    oopif = _is_oopif_root(state, session_id, fid)
+    if old is not None and old.is_oopif and not oopif and old.session_id != session_id:
+        # The parent session still names a frame that a child session now renders.
+        return
+    parent = frame.get("parentId")
+    parent_id = str(parent) if parent else (old.parent_frame_id if old else None)
+    origin = str(frame.get("securityOrigin", ""))
+    if origin in ("", "://", "null") and parent_id in frames:
+        # about:srcdoc and about:blank frames run with their parent's origin; Chromium
+        # reports "://" for them.
+        origin = frames[parent_id].origin
+    frames[fid] = FrameInfo(
+        frame_id=fid,
+        parent_frame_id=parent_id,
+        url=_frame_url(frame),
+        origin=origin,
+        name=frame.get("name") or None,
+        session_id=session_id,
+        is_oopif=oopif,
+    )
+
+
+def _walk(tree: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
+    yield tree["frame"]
+    for child in tree.get("childFrames") or ():
+        yield from _walk(child)
+
+
+def _subtree(frames: Mapping[str, FrameInfo], root: str) -> set[str]:
+    doomed = {root}
+    grew = True
+    while grew:
+        grew = False
+        for fid, f in frames.items():
+            if fid not in doomed and f.parent_frame_id in doomed:
+                doomed.add(fid)
+                grew = True
+    return doomed
+
+
+# -- Page domain ------------------------------------------------------------------
+
+
+def frame_tree(state: BrowserState, msg: Reply) -> BrowserState:
+    frames = dict(state.frames)
+    for frame in _walk(msg.result["frameTree"]):
+        _upsert(state, frames, msg.session_id, frame)
+    return state.evolve(frames=frames)
+
+
+def frame_attached(state: BrowserState, msg: Event) -> BrowserState:
+    fid = str(msg.params["frameId"])
+    old = state.frames.get(fid)
+    if old is not None:
+        return state
+    parent = msg.params.get("parentFrameId")
+    frames = dict(state.frames)
+    frames[fid] = FrameInfo(frame_id=fid, parent_frame_id=str(parent) if parent else None,
+                            session_id=msg.session_id)
+    return state.evolve(frames=frames)
+
+
+def frame_navigated(state: BrowserState, msg: Event) -> BrowserState:
+    frame = msg.params["frame"]
+    fid = str(frame["id"])
+    # A new document has none of the old one's child frames, and Chromium sends no
+    # frameDetached for them: prune them here.
+    doomed = _subtree(state.frames, fid) - {fid} if fid in state.frames else set()
+    frames = {k: v for k, v in state.frames.items() if k not in doomed}
+    _upsert(state, frames, msg.session_id, frame)
+    if not doomed:
+        return state.evolve(frames=frames)
+    contexts = {k: v for k, v in state.contexts.items() if k[1] not in doomed}
+    return state.evolve(frames=frames, contexts=contexts)
+
+
+def navigated_within_document(state: BrowserState, msg: Event) -> BrowserState:
+    fid = str(msg.params["frameId"])
+    old = state.frames.get(fid)
+    if old is None:
+        return state
+    frames = dict(state.frames)
+    frames[fid] = old.model_copy(update={"url": str(msg.params.get("url", old.url))})
+    return state.evolve(frames=frames)
+
+
+def frame_detached(state: BrowserState, msg: Event) -> BrowserState:
+    fid = str(msg.params["frameId"])
+    old = state.frames.get(fid)
+    if msg.params.get("reason") == "swap" or old is None:
+        # A swap hands the frame to another process; it is not a removal.
+        return state
+    doomed = _subtree(state.frames, fid)
+    frames = {k: v for k, v in state.frames.items() if k not in doomed}
+    contexts = {k: v for k, v in state.contexts.items() if k[1] not in doomed}
+    return state.evolve(frames=frames, contexts=contexts)
+
+
+# -- Target domain ----------------------------------------------------------------
+
+
+def attached_to_target(state: BrowserState, msg: Event) -> BrowserState:
+    sid = str(msg.params["sessionId"])
+    info = msg.params["targetInfo"]
+    session = SessionInfo(
+        session_id=sid,
+        target_id=str(info["targetId"]),
+        type=str(info.get("type", "")),
+        url=str(info.get("url", "")),
+        parent_session_id=msg.session_id,
+        waiting_for_debugger=bool(msg.params.get("waitingForDebugger", False)),
+    )
+    sessions = {**state.sessions, sid: session}
+    if session.type != "iframe":
+        return state.evolve(sessions=sessions)
+    frames = dict(state.frames)
+    old = frames.get(session.target_id)
+    frames[session.target_id] = FrameInfo(
+        frame_id=session.target_id,
+        parent_frame_id=old.parent_frame_id if old else None,
+        url=old.url if old and old.url else session.url,
+        origin=old.origin if old else "",
+        name=old.name if old else None,
+        session_id=sid,
+        is_oopif=True,
+    )
+    return state.evolve(sessions=sessions, frames=frames)
+
+
+def _session_subtree(sessions: Mapping[str, SessionInfo], root: str) -> set[str]:
+    gone = {root}
+    grew = True
+    while grew:
+        grew = False
+        for sid, s in sessions.items():
+            if sid not in gone and s.parent_session_id in gone:
+                gone.add(sid)
+                grew = True
+    return gone
+
+
+def detached_from_target(state: BrowserState, msg: Event) -> BrowserState:
+    sid = str(msg.params["sessionId"])
+    if sid not in state.sessions:
+        return state
+    gone = _session_subtree(state.sessions, sid)
+    sessions = {k: v for k, v in state.sessions.items() if k not in gone}
+    frames: dict[str, FrameInfo] = {}
+    parent_session = state.sessions[sid].parent_session_id
+    for fid, f in state.frames.items():
+        if f.session_id not in gone:
+            frames[fid] = f
+        elif f.is_oopif and f.session_id == sid and f.parent_frame_id in state.frames:
+            # The iframe element may still be there (navigated back to its parent's
+            # site); the parent session reports it again or detaches it.
+            frames[fid] = f.model_copy(update={"is_oopif": False, "session_id": parent_session})
+    contexts = {k: v for k, v in state.contexts.items() if k[0] not in gone}
+    # A child's own frames vanish with it: drop frames left without a parent.
+    orphans = {fid for fid, f in frames.items()
+               if f.parent_frame_id is not None and f.parent_frame_id not in frames}
+    while orphans:
+        for fid in orphans:
+            frames.pop(fid, None)
+        orphans = {fid for fid, f in frames.items()
+                   if f.parent_frame_id is not None and f.parent_frame_id not in frames}
+    return state.evolve(sessions=sessions, frames=frames, contexts=contexts)
+
+
+def target_info_changed(state: BrowserState, msg: Event) -> BrowserState:
+    info = msg.params["targetInfo"]
+    tid = str(info["targetId"])
+    sessions = dict(state.sessions)
+    changed = False
+    for sid, s in state.sessions.items():
+        if s.target_id == tid:
+            sessions[sid] = s.model_copy(update={"url": str(info.get("url", s.url))})
+            changed = True
+    return state.evolve(sessions=sessions) if changed else state
+
+
+def page_target(state: BrowserState, msg: Note) -> BrowserState:
+    """``cdpnb.pageTarget``: the page target this supervisor created and owns."""
+    tid = str(msg.params["target_id"])
+    sid = str(msg.params["session_id"])
+    session = SessionInfo(session_id=sid, target_id=tid, type="page", parent_session_id=None)
+    return state.evolve(page_target_id=tid, page_session_id=sid,
+                        sessions={**state.sessions, sid: session})
+
+
+# -- Runtime execution contexts -----------------------------------------------------
+
+
+def context_created(state: BrowserState, msg: Event) -> BrowserState:
+    ctx = msg.params["context"]
+    aux = ctx.get("auxData") or {}
+    if not aux.get("isDefault") or not aux.get("frameId"):
+        return state
+    key = (msg.session_id, str(aux["frameId"]))
+    return state.evolve(contexts={**state.contexts, key: int(ctx["id"])})
+
+
+def context_destroyed(state: BrowserState, msg: Event) -> BrowserState:
+    cid = msg.params["executionContextId"]
+    contexts = {k: v for k, v in state.contexts.items()
+                if not (k[0] == msg.session_id and v == cid)}
+    return state.evolve(contexts=contexts) if len(contexts) != len(state.contexts) else state
+
+
+def contexts_cleared(state: BrowserState, msg: Event) -> BrowserState:
+    contexts = {k: v for k, v in state.contexts.items() if k[0] != msg.session_id}
+    return state.evolve(contexts=contexts)

@@ -1,0 +1,108 @@
+"""The attach sequence: our own page target, then every child while it waits.
+
+Each child (an OOPIF, a worker) is paused by ``waitForDebuggerOnStart`` until we
+release it, so nothing it does (a dialog at load, a nested iframe) escapes us.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from cdpnb.errors import CDPError, CommandTimeout, ConnectionLost
+from cdpnb.protocol import Event, Message
+from cdpnb.supervisor.core import Core
+
+__all__ = ["AUTO_ATTACH", "ChildAttacher", "attach_page"]
+
+log = logging.getLogger("cdpnb.supervisor")
+
+AUTO_ATTACH: dict[str, Any] = {"autoAttach": True, "waitForDebuggerOnStart": True,
+                               "flatten": True}
+#: Session types that have a Page domain and can host frames.
+FRAME_HOSTS = ("page", "iframe")
+
+
+async def _enable_frame_host(core: Core, session_id: str, *, lifecycle: bool) -> None:
+    calls = [
+        core.send("Page.enable", session_id=session_id),
+        core.send("Runtime.enable", session_id=session_id),
+        core.send("Target.setAutoAttach", AUTO_ATTACH, session_id=session_id),
+    ]
+    if lifecycle:
+        calls.append(core.send("Page.setLifecycleEventsEnabled", {"enabled": True},
+                               session_id=session_id))
+    await asyncio.gather(*calls)
+    # After Page.enable, so the tree and the events that follow it line up.
+    await core.send("Page.getFrameTree", session_id=session_id)
+
+
+async def attach_page(core: Core, reuse_target_id: str | None = None) -> None:
+    """Create (or re-attach to) the supervisor's own page target and set it up."""
+    target_id = None
+    if reuse_target_id is not None:
+        targets = (await core.send("Target.getTargets")).get("targetInfos", [])
+        if any(t.get("targetId") == reuse_target_id for t in targets):
+            target_id = reuse_target_id
+    if target_id is None:
+        target_id = (await core.send("Target.createTarget", {"url": "about:blank"}))["targetId"]
+    reply = await core.send("Target.attachToTarget", {"targetId": target_id, "flatten": True})
+    session_id = reply["sessionId"]
+    core.note("cdpnb.pageTarget", {"target_id": target_id, "session_id": session_id})
+    await _enable_frame_host(core, session_id, lifecycle=True)
+
+
+class ChildAttacher:
+    """Sets up each auto-attached child off the reader, then lets it run."""
+
+    def __init__(self, core: Core, extra_setup: list[Any] | None = None) -> None:
+        self.core = core
+        self.ready: dict[str, asyncio.Event] = {}
+        self.extra_setup = extra_setup or []
+
+    def __call__(self, message: Message) -> None:
+        if type(message) is not Event or message.method != "Target.attachedToTarget":
+            return
+        if message.session_id is None:
+            # attachToTarget from the browser connection announces our own page here.
+            return
+        params = message.params
+        session_id = params.get("sessionId")
+        info = params.get("targetInfo") or {}
+        if not isinstance(session_id, str):
+            return
+        self.ready[session_id] = asyncio.Event()
+        self.core.spawn(
+            self._setup(session_id, str(info.get("type", "")),
+                        bool(params.get("waitingForDebugger"))),
+            name=f"cdpnb-child-setup-{session_id[:8]}",
+        )
+
+    async def _setup(self, session_id: str, kind: str, waiting: bool) -> None:
+        core = self.core
+        try:
+            if kind in FRAME_HOSTS:
+                await _enable_frame_host(core, session_id, lifecycle=False)
+                for setup in self.extra_setup:
+                    await setup(session_id, kind)
+            core.stats["children-set-up"] += 1
+        except (CDPError, CommandTimeout) as exc:
+            # The child may have gone already (iframe removed mid-setup).
+            core.stats["child-setup-failures"] += 1
+            log.info("cdpnb: setting up child session %s failed: %s", session_id, exc)
+        finally:
+            if waiting:
+                try:
+                    await core.send("Runtime.runIfWaitingForDebugger", session_id=session_id)
+                except (CDPError, CommandTimeout, ConnectionLost) as exc:
+                    log.info("cdpnb: releasing child session %s failed: %s", session_id, exc)
+            event = self.ready.pop(session_id, None)
+            if event is not None:
+                event.set()
+
+    async def settled(self, timeout: float) -> None:
+        """Wait until children being set up right now are released."""
+        pending = [e.wait() for e in self.ready.values()]
+        if pending:
+            await asyncio.wait_for(asyncio.gather(*pending), timeout)

@@ -1,0 +1,215 @@
+"""The connection core: one WebSocket, one reader, the state fold, reply futures.
+
+Everything here runs on the engine loop. The reader never awaits a reply (that
+would deadlock it): reactions to events are spawned as tasks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import Counter
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from cdpnb.errors import CDPError, CommandTimeout, ConnectionLost, SupervisorStopped
+from cdpnb.protocol import (
+    CDPConnection,
+    ErrorReply,
+    Fault,
+    Message,
+    Note,
+    Reply,
+    error_of,
+)
+from cdpnb.state import BrowserState, fold
+from cdpnb.transport import WebSocketTransport, redact, resolve_ws_url
+
+__all__ = ["Core", "Listener"]
+
+log = logging.getLogger("cdpnb.supervisor")
+
+Listener = Callable[[Message], None]
+
+
+class Core:
+    """Connection, protocol and state of one supervisor."""
+
+    def __init__(self, url: str, *, command_timeout_s: float, connect_timeout_s: float) -> None:
+        self.url = url
+        self.ws_url: str | None = None
+        self.state = BrowserState()
+        self.command_timeout_s = command_timeout_s
+        self.connect_timeout_s = connect_timeout_s
+        self.stats: Counter[str] = Counter()
+        self.stopping = False
+        self.last_disconnect_reason: str | None = None
+        self._conn = CDPConnection()
+        self._transport: WebSocketTransport | None = None
+        self._reader: asyncio.Task[None] | None = None
+        self._replies: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self._listeners: list[Listener] = []
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self.on_lost: Callable[[str], None] | None = None
+
+    # -- connection ------------------------------------------------------------------
+
+    async def connect(self) -> None:
+        self.ws_url = await resolve_ws_url(self.url, self.connect_timeout_s)
+        transport = await WebSocketTransport.connect(self.ws_url, timeout=self.connect_timeout_s)
+        self._conn = CDPConnection()
+        self._transport = transport
+        self.apply(Note("cdpnb.connected", {"url": redact(self.ws_url)}, None, *_now()))
+        self._reader = asyncio.create_task(self._read(transport, self._conn),
+                                           name="cdpnb-reader")
+
+    @property
+    def connected(self) -> bool:
+        return self._transport is not None and self.state.connected
+
+    async def close(self) -> None:
+        self.stopping = True
+        for task in list(self._tasks):
+            task.cancel()
+        transport, self._transport = self._transport, None
+        if transport is not None:
+            await transport.close()
+        if self._reader is not None:
+            await asyncio.gather(self._reader, return_exceptions=True)
+        self._lost("supervisor stopped")
+
+    # -- sending ---------------------------------------------------------------------
+
+    async def send(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        session_id: str | None = None,
+        timeout: float | None = None,
+    ) -> dict[str, Any]:
+        """Send one command and await its result; errors become CDPError."""
+        if self.stopping:
+            raise SupervisorStopped(f"supervisor for {redact(self.url)} is stopped; "
+                                    f"cannot send {method}")
+        transport = self._transport
+        if transport is None or not self.state.connected:
+            reason = self.last_disconnect_reason or "not connected"
+            raise ConnectionLost(f"cannot send {method}: CDP connection to "
+                                 f"{redact(self.url)} is down ({reason})")
+        conn = self._conn
+        cmd, text = conn.command(method, params, session_id, wall=time.time(),
+                                 mono=time.monotonic())
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._replies[cmd.id] = future
+        self.apply(cmd)
+        limit = self.command_timeout_s if timeout is None else timeout
+        try:
+            await transport.send(text)
+            return await asyncio.wait_for(future, limit)
+        except TimeoutError:
+            conn.abandon(cmd.id)
+            self.stats["command-timeouts"] += 1
+            where = f" on session {session_id}" if session_id else ""
+            raise CommandTimeout(f"{method}{where} got no reply within {limit:g} s") from None
+        finally:
+            self._replies.pop(cmd.id, None)
+
+    def note(self, method: str, params: dict[str, Any], session_id: str | None = None) -> None:
+        """Fold one of cdpnb's own decisions into the stream."""
+        self.apply(Note(method, params, session_id, *_now()))
+
+    # -- receiving -------------------------------------------------------------------
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return unsubscribe
+
+    def apply(self, message: Message) -> None:
+        """Fold ``message`` into state, then tell the listeners (which must not block)."""
+        self.state = fold(self.state, message)
+        for listener in list(self._listeners):
+            try:
+                listener(message)
+            except Exception:
+                self.stats["listener-errors"] += 1
+                log.exception("cdpnb listener failed on %s", getattr(message, "method", message))
+
+    async def _read(self, transport: WebSocketTransport, conn: CDPConnection) -> None:
+        try:
+            async for frame in transport.frames():
+                self._on_frame(conn, frame)
+        finally:
+            if self._transport is transport:
+                self._transport = None
+                self._lost(transport.close_reason)
+
+    def _on_frame(self, conn: CDPConnection, frame: str | bytes) -> None:
+        received = conn.receive(frame, wall=time.time(), mono=time.monotonic())
+        if isinstance(received, Fault):
+            log.warning("cdpnb: ignored a bad CDP frame (%s): %s", received.kind, received.detail)
+            return
+        self.apply(received)
+        if isinstance(received, Reply | ErrorReply):
+            future = self._replies.pop(received.id, None)
+            if future is not None and not future.done():
+                if isinstance(received, Reply):
+                    future.set_result(received.result)
+                else:
+                    future.set_exception(error_of(received))
+
+    def _lost(self, reason: str) -> None:
+        if not self.state.connected and not self._replies:
+            return
+        self.last_disconnect_reason = reason
+        self.apply(Note("cdpnb.disconnected", {"reason": reason}, None, *_now()))
+        pending = self._conn.fail_all()
+        methods = {c.id: c.method for c in pending}
+        for cid, future in list(self._replies.items()):
+            if not future.done():
+                future.set_exception(ConnectionLost(
+                    f"{methods.get(cid, 'command')} failed: CDP connection to "
+                    f"{redact(self.url)} lost ({reason})"))
+        self._replies.clear()
+        if not self.stopping and self.on_lost is not None:
+            self.on_lost(reason)
+
+    # -- background work -------------------------------------------------------------
+
+    def spawn(self, coro: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
+        """Run ``coro`` off the reader; failures are logged and counted, never lost."""
+        task = asyncio.create_task(coro, name=name)
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+        return task
+
+    def _task_done(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if task.cancelled():
+            return
+        exc = task.exception()
+        if exc is not None and not isinstance(exc, ConnectionLost | SupervisorStopped):
+            self.stats["background-errors"] += 1
+            level = logging.INFO if isinstance(exc, CDPError) else logging.WARNING
+            log.log(level, "cdpnb background task %s failed: %r", task.get_name(), exc)
+
+    def counters(self) -> dict[str, int]:
+        out = dict(self.stats)
+        out["sent"] = self._conn.sent
+        out["received"] = self._conn.received
+        out["in_flight"] = self._conn.pending
+        for kind, n in self._conn.faults.items():
+            out[f"fault:{kind}"] = n
+        for key, n in self.state.counters.items():
+            out[key] = n
+        return out
+
+
+def _now() -> tuple[float, float]:
+    return time.time(), time.monotonic()
+

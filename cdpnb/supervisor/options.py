@@ -1,0 +1,44 @@
+"""Validated supervisor options: bad arguments fail early and name themselves."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["POLICIES", "Policy", "SupervisorOptions", "check_timeout"]
+
+Policy = Literal["must_respond", "auto_dismiss", "auto_accept"]
+POLICIES: tuple[str, ...] = ("must_respond", "auto_dismiss", "auto_accept")
+
+
+def check_timeout(name: str, value: object, *, allow_none: bool = False) -> float | None:
+    """A positive finite number of seconds, or a ValueError/TypeError naming ``name``."""
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"{name} must be a number of seconds, got {value!r}")
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a positive number of seconds, got {value!r}")
+    return float(value)
+
+
+@dataclass(frozen=True)
+class SupervisorOptions:
+    policy: Policy = "must_respond"
+    dialog_timeout_s: float = 300.0
+    command_timeout_s: float = 30.0
+    connect_timeout_s: float = 10.0
+    reconnect_attempts: int = 3
+    reconnect_backoff_s: float = 0.25
+
+    def __post_init__(self) -> None:
+        if self.policy not in POLICIES:
+            raise ValueError(f"policy must be one of {', '.join(POLICIES)}; got {self.policy!r}")
+        check_timeout("dialog_timeout_s", self.dialog_timeout_s)
+        check_timeout("command_timeout_s", self.command_timeout_s)
+        check_timeout("connect_timeout_s", self.connect_timeout_s)
+        check_timeout("reconnect_backoff_s", self.reconnect_backoff_s)
+        attempts = self.reconnect_attempts
+        if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 0:
+            raise ValueError(f"reconnect_attempts must be an int >= 0, got {attempts!r}")

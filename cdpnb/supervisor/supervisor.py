@@ -1,0 +1,300 @@
+"""The public ``Supervisor``: awaitable from any loop, living on the engine loop."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+from cdpnb.errors import (
+    CDPError,
+    CommandTimeout,
+    ConnectionLost,
+    EndpointError,
+    NavigationError,
+    SupervisorStopped,
+    WaitTimeout,
+)
+from cdpnb.protocol import Event, Message
+from cdpnb.state import BrowserState, DialogRecord, FrameTree, PendingDialog, Snapshot
+from cdpnb.state.snapshot import build_frame_tree, snapshot_of
+from cdpnb.supervisor.attach import ChildAttacher, attach_page
+from cdpnb.supervisor.core import Core
+from cdpnb.supervisor.dialogs import DialogControl
+from cdpnb.supervisor.engine import engine
+from cdpnb.supervisor.options import Policy, SupervisorOptions, check_timeout
+from cdpnb.supervisor.routing import context_for_frame, session_for_frame
+from cdpnb.supervisor.values import raise_for_exception, value_of
+from cdpnb.transport import redact
+
+__all__ = ["Supervisor"]
+
+log = logging.getLogger("cdpnb.supervisor")
+T = TypeVar("T")
+
+
+class Supervisor:
+    """One persistent CDP connection supervising a page target it owns.
+
+    Start it with ``await Supervisor.start(url)``. Every coroutine method can be
+    awaited from any event loop; the work runs on cdpnb's engine loop.
+    """
+
+    def __init__(self, url: str, options: SupervisorOptions) -> None:
+        self.url = url
+        self.options = options
+        self._core = Core(url, command_timeout_s=options.command_timeout_s,
+                          connect_timeout_s=options.connect_timeout_s)
+        self._dialogs = DialogControl(self._core, options.policy, options.dialog_timeout_s)
+        self._children = ChildAttacher(self._core)
+        self._core.subscribe(self._children)
+        self._core.subscribe(self._dialogs)
+        self._core.on_lost = self._on_lost
+        self._reconnecting: asyncio.Task[None] | None = None
+        self._stopped = False
+        self.reconnects = 0
+
+    # -- lifecycle ----------------------------------------------------------------------
+
+    @classmethod
+    async def start(
+        cls,
+        url: str,
+        *,
+        policy: Policy = "must_respond",
+        dialog_timeout_s: float = 300.0,
+        command_timeout_s: float = 30.0,
+        connect_timeout_s: float = 10.0,
+        reconnect_attempts: int = 3,
+    ) -> Supervisor:
+        """Connect to ``url`` (``ws://…/devtools/browser/…`` or ``http://host:port``),
+        create and attach the supervisor's own page, and start supervising."""
+        if not isinstance(url, str) or not url:
+            raise TypeError(f"url must be a CDP URL string, got {url!r}")
+        options = SupervisorOptions(
+            policy=policy,
+            dialog_timeout_s=dialog_timeout_s,
+            command_timeout_s=command_timeout_s,
+            connect_timeout_s=connect_timeout_s,
+            reconnect_attempts=reconnect_attempts,
+        )
+        supervisor = cls(url, options)
+        await engine.run(supervisor._start())
+        return supervisor
+
+    async def _start(self) -> None:
+        try:
+            await self._core.connect()
+            await attach_page(self._core)
+        except BaseException:
+            self._stopped = True
+            await self._core.close()
+            raise
+
+    async def stop(self) -> None:
+        """Close the page target this supervisor created and the connection. Idempotent."""
+        if self._stopped:
+            return
+        self._stopped = True
+        await engine.run(self._stop())
+
+    async def _stop(self) -> None:
+        core = self._core
+        if self._reconnecting is not None:
+            self._reconnecting.cancel()
+        self._dialogs.cancel_all()
+        target = core.state.page_target_id
+        if target is not None and core.connected:
+            try:
+                await core.send("Target.closeTarget", {"targetId": target}, timeout=2.0)
+            except (CDPError, CommandTimeout, ConnectionLost) as exc:
+                log.info("cdpnb: closing page target %s failed: %s", target, exc)
+        await core.close()
+
+    async def __aenter__(self) -> Supervisor:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    def _on_lost(self, reason: str) -> None:
+        self._dialogs.cancel_all()
+        if self._stopped or self.options.reconnect_attempts == 0:
+            return
+        target = self._core.state.page_target_id
+        self._reconnecting = self._core.spawn(self._reconnect(target), name="cdpnb-reconnect")
+
+    async def _reconnect(self, target_id: str | None) -> None:
+        core = self._core
+        for attempt in range(self.options.reconnect_attempts):
+            await asyncio.sleep(self.options.reconnect_backoff_s * 2**attempt)
+            if self._stopped:
+                return
+            try:
+                await core.connect()
+                await attach_page(core, reuse_target_id=target_id)
+            except (EndpointError, CDPError, CommandTimeout, ConnectionLost) as exc:
+                log.info("cdpnb: reconnect %d to %s failed: %s", attempt + 1,
+                         redact(self.url), exc)
+                continue
+            self.reconnects += 1
+            core.stats["reconnects"] += 1
+            log.info("cdpnb: reconnected to %s", redact(self.url))
+            return
+        core.stats["reconnect-gave-up"] += 1
+        core.last_disconnect_reason = (f"{core.last_disconnect_reason}; gave up after "
+                                       f"{self.options.reconnect_attempts} reconnect attempts")
+
+    async def _call(self, coro: Coroutine[Any, Any, T]) -> T:
+        if self._stopped:
+            coro.close()
+            raise SupervisorStopped(f"supervisor for {redact(self.url)} is stopped")
+        return await engine.run(coro)
+
+    # -- state (never blocks) -------------------------------------------------------------
+
+    @property
+    def state(self) -> BrowserState:
+        """The raw folded state (frozen); ``snapshot()`` is the bounded view."""
+        return self._core.state
+
+    def snapshot(self) -> Snapshot:
+        return snapshot_of(self._core.state)
+
+    def frame_tree(self, full: bool = True) -> FrameTree:
+        """The frame tree; ``full=True`` ignores the snapshot's caps."""
+        if full:
+            return build_frame_tree(self._core.state, None, None)
+        return build_frame_tree(self._core.state)
+
+    @property
+    def connected(self) -> bool:
+        return not self._stopped and self._core.connected
+
+    @property
+    def stopped(self) -> bool:
+        return self._stopped
+
+    @property
+    def alive(self) -> bool:
+        """Connected, or still trying to reconnect."""
+        reconnecting = self._reconnecting is not None and not self._reconnecting.done()
+        return not self._stopped and (self._core.connected or reconnecting)
+
+    @property
+    def page_target_id(self) -> str | None:
+        return self._core.state.page_target_id
+
+    @property
+    def page_session_id(self) -> str | None:
+        return self._core.state.page_session_id
+
+    @property
+    def policy(self) -> Policy:
+        return self.options.policy
+
+    def stats(self) -> dict[str, int]:
+        return self._core.counters()
+
+    def __repr__(self) -> str:
+        state = "stopped" if self._stopped else ("connected" if self.connected else "down")
+        return (f"<Supervisor {redact(self.url)} {state} policy={self.options.policy} "
+                f"pending_dialogs={len(self._core.state.pending_dialogs)}>")
+
+    # -- commands -------------------------------------------------------------------------
+
+    async def cdp(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        frame_id: str | None = None,
+        timeout: float | None = None,
+        *,
+        browser: bool = False,
+    ) -> dict[str, Any]:
+        """Send a raw CDP command to the page, to the OOPIF ``frame_id``, or (with
+        ``browser=True``) to the browser itself; returns the ``result`` object."""
+        limit = check_timeout("timeout", timeout, allow_none=True)
+        if browser and frame_id is not None:
+            raise ValueError("pass either frame_id or browser=True, not both")
+        return await self._call(self._cdp(method, params, frame_id, limit, browser))
+
+    async def _cdp(self, method: str, params: dict[str, Any] | None, frame_id: str | None,
+                   timeout: float | None, browser: bool) -> dict[str, Any]:
+        session = None if browser else session_for_frame(self._core.state, frame_id)
+        return await self._core.send(method, params, session, timeout)
+
+    async def evaluate(
+        self, expression: str, frame_id: str | None = None, timeout: float | None = None,
+        *, await_promise: bool = True,
+    ) -> Any:
+        """Evaluate ``expression`` in the page, an OOPIF or an in-process frame and
+        return its value; a JavaScript exception raises EvaluateError."""
+        if not isinstance(expression, str):
+            raise TypeError(f"expression must be a str, got {type(expression).__name__}")
+        limit = check_timeout("timeout", timeout, allow_none=True)
+        return await self._call(self._evaluate(expression, frame_id, limit, await_promise))
+
+    async def _evaluate(self, expression: str, frame_id: str | None, timeout: float | None,
+                        await_promise: bool) -> Any:
+        session, context = context_for_frame(self._core.state, frame_id)
+        params: dict[str, Any] = {"expression": expression, "returnByValue": True,
+                                  "awaitPromise": await_promise}
+        if context is not None:
+            params["contextId"] = context
+        reply = await self._core.send("Runtime.evaluate", params, session, timeout)
+        raise_for_exception(reply)
+        return value_of(reply.get("result") or {})
+
+    async def navigate(self, url: str, timeout: float = 30.0) -> dict[str, Any]:
+        """Navigate the supervisor's page to ``url`` and wait for its load event."""
+        if not isinstance(url, str) or not url:
+            raise TypeError(f"url must be a non-empty str, got {url!r}")
+        limit = check_timeout("timeout", timeout)
+        assert limit is not None
+        return await self._call(self._navigate(url, limit))
+
+    async def _navigate(self, url: str, timeout: float) -> dict[str, Any]:
+        core = self._core
+        session = core.state.page_session_id
+        loaded: dict[str, asyncio.Event] = {}
+
+        def on_message(message: Message) -> None:
+            if (type(message) is Event and message.session_id == session
+                    and message.method == "Page.lifecycleEvent"
+                    and message.params.get("name") == "load"):
+                loaded.setdefault(str(message.params.get("loaderId")), asyncio.Event()).set()
+
+        unsubscribe = core.subscribe(on_message)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        try:
+            reply = await core.send("Page.navigate", {"url": url}, session, timeout)
+            if reply.get("errorText"):
+                raise NavigationError(f"navigating to {url} failed: {reply['errorText']}")
+            loader = reply.get("loaderId")
+            if loader:
+                event = loaded.setdefault(str(loader), asyncio.Event())
+                try:
+                    await asyncio.wait_for(event.wait(), max(0.0, deadline - loop.time()))
+                except TimeoutError:
+                    raise WaitTimeout(f"{url} did not finish loading within {timeout:g} s "
+                                      "(is a dialog open?)") from None
+            frame_id = reply.get("frameId")
+            return {"url": url, "frame_id": frame_id, "loader_id": loader}
+        finally:
+            unsubscribe()
+
+    # -- dialogs --------------------------------------------------------------------------
+
+    async def wait_for_dialog(self, timeout: float | None = None) -> PendingDialog:
+        """The oldest open dialog, or the next one to open within ``timeout`` seconds."""
+        return await self._call(self._dialogs.wait(timeout))
+
+    async def respond(
+        self, action: str, prompt_text: str | None = None, dialog_id: str | None = None
+    ) -> DialogRecord:
+        """Answer an open dialog: ``"accept"`` (with ``prompt_text`` for a prompt) or
+        ``"dismiss"``. Returns the closed dialog's record."""
+        return await self._call(self._dialogs.respond(action, prompt_text, dialog_id))

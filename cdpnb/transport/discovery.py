@@ -1,0 +1,62 @@
+"""Resolve a user-given endpoint to a browser WebSocket URL (``/json/version``)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import urllib.error
+import urllib.request
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from cdpnb.errors import EndpointError
+
+__all__ = ["fetch_json", "redact", "resolve_ws_url"]
+
+
+def redact(url: str) -> str:
+    """The URL with credentials and token-looking query values hidden."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "<unparseable url>"
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = "***@" + netloc.rsplit("@", 1)[1]
+    query = re.sub(r"(?i)((?:token|key|secret|auth|apikey|api_key|password)=)[^&]*", r"\1***",
+                   parts.query)
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def _get_json(url: str, timeout: float) -> Any:
+    request = urllib.request.Request(url, headers={"Accept": "application/json"})
+    with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310
+        body = response.read(4 * 1024 * 1024)
+    return json.loads(body)
+
+
+async def fetch_json(url: str, timeout: float = 5.0) -> Any:
+    """GET a DevTools HTTP endpoint (``/json/version``, ``/json/list``)."""
+    try:
+        return await asyncio.wait_for(asyncio.to_thread(_get_json, url, timeout), timeout + 1)
+    except (urllib.error.URLError, OSError, TimeoutError) as exc:
+        raise EndpointError(f"cannot reach {redact(url)}: {exc}") from None
+    except ValueError as exc:
+        raise EndpointError(f"{redact(url)} did not answer with JSON: {exc}") from None
+
+
+async def resolve_ws_url(url: str, timeout: float = 5.0) -> str:
+    """``ws://``/``wss://`` pass through; ``http(s)://host:port`` goes via ``/json/version``."""
+    if not isinstance(url, str) or not url:
+        raise ValueError(f"url must be a ws://, wss:// or http:// URL, got {url!r}")
+    scheme = urlsplit(url).scheme.lower()
+    if scheme in ("ws", "wss"):
+        return url
+    if scheme not in ("http", "https"):
+        raise ValueError(f"url must be a ws://, wss:// or http:// URL, got {redact(url)!r}")
+    info = await fetch_json(url.rstrip("/") + "/json/version", timeout)
+    ws = info.get("webSocketDebuggerUrl") if isinstance(info, dict) else None
+    if not isinstance(ws, str):
+        raise EndpointError(f"{redact(url)}/json/version has no webSocketDebuggerUrl")
+    return ws
