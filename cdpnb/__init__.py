@@ -1,7 +1,7 @@
 """cdpnb: a notebook-first research library for the Chrome DevTools Protocol."""
 
-from cdpnb import sync
-from cdpnb.backends import Backend, launch
+from typing import TYPE_CHECKING, Any
+
 from cdpnb.errors import (
     BrowserNotFound,
     BrowserStartError,
@@ -23,8 +23,39 @@ from cdpnb.errors import (
     WaitTimeout,
 )
 from cdpnb.state import DialogRecord, FrameTree, PendingDialog, Snapshot
-from cdpnb.supervisor import Supervisor
-from cdpnb.supervisor.registry import registry
+
+if TYPE_CHECKING:
+    from cdpnb import sync
+    from cdpnb.backends import Backend, launch
+    from cdpnb.supervisor import Supervisor
+    from cdpnb.supervisor.registry import registry
+
+# The I/O layers load on first use, so `import cdpnb.protocol` (or cdpnb.state) stays
+# free of asyncio and websockets, as the layering promises.
+_LAZY = {
+    "sync": ("cdpnb.sync", None),
+    "Backend": ("cdpnb.backends", "Backend"),
+    "launch": ("cdpnb.backends", "launch"),
+    "Supervisor": ("cdpnb.supervisor", "Supervisor"),
+    "registry": ("cdpnb.supervisor.registry", "registry"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'cdpnb' has no attribute {name!r}")
+    import importlib
+
+    module_name, attr = _LAZY[name]
+    module = importlib.import_module(module_name)
+    value = module if attr is None else getattr(module, attr)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
 
 __version__ = "0.1.0"
 

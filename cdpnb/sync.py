@@ -68,8 +68,9 @@ class Supervisor:
 
     def cdp(self, method: str, params: dict[str, Any] | None = None,
             frame_id: str | None = None, timeout: float | None = None, *,
-            browser: bool = False) -> dict[str, Any]:
-        return engine.run_sync(self.aio.cdp(method, params, frame_id, timeout, browser=browser))
+            browser: bool = False, session_id: str | None = None) -> dict[str, Any]:
+        return engine.run_sync(self.aio.cdp(method, params, frame_id, timeout, browser=browser,
+                                            session_id=session_id))
 
     def evaluate(self, expression: str, frame_id: str | None = None,
                  timeout: float | None = None, *, await_promise: bool = True) -> Any:

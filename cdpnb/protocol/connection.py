@@ -59,6 +59,9 @@ class CDPConnection:
             raise ValueError(f"method must look like 'Domain.command', got {method!r}")
         if params is not None and not isinstance(params, dict):
             raise TypeError(f"params for {method} must be a dict, got {type(params).__name__}")
+        if session_id is not None and not isinstance(session_id, str):
+            raise TypeError(f"session_id for {method} must be a str or None, "
+                            f"got {type(session_id).__name__}")
         cmd = Command(self._next_id, method, params or {}, session_id, wall, mono)
         self._next_id += 1
         frame: dict[str, Any] = {"id": cmd.id, "method": method, "params": cmd.params}
@@ -102,9 +105,12 @@ class CDPConnection:
         self._sessions[session_id] = parent
 
     def _drop_session(self, session_id: str) -> None:
-        self._sessions.pop(session_id, None)
-        for child in [s for s, p in self._sessions.items() if p == session_id]:
-            self._drop_session(child)
+        # Iterative: a hostile endpoint may nest sessions deeper than the stack.
+        doomed = [session_id]
+        while doomed:
+            current = doomed.pop()
+            self._sessions.pop(current, None)
+            doomed.extend(s for s, p in self._sessions.items() if p == current)
 
     # -- receiving -----------------------------------------------------------------
 

@@ -25,7 +25,9 @@ def _append(state: BrowserState, entry: ConsoleEntry) -> BrowserState:
 
 
 def console_api_called(state: BrowserState, msg: Event) -> BrowserState:
-    level = msg.params.get("type")
+    level = msg.params["type"]
+    if not isinstance(level, str):
+        raise ValueError(f"console type must be a string, got {level!r}")
     if level not in ("error", "assert"):
         return state
     args = msg.params.get("args") or []
@@ -48,7 +50,7 @@ def console_api_called(state: BrowserState, msg: Event) -> BrowserState:
 
 
 def exception_thrown(state: BrowserState, msg: Event) -> BrowserState:
-    details = msg.params.get("exceptionDetails") or {}
+    details = msg.params["exceptionDetails"]
     exc = details.get("exception") or {}
     text = str(exc.get("description") or details.get("text") or "exception")
     return _append(

@@ -14,6 +14,13 @@ from cdpnb.protocol import Event, Note, Reply
 from cdpnb.state.models import BrowserState, FrameInfo, SessionInfo
 
 
+def ident(value: Any, what: str) -> str:
+    """A CDP id from the wire: a non-empty string, or ValueError (counted as malformed)."""
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"{what} must be a non-empty string, got {value!r}")
+    return value
+
+
 def _frame_url(frame: Mapping[str, Any]) -> str:
     return str(frame.get("url", "")) + str(frame.get("urlFragment", ""))
 
@@ -25,14 +32,14 @@ def _is_oopif_root(state: BrowserState, session_id: str | None, frame_id: str) -
 
 def _upsert(state: BrowserState, frames: dict[str, FrameInfo], session_id: str | None,
             frame: Mapping[str, Any]) -> None:
-    fid = str(frame["id"])
+    fid = ident(frame["id"], "frame.id")
     old = frames.get(fid)
     oopif = _is_oopif_root(state, session_id, fid)
     if old is not None and old.is_oopif and not oopif and old.session_id != session_id:
         # The parent session still names a frame that a child session now renders.
         return
     parent = frame.get("parentId")
-    parent_id = str(parent) if parent else (old.parent_frame_id if old else None)
+    parent_id = ident(parent, "frame.parentId") if parent is not None else (old.parent_frame_id if old else None)
     origin = str(frame.get("securityOrigin", ""))
     if origin in ("", "://", "null") and parent_id in frames:
         # about:srcdoc and about:blank frames run with their parent's origin; Chromium
@@ -78,20 +85,21 @@ def frame_tree(state: BrowserState, msg: Reply) -> BrowserState:
 
 
 def frame_attached(state: BrowserState, msg: Event) -> BrowserState:
-    fid = str(msg.params["frameId"])
+    fid = ident(msg.params["frameId"], "frameId")
     old = state.frames.get(fid)
     if old is not None:
         return state
     parent = msg.params.get("parentFrameId")
     frames = dict(state.frames)
-    frames[fid] = FrameInfo(frame_id=fid, parent_frame_id=str(parent) if parent else None,
+    frames[fid] = FrameInfo(frame_id=fid,
+                            parent_frame_id=ident(parent, "parentFrameId") if parent else None,
                             session_id=msg.session_id)
     return state.evolve(frames=frames)
 
 
 def frame_navigated(state: BrowserState, msg: Event) -> BrowserState:
     frame = msg.params["frame"]
-    fid = str(frame["id"])
+    fid = ident(frame["id"], "frame.id")
     # A new document has none of the old one's child frames, and Chromium sends no
     # frameDetached for them: prune them here.
     doomed = _subtree(state.frames, fid) - {fid} if fid in state.frames else set()
@@ -104,7 +112,7 @@ def frame_navigated(state: BrowserState, msg: Event) -> BrowserState:
 
 
 def navigated_within_document(state: BrowserState, msg: Event) -> BrowserState:
-    fid = str(msg.params["frameId"])
+    fid = ident(msg.params["frameId"], "frameId")
     old = state.frames.get(fid)
     if old is None:
         return state
@@ -114,7 +122,7 @@ def navigated_within_document(state: BrowserState, msg: Event) -> BrowserState:
 
 
 def frame_detached(state: BrowserState, msg: Event) -> BrowserState:
-    fid = str(msg.params["frameId"])
+    fid = ident(msg.params["frameId"], "frameId")
     old = state.frames.get(fid)
     if msg.params.get("reason") == "swap" or old is None:
         # A swap hands the frame to another process; it is not a removal.
@@ -129,11 +137,11 @@ def frame_detached(state: BrowserState, msg: Event) -> BrowserState:
 
 
 def attached_to_target(state: BrowserState, msg: Event) -> BrowserState:
-    sid = str(msg.params["sessionId"])
+    sid = ident(msg.params["sessionId"], "sessionId")
     info = msg.params["targetInfo"]
     session = SessionInfo(
         session_id=sid,
-        target_id=str(info["targetId"]),
+        target_id=ident(info["targetId"], "targetInfo.targetId"),
         type=str(info.get("type", "")),
         url=str(info.get("url", "")),
         parent_session_id=msg.session_id,
@@ -169,7 +177,7 @@ def _session_subtree(sessions: Mapping[str, SessionInfo], root: str) -> set[str]
 
 
 def detached_from_target(state: BrowserState, msg: Event) -> BrowserState:
-    sid = str(msg.params["sessionId"])
+    sid = ident(msg.params["sessionId"], "sessionId")
     if sid not in state.sessions:
         return state
     gone = _session_subtree(state.sessions, sid)
@@ -197,7 +205,7 @@ def detached_from_target(state: BrowserState, msg: Event) -> BrowserState:
 
 def target_info_changed(state: BrowserState, msg: Event) -> BrowserState:
     info = msg.params["targetInfo"]
-    tid = str(info["targetId"])
+    tid = ident(info["targetId"], "targetInfo.targetId")
     sessions = dict(state.sessions)
     changed = False
     for sid, s in state.sessions.items():
@@ -224,12 +232,18 @@ def context_created(state: BrowserState, msg: Event) -> BrowserState:
     aux = ctx.get("auxData") or {}
     if not aux.get("isDefault") or not aux.get("frameId"):
         return state
-    key = (msg.session_id, str(aux["frameId"]))
-    return state.evolve(contexts={**state.contexts, key: int(ctx["id"])})
+    key = (msg.session_id, ident(aux["frameId"], "auxData.frameId"))
+    return state.evolve(contexts={**state.contexts, key: _context_id(ctx["id"])})
+
+
+def _context_id(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"execution context id must be an int, got {value!r}")
+    return value
 
 
 def context_destroyed(state: BrowserState, msg: Event) -> BrowserState:
-    cid = msg.params["executionContextId"]
+    cid = _context_id(msg.params["executionContextId"])
     contexts = {k: v for k, v in state.contexts.items()
                 if not (k[0] == msg.session_id and v == cid)}
     return state.evolve(contexts=contexts) if len(contexts) != len(state.contexts) else state

@@ -69,7 +69,7 @@ def fold(state: BrowserState, message: Message) -> BrowserState:
         return state
     try:
         return rule(state, message)
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+    except (LookupError, TypeError, ValueError, AttributeError, ArithmeticError) as exc:
         key = f"malformed:{message.method}"
         counters = {**state.counters, key: state.counters.get(key, 0) + 1}
         _ = exc  # the reason is visible in the supervisor's log, not in state

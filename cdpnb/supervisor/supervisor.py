@@ -212,17 +212,27 @@ class Supervisor:
         timeout: float | None = None,
         *,
         browser: bool = False,
+        session_id: str | None = None,
     ) -> dict[str, Any]:
-        """Send a raw CDP command to the page, to the OOPIF ``frame_id``, or (with
-        ``browser=True``) to the browser itself; returns the ``result`` object."""
+        """Send a raw CDP command and return its ``result``: to the page by default, to
+        the OOPIF ``frame_id``, to the browser itself (``browser=True``), or to any
+        attached ``session_id``."""
         limit = check_timeout("timeout", timeout, allow_none=True)
-        if browser and frame_id is not None:
-            raise ValueError("pass either frame_id or browser=True, not both")
-        return await self._call(self._cdp(method, params, frame_id, limit, browser))
+        if sum((frame_id is not None, browser, session_id is not None)) > 1:
+            raise ValueError("pass at most one of frame_id, browser=True and session_id")
+        if session_id is not None and not isinstance(session_id, str):
+            raise TypeError(f"session_id must be a str, got {type(session_id).__name__}")
+        return await self._call(self._cdp(method, params, frame_id, limit, browser, session_id))
 
     async def _cdp(self, method: str, params: dict[str, Any] | None, frame_id: str | None,
-                   timeout: float | None, browser: bool) -> dict[str, Any]:
-        session = None if browser else session_for_frame(self._core.state, frame_id)
+                   timeout: float | None, browser: bool,
+                   session_id: str | None) -> dict[str, Any]:
+        if browser:
+            session = None
+        elif session_id is not None:
+            session = session_id
+        else:
+            session = session_for_frame(self._core.state, frame_id)
         return await self._core.send(method, params, session, timeout)
 
     async def evaluate(

@@ -1,0 +1,72 @@
+"""Shared fixtures: a loopback scenario server and real browsers."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import pytest
+
+import cdpnb
+from cdpnb.probes import ScenarioServer
+
+
+@pytest.fixture(scope="session")
+def site() -> Iterator[ScenarioServer]:
+    with ScenarioServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Iterator[cdpnb.Backend]:
+    with cdpnb.launch("chromium") as backend:
+        yield backend
+
+
+@pytest.fixture(scope="session")
+def headless_shell() -> Iterator[cdpnb.Backend]:
+    with cdpnb.launch("headless-shell") as backend:
+        yield backend
+
+
+@pytest.fixture(scope="session", params=["chromium", "headless-shell"])
+def any_browser(request: pytest.FixtureRequest) -> cdpnb.Backend:
+    """Both Debian Chromium builds, one after the other."""
+    backend: cdpnb.Backend = request.getfixturevalue(request.param.replace("-", "_"))
+    return backend
+
+
+@pytest.fixture
+async def sup(chromium: cdpnb.Backend) -> AsyncIterator[cdpnb.Supervisor]:
+    supervisor = await cdpnb.Supervisor.start(chromium.cdp_url, dialog_timeout_s=30)
+    yield supervisor
+    await supervisor.stop()
+
+
+async def settle(supervisor: cdpnb.Supervisor, predicate: Any, timeout: float = 5.0) -> None:
+    """Wait until ``predicate(supervisor.state)`` holds (state arrives by events)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not predicate(supervisor.state):
+        if loop.time() > deadline:
+            raise AssertionError(f"state did not settle within {timeout} s: "
+                                 f"{supervisor.snapshot().to_dict()}")
+        await asyncio.sleep(0.01)
+
+
+async def open_two_site(supervisor: cdpnb.Supervisor, site: ScenarioServer) -> dict[str, str]:
+    """Navigate to the two-site page; return the frame ids of main, srcdoc and oopif."""
+    await supervisor.navigate(site.url("/two-site"))
+    await settle(supervisor, lambda s: any(f.is_oopif and f.url.endswith("/child")
+                                           for f in s.frames.values()))
+    tree = supervisor.frame_tree()
+    assert tree.top is not None
+    oopif = next(c for c in tree.children if c.is_oopif)
+    srcdoc = next(c for c in tree.children if c.url == "about:srcdoc")
+    return {"main": tree.top.frame_id, "srcdoc": srcdoc.frame_id, "oopif": oopif.frame_id}
+
+
+def js(value: Any) -> str:
+    return json.dumps(value)

@@ -1,0 +1,147 @@
+"""The layer rule of DESIGN.md: protocol and state are sans-I/O and import nothing above them."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import cdpnb
+
+PACKAGE = Path(cdpnb.__file__).resolve().parent
+ROOT = PACKAGE.parent
+
+ASYNC_IO = {"asyncio", "websockets"}
+UPPER_LAYERS = {"transport", "supervisor", "trace", "backends", "probes", "notebook", "cli"}
+# For each sans-I/O layer: the cdpnb layers above it that it must not import.
+FORBIDDEN_CDPNB = {
+    "protocol": UPPER_LAYERS | {"state", "sync"},
+    "state": UPPER_LAYERS | {"sync"},
+}
+
+REPORT_IMPORTS = r"""
+import json, sys
+import cdpnb.protocol, cdpnb.state
+from cdpnb.state import BrowserState, snapshot_of
+snapshot_of(BrowserState()).to_dict()
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def _modules_after(code: str) -> list[str]:
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    loaded: list[str] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return loaded
+
+
+def _async_modules(loaded: list[str]) -> list[str]:
+    return sorted(m for m in loaded if m in ASYNC_IO)
+
+
+def test_importing_protocol_and_state_loads_no_asyncio_or_websockets() -> None:
+    loaded = _modules_after(REPORT_IMPORTS)
+    bad = _async_modules(loaded)
+    cdpnb_modules = sorted(m for m in loaded if m == "cdpnb" or m.startswith("cdpnb."))
+    assert bad == [], (
+        f"`import cdpnb.protocol, cdpnb.state` pulled in {bad}; "
+        f"cdpnb modules loaded: {cdpnb_modules}"
+    )
+
+
+def test_protocol_and_state_modules_themselves_load_no_asyncio_or_websockets() -> None:
+    # Same check with the package __init__ bypassed, to tell the layers' own imports
+    # apart from whatever cdpnb/__init__.py imports eagerly.
+    code = (
+        "import sys, types\n"
+        f"pkg = types.ModuleType('cdpnb'); pkg.__path__ = [{str(PACKAGE)!r}]\n"
+        "sys.modules['cdpnb'] = pkg\n" + REPORT_IMPORTS
+    )
+    loaded = _modules_after(code)
+    assert _async_modules(loaded) == []
+    layers = {m.split(".")[1] for m in loaded if m.startswith("cdpnb.")}
+    assert layers <= {"protocol", "state", "errors"}, layers
+
+
+def _resolve(module: str, node: ast.ImportFrom) -> str:
+    """The absolute module an ``ImportFrom`` names (relative imports resolved)."""
+    if node.level == 0:
+        return node.module or ""
+    parts = module.split(".")
+    # a module's package is its name minus the last part (a package's __init__ is itself)
+    base = parts[: len(parts) - node.level]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def _imports(path: Path, root: Path = ROOT) -> list[tuple[int, str]]:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    # for a package's __init__ keep the last part, so level-1 imports resolve to the package
+    module = ".".join(parts)
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            target = _resolve(module, node)
+            found.append((node.lineno, target))
+            # `from cdpnb import supervisor` imports a submodule too
+            found += [(node.lineno, f"{target}.{alias.name}") for alias in node.names]
+    return found
+
+
+def _violations(layer: str, root: Path = ROOT) -> list[str]:
+    out = []
+    for path in sorted((root / "cdpnb" / layer).rglob("*.py")):
+        for line, name in _imports(path, root):
+            parts = name.split(".")
+            if parts[0] in ASYNC_IO or (
+                parts[0] == "cdpnb" and len(parts) > 1 and parts[1] in FORBIDDEN_CDPNB[layer]
+            ):
+                out.append(f"{path.relative_to(root)}:{line} imports {name}")
+    return out
+
+
+@pytest.mark.parametrize("layer", sorted(FORBIDDEN_CDPNB))
+def test_layer_sources_import_nothing_above_them(layer: str) -> None:
+    files = list((PACKAGE / layer).rglob("*.py"))
+    assert files, f"no sources found for cdpnb/{layer}"
+    assert _violations(layer) == []
+
+
+def test_static_checker_catches_forbidden_imports(tmp_path: Path) -> None:
+    # The checker itself must see absolute, relative, from-package and function-level imports.
+    fake = tmp_path / "cdpnb" / "state" / "bad.py"
+    fake.parent.mkdir(parents=True)
+    fake.write_text(
+        "import asyncio\n"
+        "from websockets.asyncio.client import connect\n"
+        "from cdpnb import supervisor\n"
+        "from cdpnb.transport.websocket import X\n"
+        "from ..trace import recorder\n"
+        "from . import frames\n"
+        "from cdpnb.protocol import Event\n"
+        "def f():\n"
+        "    import cdpnb.cli\n"
+    )
+    (fake.parent / "__init__.py").write_text("from .frames import fold\nfrom .. import notebook\n")
+    found = _violations("state", tmp_path)
+    flagged = {entry.split(" imports ")[0] for entry in found}
+    assert flagged == {
+        "cdpnb/state/__init__.py:2",
+        *(f"cdpnb/state/bad.py:{line}" for line in (1, 2, 3, 4, 5, 9)),
+    }
+    for name in ("asyncio", "websockets.asyncio.client", "cdpnb.supervisor",
+                 "cdpnb.transport.websocket", "cdpnb.trace.recorder", "cdpnb.cli",
+                 "cdpnb.notebook"):
+        assert any(entry.endswith(f" imports {name}") for entry in found), name
