@@ -20,6 +20,9 @@ log = logging.getLogger("cdpnb.supervisor")
 
 AUTO_ATTACH: dict[str, Any] = {"autoAttach": True, "waitForDebuggerOnStart": True,
                                "flatten": True}
+#: How long a re-attached page may take to answer Page/Runtime.enable before we call it
+#: wedged (its renderer is blocked by a dialog no session can answer any more).
+WEDGED_PAGE_TIMEOUT_S = 3.0
 #: Session types that have a Page domain and can host frames.
 FRAME_HOSTS = ("page", "iframe")
 
@@ -38,19 +41,38 @@ async def _enable_frame_host(core: Core, session_id: str, *, lifecycle: bool) ->
     await core.send("Page.getFrameTree", session_id=session_id)
 
 
-async def attach_page(core: Core, reuse_target_id: str | None = None) -> None:
-    """Create (or re-attach to) the supervisor's own page target and set it up."""
-    target_id = None
-    if reuse_target_id is not None:
-        targets = (await core.send("Target.getTargets")).get("targetInfos", [])
-        if any(t.get("targetId") == reuse_target_id for t in targets):
-            target_id = reuse_target_id
-    if target_id is None:
-        target_id = (await core.send("Target.createTarget", {"url": "about:blank"}))["targetId"]
+async def _attach(core: Core, target_id: str, setup_timeout: float | None) -> None:
     reply = await core.send("Target.attachToTarget", {"targetId": target_id, "flatten": True})
     session_id = reply["sessionId"]
     core.note("cdpnb.pageTarget", {"target_id": target_id, "session_id": session_id})
-    await _enable_frame_host(core, session_id, lifecycle=True)
+    await asyncio.wait_for(_enable_frame_host(core, session_id, lifecycle=True), setup_timeout)
+
+
+async def attach_page(core: Core, reuse_target_id: str | None = None) -> None:
+    """Create (or re-attach to) the supervisor's own page target and set it up."""
+    if reuse_target_id is not None:
+        targets = (await core.send("Target.getTargets")).get("targetInfos", [])
+        if any(t.get("targetId") == reuse_target_id for t in targets):
+            try:
+                await _attach(core, reuse_target_id, WEDGED_PAGE_TIMEOUT_S)
+                return
+            except TimeoutError:
+                await _replace_wedged_page(core, reuse_target_id)
+    target_id = (await core.send("Target.createTarget", {"url": "about:blank"}))["targetId"]
+    await _attach(core, target_id, None)
+
+
+async def _replace_wedged_page(core: Core, target_id: str) -> None:
+    # Measured: a dialog that opened before the connection dropped blocks the renderer,
+    # and a session attached afterwards cannot answer it ("No dialog is showing"), so
+    # that tab can never be used again. Close it and start over on a fresh page.
+    core.stats["wedged-page-replaced"] += 1
+    log.warning("cdpnb: page %s did not answer after reconnecting (a dialog left open over "
+                "the lost connection blocks it); replacing it with a new page", target_id)
+    try:
+        await core.send("Target.closeTarget", {"targetId": target_id}, timeout=5.0)
+    except (CDPError, CommandTimeout) as exc:
+        log.info("cdpnb: closing wedged page %s failed: %s", target_id, exc)
 
 
 class ChildAttacher:

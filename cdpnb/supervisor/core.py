@@ -112,6 +112,9 @@ class Core:
             self.stats["command-timeouts"] += 1
             where = f" on session {session_id}" if session_id else ""
             raise CommandTimeout(f"{method}{where} got no reply within {limit:g} s") from None
+        except asyncio.CancelledError:
+            conn.abandon(cmd.id)
+            raise
         finally:
             self._replies.pop(cmd.id, None)
 
@@ -130,6 +133,23 @@ class Core:
 
         return unsubscribe
 
+    async def wait_until(self, predicate: Callable[[BrowserState], bool],
+                         timeout: float) -> BrowserState:
+        """The first state (now or after a message) for which ``predicate`` holds."""
+        if predicate(self.state):
+            return self.state
+        future: asyncio.Future[BrowserState] = asyncio.get_running_loop().create_future()
+
+        def check(_: Message) -> None:
+            if not future.done() and predicate(self.state):
+                future.set_result(self.state)
+
+        unsubscribe = self.subscribe(check)
+        try:
+            return await asyncio.wait_for(future, timeout)
+        finally:
+            unsubscribe()
+
     def apply(self, message: Message) -> None:
         """Fold ``message`` into state, then tell the listeners (which must not block)."""
         self.state = fold(self.state, message)
@@ -147,7 +167,11 @@ class Core:
         finally:
             if self._transport is transport:
                 self._transport = None
-                self._lost(transport.close_reason)
+                try:
+                    reason = transport.close_reason
+                except Exception:  # the reason is a nicety; losing it must not lose the loss
+                    reason = "connection dropped"
+                self._lost(reason)
 
     def _on_frame(self, conn: CDPConnection, frame: str | bytes) -> None:
         received = conn.receive(frame, wall=time.time(), mono=time.monotonic())

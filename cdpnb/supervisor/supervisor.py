@@ -12,8 +12,10 @@ from cdpnb.errors import (
     CommandTimeout,
     ConnectionLost,
     EndpointError,
+    FrameNotRoutable,
     NavigationError,
     SupervisorStopped,
+    UnknownFrame,
     WaitTimeout,
 )
 from cdpnb.protocol import Event, Message
@@ -32,6 +34,9 @@ __all__ = ["Supervisor"]
 
 log = logging.getLogger("cdpnb.supervisor")
 T = TypeVar("T")
+
+#: How long evaluate() waits for a just-committed frame's execution context.
+CONTEXT_GRACE_S = 2.0
 
 
 class Supervisor:
@@ -248,7 +253,7 @@ class Supervisor:
 
     async def _evaluate(self, expression: str, frame_id: str | None, timeout: float | None,
                         await_promise: bool) -> Any:
-        session, context = context_for_frame(self._core.state, frame_id)
+        session, context = await self._context(frame_id, timeout)
         params: dict[str, Any] = {"expression": expression, "returnByValue": True,
                                   "awaitPromise": await_promise}
         if context is not None:
@@ -256,6 +261,26 @@ class Supervisor:
         reply = await self._core.send("Runtime.evaluate", params, session, timeout)
         raise_for_exception(reply)
         return value_of(reply.get("result") or {})
+
+    async def _context(self, frame_id: str | None,
+                       timeout: float | None) -> tuple[str | None, int | None]:
+        try:
+            return context_for_frame(self._core.state, frame_id)
+        except FrameNotRoutable:
+            # A frame that just committed gets its execution context a moment later.
+            def ready(state: BrowserState) -> bool:
+                try:
+                    context_for_frame(state, frame_id)
+                except (FrameNotRoutable, UnknownFrame):
+                    return False
+                return True
+
+            wait = min(CONTEXT_GRACE_S, timeout or self.options.command_timeout_s)
+            try:
+                await self._core.wait_until(ready, wait)
+            except TimeoutError:
+                pass
+            return context_for_frame(self._core.state, frame_id)
 
     async def navigate(self, url: str, timeout: float = 30.0) -> dict[str, Any]:
         """Navigate the supervisor's page to ``url`` and wait for its load event."""

@@ -60,10 +60,11 @@ class WebSocketTransport:
 
     @property
     def close_reason(self) -> str:
-        rcvd = self._ws.close_rcvd
-        if rcvd is not None:
-            return f"closed by the far end (code {rcvd.code}{', ' + rcvd.reason if rcvd.reason else ''})"
-        return "connection dropped"
+        code = self._ws.close_code
+        if code is None or code == 1006:
+            return "connection dropped"
+        reason = self._ws.close_reason
+        return f"closed (code {code}{': ' + reason if reason else ''})"
 
     async def close(self) -> None:
         await self._ws.close()
