@@ -48,7 +48,8 @@ class CDPError(CdpnbError):
         self.data = data
         where = f" on session {session_id}" if session_id else ""
         detail = f" ({data})" if data else ""
-        super().__init__(f"{method or '<unknown method>'}{where} failed: [{code}] {message}{detail}")
+        name = method or "<unknown method>"
+        super().__init__(f"{name}{where} failed: [{code}] {message}{detail}")
 
 
 class CommandTimeout(CdpnbError, TimeoutError):

@@ -6,7 +6,7 @@ import asyncio
 import time
 
 import pytest
-from conftest import js, open_two_site, settle
+from conftest import open_two_site, settle
 
 import cdpnb
 from cdpnb.probes import ScenarioServer

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from conftest import open_two_site, settle
 
@@ -137,8 +139,8 @@ async def test_nested_cross_site_chain_is_capped_in_the_snapshot_but_full_on_req
     assert [c.depth for c in full.children] == [1, 2, 3, 4]
     assert all(c.is_oopif for c in full.children)  # every level alternates site
     assert [c.oopif_depth for c in full.children] == [1, 2, 3, 4]
-    chain = [full.top] + list(full.children)
-    for parent, child in zip(chain, chain[1:], strict=False):
+    chain = [full.top, *list(full.children)]
+    for parent, child in itertools.pairwise(chain):
         assert parent is not None and child.parent_frame_id == parent.frame_id
     # Each level is its own child session, attached through its parent's session.
     sessions = {s.session_id: s for s in sup.state.sessions.values() if s.type == "iframe"}

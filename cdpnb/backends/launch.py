@@ -83,7 +83,7 @@ def _start(kind: str, executable: str | os.PathLike[str] | None, args: tuple[str
     return BrowserProcess.start(kind, executable, args, timeout)
 
 
-class launch:  # noqa: N801 - used as ``async with cdpnb.launch(...)``, like a function
+class launch:
     """Start a browser backend; end it when the block exits, also on error.
 
     ``kind`` is ``"chromium"`` or ``"headless-shell"``; ``executable=`` (or

@@ -105,7 +105,7 @@ class ScenarioServer:
         owner = self
 
         class _Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+            def do_GET(self) -> None:
                 parts = urlsplit(self.path)
                 host = self.headers.get("Host", f"127.0.0.1:{owner.port}")
                 owner.requests.append((host, self.path))

@@ -11,7 +11,7 @@ __all__ = [
     "Fault",
     "Message",
     "Note",
-    "Reply",
     "Received",
+    "Reply",
     "error_of",
 ]

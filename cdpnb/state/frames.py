@@ -39,7 +39,10 @@ def _upsert(state: BrowserState, frames: dict[str, FrameInfo], session_id: str |
         # The parent session still names a frame that a child session now renders.
         return
     parent = frame.get("parentId")
-    parent_id = ident(parent, "frame.parentId") if parent is not None else (old.parent_frame_id if old else None)
+    if parent is not None:
+        parent_id: str | None = ident(parent, "frame.parentId")
+    else:
+        parent_id = old.parent_frame_id if old else None
     origin = str(frame.get("securityOrigin", ""))
     if origin in ("", "://", "null") and parent_id in frames:
         # about:srcdoc and about:blank frames run with their parent's origin; Chromium

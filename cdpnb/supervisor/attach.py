@@ -122,9 +122,3 @@ class ChildAttacher:
             event = self.ready.pop(session_id, None)
             if event is not None:
                 event.set()
-
-    async def settled(self, timeout: float) -> None:
-        """Wait until children being set up right now are released."""
-        pending = [e.wait() for e in self.ready.values()]
-        if pending:
-            await asyncio.wait_for(asyncio.gather(*pending), timeout)

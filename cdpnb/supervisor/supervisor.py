@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Coroutine
 from typing import Any, TypeVar
@@ -276,10 +277,8 @@ class Supervisor:
                 return True
 
             wait = min(CONTEXT_GRACE_S, timeout or self.options.command_timeout_s)
-            try:
+            with contextlib.suppress(TimeoutError):
                 await self._core.wait_until(ready, wait)
-            except TimeoutError:
-                pass
             return context_for_frame(self._core.state, frame_id)
 
     async def navigate(self, url: str, timeout: float = 30.0) -> dict[str, Any]:

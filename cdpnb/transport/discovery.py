@@ -31,7 +31,7 @@ def redact(url: str) -> str:
 
 def _get_json(url: str, timeout: float) -> Any:
     request = urllib.request.Request(url, headers={"Accept": "application/json"})
-    with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310
+    with urllib.request.urlopen(request, timeout=timeout) as response:
         body = response.read(4 * 1024 * 1024)
     return json.loads(body)
 

@@ -1,0 +1,298 @@
+"""``cdpnb.launch``: real Chromium and chromium-headless-shell, started and ended cleanly."""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+import cdpnb
+import cdpnb.backends.chromium as chromium_mod
+
+REAL = {
+    "chromium": "/usr/lib/chromium/chromium",
+    "headless-shell": "/usr/lib/chromium/chromium-headless-shell",
+}
+VERSION = {
+    "chromium": re.compile(r"^Chrome/\d+\.\d+\.\d+\.\d+$"),
+    "headless-shell": re.compile(r"^HeadlessChrome/\d+\.\d+\.\d+\.\d+$"),
+}
+LISTEN = "0A"
+
+
+@pytest.fixture
+def private_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Make ``tempfile.gettempdir()`` a directory only this test uses, so leftovers of
+    this test's launches can be told apart from other processes' ``cdpnb-*`` dirs."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+    assert tempfile.gettempdir() == str(tmp)
+    return tmp
+
+
+def cdpnb_dirs(where: Path) -> list[str]:
+    return sorted(p.name for p in where.iterdir() if p.name.startswith("cdpnb-"))
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}").exists()
+
+
+def session_members(sid: int) -> list[int]:
+    """Live pids whose session id is ``sid`` (the browser runs in a session of its own).
+    Zombies do not count: exited children reparented to pid 1 wait there to be reaped."""
+    members = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        # pid (comm) state ppid pgrp session ...; comm may hold spaces and parens
+        fields = stat[stat.rindex(")") + 2:].split()
+        if int(fields[3]) == sid and fields[0] != "Z":
+            members.append(int(entry.name))
+    return members
+
+
+def wait_until_gone(pid: int, timeout: float = 3.0) -> list[int]:
+    """Wait for the browser's pid and every process of its session to be gone;
+    return whatever is still there at the deadline."""
+    deadline = time.monotonic() + timeout
+    while True:
+        left = session_members(pid)
+        if pid_alive(pid) and pid not in left:
+            left.append(pid)
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.02)
+
+
+def listeners(port: int) -> list[tuple[str, str]]:
+    """(table, local address in hex) of every LISTEN socket on ``port``."""
+    found = []
+    for table in ("tcp", "tcp6"):
+        try:
+            lines = Path(f"/proc/net/{table}").read_text().splitlines()[1:]
+        except FileNotFoundError:
+            continue
+        for line in lines:
+            fields = line.split()
+            address, port_hex = fields[1].split(":")
+            if int(port_hex, 16) == port and fields[3] == LISTEN:
+                found.append((table, address))
+    return found
+
+
+def check_running(backend: cdpnb.Backend, kind: str) -> None:
+    url = backend.cdp_url
+    assert url.startswith("ws://127.0.0.1:")
+    assert "/devtools/browser/" in url
+    port = int(url.removeprefix("ws://127.0.0.1:").split("/", 1)[0])
+    assert backend.http_url == f"http://127.0.0.1:{port}"
+    assert backend._browser.port == port
+    assert VERSION[kind].match(backend.version), backend.version
+    assert backend.kind == kind
+    assert backend.running
+    # /json/version answers on http_url and names the same browser endpoint
+    with urllib.request.urlopen(backend.http_url + "/json/version", timeout=5) as reply:
+        info = reply.read().decode()
+    assert backend.version in info
+    assert url.split("/devtools/browser/")[1] in info
+
+    pid = backend.pid
+    assert pid_alive(pid)
+    # the pid is the browser itself, not a wrapper script that forks it
+    assert os.readlink(f"/proc/{pid}/exe") == REAL[kind]
+    assert backend.executable == REAL[kind]
+
+    # DevTools listens on loopback IPv4 only: never 0.0.0.0, never ::
+    found = listeners(port)
+    assert found, f"nothing listens on port {port}"
+    assert found == [("tcp", "0100007F")], found
+
+    workdir = backend._browser.workdir
+    profile = backend._browser.user_data_dir
+    assert workdir.is_dir()
+    assert profile == workdir / "profile"
+    assert profile.is_dir()
+    assert f"--user-data-dir={profile}" in backend.args
+    assert (profile / "DevToolsActivePort").read_text().splitlines()[0] == str(port)
+
+
+def check_ended(pid: int, workdir: Path) -> None:
+    assert wait_until_gone(pid) == []
+    assert not pid_alive(pid)
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+    assert not workdir.exists()
+
+
+@pytest.mark.parametrize("kind", ["chromium", "headless-shell"])
+async def test_async_with_launch(kind: str) -> None:
+    async with cdpnb.launch(kind) as backend:
+        check_running(backend, kind)
+        pid, workdir = backend.pid, backend._browser.workdir
+    assert not backend.running
+    check_ended(pid, workdir)
+
+
+@pytest.mark.parametrize("kind", ["chromium", "headless-shell"])
+def test_plain_with_launch(kind: str) -> None:
+    with cdpnb.launch(kind) as backend:
+        check_running(backend, kind)
+        pid, workdir = backend.pid, backend._browser.workdir
+    assert not backend.running
+    check_ended(pid, workdir)
+
+
+async def test_async_with_cleans_up_when_the_block_raises() -> None:
+    seen: dict[str, object] = {}
+    with pytest.raises(ZeroDivisionError):
+        async with cdpnb.launch("headless-shell") as backend:
+            seen.update(pid=backend.pid, workdir=backend._browser.workdir)
+            assert pid_alive(backend.pid)
+            1 / 0  # noqa: B018
+    pid, workdir = seen["pid"], seen["workdir"]
+    assert isinstance(pid, int) and isinstance(workdir, Path)
+    check_ended(pid, workdir)
+
+
+def test_plain_with_cleans_up_when_the_block_raises() -> None:
+    seen: dict[str, object] = {}
+    with pytest.raises(KeyError), cdpnb.launch("chromium") as backend:
+        seen.update(pid=backend.pid, workdir=backend._browser.workdir)
+        assert pid_alive(backend.pid)
+        raise KeyError("boom")
+    pid, workdir = seen["pid"], seen["workdir"]
+    assert isinstance(pid, int) and isinstance(workdir, Path)
+    check_ended(pid, workdir)
+
+
+async def test_each_launch_gets_a_fresh_user_data_dir() -> None:
+    async with cdpnb.launch("headless-shell") as one, cdpnb.launch("headless-shell") as two:
+        p1, p2 = one._browser.user_data_dir, two._browser.user_data_dir
+        assert p1 != p2
+        assert one._browser.workdir != two._browser.workdir
+        assert one.pid != two.pid
+        assert one.cdp_url != two.cdp_url
+        assert one.http_url != two.http_url
+        # the second profile did not inherit anything from the first
+        marker = p1 / "cdpnb-test-marker"
+        marker.write_text("x")
+        assert not (p2 / "cdpnb-test-marker").exists()
+        dirs = (one._browser.workdir, two._browser.workdir)
+    assert not any(d.exists() for d in dirs)
+
+
+def test_executable_override(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CDPNB_CHROMIUM", raising=False)
+    real = REAL["headless-shell"]
+    # kind "chromium", but the binary given explicitly is headless-shell: the override wins
+    with cdpnb.launch("chromium", executable=real) as backend:
+        assert backend.executable == real
+        assert backend.args[0] == real
+        assert os.readlink(f"/proc/{backend.pid}/exe") == real
+        assert backend.version.startswith("HeadlessChrome/")
+        pid, workdir = backend.pid, backend._browser.workdir
+    check_ended(pid, workdir)
+
+
+async def test_cdpnb_chromium_env_override(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = REAL["headless-shell"]
+    monkeypatch.setenv("CDPNB_CHROMIUM", real)
+    async with cdpnb.launch("chromium") as backend:
+        assert backend.executable == real
+        assert os.readlink(f"/proc/{backend.pid}/exe") == real
+        assert backend.version.startswith("HeadlessChrome/")
+        pid, workdir = backend.pid, backend._browser.workdir
+    check_ended(pid, workdir)
+
+
+async def test_missing_executable_names_the_argument(
+    monkeypatch: pytest.MonkeyPatch, private_tmp: Path
+) -> None:
+    monkeypatch.delenv("CDPNB_CHROMIUM", raising=False)
+    with pytest.raises(cdpnb.BrowserNotFound, match=r"executable=.*/nonexistent/chrome"), \
+            cdpnb.launch("chromium", executable="/nonexistent/chrome"):
+        pass
+    with pytest.raises(cdpnb.BrowserNotFound, match=r"executable=.*/nonexistent/chrome"):
+        async with cdpnb.launch("headless-shell", executable="/nonexistent/chrome"):
+            pass
+    assert cdpnb_dirs(private_tmp) == []
+
+
+async def test_missing_env_binary_names_the_variable(
+    monkeypatch: pytest.MonkeyPatch, private_tmp: Path
+) -> None:
+    monkeypatch.setenv("CDPNB_CHROMIUM", "/nonexistent/from-env/chrome")
+    with pytest.raises(cdpnb.BrowserNotFound, match=r"\$CDPNB_CHROMIUM") as info:
+        async with cdpnb.launch("chromium"):
+            pass
+    assert "/nonexistent/from-env/chrome" in str(info.value)
+    with pytest.raises(cdpnb.BrowserNotFound, match=r"\$CDPNB_CHROMIUM"), \
+            cdpnb.launch("headless-shell"):
+        pass
+    assert cdpnb_dirs(private_tmp) == []
+
+
+@pytest.mark.parametrize(("kind", "package"), [("chromium", "chromium"),
+                                               ("headless-shell", "chromium-headless-shell")])
+async def test_no_browser_anywhere_names_the_debian_package(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, kind: str, package: str
+) -> None:
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    monkeypatch.delenv("CDPNB_CHROMIUM", raising=False)
+    missing = {
+        name: chromium_mod._Kind((f"/nonexistent/{name}/browser", f"no-such-{name}-binary"),
+                                 spec.package)
+        for name, spec in chromium_mod.KINDS.items()
+    }
+    monkeypatch.setattr(chromium_mod, "KINDS", missing)
+    expected = f"apt-get install {package}`"
+    with pytest.raises(cdpnb.BrowserNotFound) as info:
+        async with cdpnb.launch(kind):
+            pass
+    assert expected in str(info.value)
+    with pytest.raises(cdpnb.BrowserNotFound) as info, cdpnb.launch(kind):
+        pass
+    assert expected in str(info.value)
+    assert f"/nonexistent/{kind}/browser" in str(info.value)
+    # it is still a FileNotFoundError for callers who catch the builtin family
+    assert isinstance(info.value, FileNotFoundError)
+
+
+def test_unknown_kind_is_a_value_error_naming_it() -> None:
+    with pytest.raises(ValueError, match=r"'firefox-nightly'"):
+        cdpnb.launch("firefox-nightly")
+    with pytest.raises(ValueError, match=r"'Chromium'"):
+        cdpnb.launch("Chromium")
+
+
+async def test_binary_that_exits_at_once_is_a_start_error(private_tmp: Path) -> None:
+    began = time.monotonic()
+    with pytest.raises(cdpnb.BrowserStartError, match=r"/bin/false.*exited with code 1"):
+        async with cdpnb.launch("chromium", executable="/bin/false"):
+            pass
+    assert time.monotonic() - began < 3.0
+    assert cdpnb_dirs(private_tmp) == []
+
+    began = time.monotonic()
+    with pytest.raises(cdpnb.BrowserStartError), \
+            cdpnb.launch("headless-shell", executable="/bin/false"):
+        pass
+    assert time.monotonic() - began < 3.0
+    assert cdpnb_dirs(private_tmp) == []
