@@ -27,6 +27,7 @@ from cdpnb.state import DialogRecord, FrameTree, PendingDialog, Snapshot
 if TYPE_CHECKING:
     from cdpnb import sync
     from cdpnb.backends import Backend, launch
+    from cdpnb.probes import ProbeResult, probe
     from cdpnb.supervisor import Supervisor
     from cdpnb.supervisor.registry import registry
 
@@ -38,6 +39,8 @@ _LAZY = {
     "launch": ("cdpnb.backends", "launch"),
     "Supervisor": ("cdpnb.supervisor", "Supervisor"),
     "registry": ("cdpnb.supervisor.registry", "registry"),
+    "probe": ("cdpnb.probes", "probe"),
+    "ProbeResult": ("cdpnb.probes", "ProbeResult"),
 }
 
 
@@ -77,6 +80,7 @@ __all__ = [
     "NavigationError",
     "NoPendingDialog",
     "PendingDialog",
+    "ProbeResult",
     "SeveralPendingDialogs",
     "Snapshot",
     "Supervisor",
@@ -86,6 +90,7 @@ __all__ = [
     "WaitTimeout",
     "__version__",
     "launch",
+    "probe",
     "registry",
     "sync",
 ]
