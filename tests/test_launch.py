@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import tempfile
@@ -296,3 +297,40 @@ async def test_binary_that_exits_at_once_is_a_start_error(private_tmp: Path) -> 
         pass
     assert time.monotonic() - began < 3.0
     assert cdpnb_dirs(private_tmp) == []
+
+
+async def test_cancelled_async_launch_leaves_no_browser_behind(private_tmp: Path) -> None:
+    """A notebook user interrupts the cell, or a wait_for times out, while the browser
+    is still starting: the browser must still be ended and its temp dir removed."""
+    launcher = cdpnb.launch("chromium")
+    try:
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(launcher.__aenter__(), 0.01)
+        assert launcher.backend is None
+        # give the start a moment to have finished in its worker thread
+        deadline = time.monotonic() + 3.0
+        leaked = leaked_browsers(private_tmp)
+        while (leaked or cdpnb_dirs(private_tmp)) and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+            leaked = leaked_browsers(private_tmp)
+        assert leaked == [], "the cancelled launch left its browser running"
+        assert cdpnb_dirs(private_tmp) == []
+    finally:
+        for browser in list(chromium_mod._live.values()):
+            if private_tmp in browser.workdir.parents:
+                browser.close()
+
+
+def leaked_browsers(where: Path) -> list[int]:
+    """Live (non-zombie) pids whose command line names a directory under ``where``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            continue
+        if str(where) in cmdline:
+            found.append(int(entry.name))
+    return found

@@ -83,6 +83,11 @@ def _start(kind: str, executable: str | os.PathLike[str] | None, args: tuple[str
     return BrowserProcess.start(kind, executable, args, timeout)
 
 
+def _close_when_started(starting: asyncio.Future[BrowserProcess]) -> None:
+    if not starting.cancelled() and starting.exception() is None:
+        starting.result().close()
+
+
 class launch:
     """Start a browser backend; end it when the block exits, also on error.
 
@@ -124,8 +129,15 @@ class launch:
             self.backend.close()
 
     async def __aenter__(self) -> Backend:
-        browser = await asyncio.to_thread(_start, self.kind, self.executable, self.args,
-                                          self.timeout)
+        starting = asyncio.ensure_future(asyncio.to_thread(
+            _start, self.kind, self.executable, self.args, self.timeout))
+        try:
+            browser = await asyncio.shield(starting)
+        except asyncio.CancelledError:
+            # The thread goes on starting the browser; end it once it is up, so an
+            # interrupted cell or an expired wait_for leaves nothing running.
+            starting.add_done_callback(_close_when_started)
+            raise
         try:
             browser.version_info = await fetch_json(browser.http_url + "/json/version")
         except BaseException:
