@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
+import urllib.request
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -70,3 +72,18 @@ async def open_two_site(supervisor: cdpnb.Supervisor, site: ScenarioServer) -> d
 
 def js(value: Any) -> str:
     return json.dumps(value)
+
+
+def page_targets(backend: cdpnb.Backend) -> list[str]:
+    with urllib.request.urlopen(backend.http_url + "/json/list", timeout=5) as reply:
+        return [t["id"] for t in json.loads(reply.read()) if t.get("type") == "page"]
+
+
+def wait_target_closed(backend: cdpnb.Backend, target: str | None, timeout: float = 3.0) -> bool:
+    """Target.closeTarget answers before the browser has destroyed the target."""
+    deadline = time.monotonic() + timeout
+    while target in page_targets(backend):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import socket
 import threading
-import time
-import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from conftest import page_targets, wait_target_closed
 
 import cdpnb
 import cdpnb.sync
@@ -23,21 +21,6 @@ def clean_registry() -> Iterator[None]:
     yield
     cdpnb.sync.registry.stop_all()
     assert len(cdpnb.registry) == 0
-
-
-def page_targets(backend: cdpnb.Backend) -> list[str]:
-    with urllib.request.urlopen(backend.http_url + "/json/list", timeout=5) as reply:
-        return [t["id"] for t in json.loads(reply.read()) if t.get("type") == "page"]
-
-
-def wait_target_closed(backend: cdpnb.Backend, target: str | None, timeout: float = 3.0) -> bool:
-    """Target.closeTarget answers before the browser has destroyed the target."""
-    deadline = time.monotonic() + timeout
-    while target in page_targets(backend):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
 
 
 def free_port() -> int:

@@ -4,17 +4,16 @@ cell), across loops, with nest_asyncio, and while the caller's thread is busy.""
 from __future__ import annotations
 
 import asyncio
-import json
 import subprocess
 import sys
 import textwrap
 import threading
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import page_targets, wait_target_closed
 
 import cdpnb
 import cdpnb.sync
@@ -22,21 +21,6 @@ from cdpnb.probes import ScenarioServer
 from cdpnb.supervisor.engine import engine
 
 OPEN_PROMPT = "setTimeout(() => { window.r = prompt('q', 'd'); }, 0)"
-
-
-def page_targets(backend: cdpnb.Backend) -> list[str]:
-    with urllib.request.urlopen(backend.http_url + "/json/list", timeout=5) as reply:
-        return [t["id"] for t in json.loads(reply.read()) if t.get("type") == "page"]
-
-
-def wait_target_closed(backend: cdpnb.Backend, target: str | None, timeout: float = 3.0) -> bool:
-    """Target.closeTarget answers before the browser has destroyed the target."""
-    deadline = time.monotonic() + timeout
-    while target in page_targets(backend):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
 
 
 def cdpnb_threads() -> list[threading.Thread]:

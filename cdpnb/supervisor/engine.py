@@ -78,9 +78,6 @@ class Engine:
             future.cancel()
             raise
 
-    def call_soon(self, fn: Any, *args: Any) -> None:
-        self.loop.call_soon_threadsafe(fn, *args)
-
     def thread_alive(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 
