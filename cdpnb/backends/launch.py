@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import os
-import urllib.request
 from types import TracebackType
 from typing import Any
 
 from cdpnb.backends.chromium import KINDS, BrowserProcess
-from cdpnb.transport import fetch_json
+from cdpnb.transport import get_json
 
 __all__ = ["Backend", "launch"]
 
@@ -80,7 +78,14 @@ class Backend:
 
 def _start(kind: str, executable: str | os.PathLike[str] | None, args: tuple[str, ...],
            timeout: float) -> BrowserProcess:
-    return BrowserProcess.start(kind, executable, args, timeout)
+    """Start the browser and read what it is; blocking, so async callers use a thread."""
+    browser = BrowserProcess.start(kind, executable, args, timeout)
+    try:
+        browser.version_info = get_json(browser.http_url + "/json/version")
+    except BaseException:
+        browser.close()
+        raise
+    return browser
 
 
 def _close_when_started(starting: asyncio.Future[BrowserProcess]) -> None:
@@ -115,12 +120,6 @@ class launch:
 
     def start_blocking(self) -> Backend:
         browser = _start(self.kind, self.executable, self.args, self.timeout)
-        try:
-            with urllib.request.urlopen(browser.http_url + "/json/version", timeout=5) as r:
-                browser.version_info = json.loads(r.read())
-        except Exception:
-            browser.close()
-            raise
         self.backend = Backend(browser)
         return self.backend
 
@@ -137,11 +136,6 @@ class launch:
             # The thread goes on starting the browser; end it once it is up, so an
             # interrupted cell or an expired wait_for leaves nothing running.
             starting.add_done_callback(_close_when_started)
-            raise
-        try:
-            browser.version_info = await fetch_json(browser.http_url + "/json/version")
-        except BaseException:
-            browser.close()
             raise
         self.backend = Backend(browser)
         return self.backend

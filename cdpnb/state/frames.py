@@ -65,16 +65,21 @@ def _walk(tree: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
         yield from _walk(child)
 
 
-def _subtree(frames: Mapping[str, FrameInfo], root: str) -> set[str]:
-    doomed = {root}
+def descendants(parent_of: Mapping[str, str | None], roots: set[str]) -> set[str]:
+    """``roots`` and everything whose parent chain leads to one of them."""
+    found = set(roots)
     grew = True
     while grew:
         grew = False
-        for fid, f in frames.items():
-            if fid not in doomed and f.parent_frame_id in doomed:
-                doomed.add(fid)
+        for key, parent in parent_of.items():
+            if key not in found and parent in found:
+                found.add(key)
                 grew = True
-    return doomed
+    return found
+
+
+def _subtree(frames: Mapping[str, FrameInfo], root: str) -> set[str]:
+    return descendants({k: f.parent_frame_id for k, f in frames.items()}, {root})
 
 
 # -- Page domain ------------------------------------------------------------------
@@ -167,23 +172,11 @@ def attached_to_target(state: BrowserState, msg: Event) -> BrowserState:
     return state.evolve(sessions=sessions, frames=frames)
 
 
-def _session_subtree(sessions: Mapping[str, SessionInfo], root: str) -> set[str]:
-    gone = {root}
-    grew = True
-    while grew:
-        grew = False
-        for sid, s in sessions.items():
-            if sid not in gone and s.parent_session_id in gone:
-                gone.add(sid)
-                grew = True
-    return gone
-
-
 def detached_from_target(state: BrowserState, msg: Event) -> BrowserState:
     sid = ident(msg.params["sessionId"], "sessionId")
     if sid not in state.sessions:
         return state
-    gone = _session_subtree(state.sessions, sid)
+    gone = descendants({k: v.parent_session_id for k, v in state.sessions.items()}, {sid})
     sessions = {k: v for k, v in state.sessions.items() if k not in gone}
     frames: dict[str, FrameInfo] = {}
     parent_session = state.sessions[sid].parent_session_id
@@ -198,11 +191,9 @@ def detached_from_target(state: BrowserState, msg: Event) -> BrowserState:
     # A child's own frames vanish with it: drop frames left without a parent.
     orphans = {fid for fid, f in frames.items()
                if f.parent_frame_id is not None and f.parent_frame_id not in frames}
-    while orphans:
-        for fid in orphans:
-            frames.pop(fid, None)
-        orphans = {fid for fid, f in frames.items()
-                   if f.parent_frame_id is not None and f.parent_frame_id not in frames}
+    if orphans:
+        doomed = descendants({k: f.parent_frame_id for k, f in frames.items()}, orphans)
+        frames = {k: v for k, v in frames.items() if k not in doomed}
     return state.evolve(sessions=sessions, frames=frames, contexts=contexts)
 
 

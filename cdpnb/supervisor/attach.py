@@ -78,10 +78,8 @@ async def _replace_wedged_page(core: Core, target_id: str) -> None:
 class ChildAttacher:
     """Sets up each auto-attached child off the reader, then lets it run."""
 
-    def __init__(self, core: Core, extra_setup: list[Any] | None = None) -> None:
+    def __init__(self, core: Core) -> None:
         self.core = core
-        self.ready: dict[str, asyncio.Event] = {}
-        self.extra_setup = extra_setup or []
 
     def __call__(self, message: Message) -> None:
         if type(message) is not Event or message.method != "Target.attachedToTarget":
@@ -94,7 +92,6 @@ class ChildAttacher:
         info = params.get("targetInfo") or {}
         if not isinstance(session_id, str):
             return
-        self.ready[session_id] = asyncio.Event()
         self.core.spawn(
             self._setup(session_id, str(info.get("type", "")),
                         bool(params.get("waitingForDebugger"))),
@@ -106,8 +103,6 @@ class ChildAttacher:
         try:
             if kind in FRAME_HOSTS:
                 await _enable_frame_host(core, session_id, lifecycle=False)
-                for setup in self.extra_setup:
-                    await setup(session_id, kind)
             core.stats["children-set-up"] += 1
         except (CDPError, CommandTimeout) as exc:
             # The child may have gone already (iframe removed mid-setup).
@@ -119,6 +114,3 @@ class ChildAttacher:
                     await core.send("Runtime.runIfWaitingForDebugger", session_id=session_id)
                 except (CDPError, CommandTimeout, ConnectionLost) as exc:
                     log.info("cdpnb: releasing child session %s failed: %s", session_id, exc)
-            event = self.ready.pop(session_id, None)
-            if event is not None:
-                event.set()

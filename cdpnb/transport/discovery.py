@@ -12,7 +12,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from cdpnb.errors import EndpointError
 
-__all__ = ["fetch_json", "redact", "resolve_ws_url"]
+__all__ = ["fetch_json", "get_json", "redact", "resolve_ws_url"]
 
 
 def redact(url: str) -> str:
@@ -29,21 +29,25 @@ def redact(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
-def _get_json(url: str, timeout: float) -> Any:
+def get_json(url: str, timeout: float = 5.0) -> Any:
+    """Blocking GET of a DevTools HTTP endpoint; failures are EndpointError."""
     request = urllib.request.Request(url, headers={"Accept": "application/json"})
-    with urllib.request.urlopen(request, timeout=timeout) as response:
-        body = response.read(4 * 1024 * 1024)
-    return json.loads(body)
-
-
-async def fetch_json(url: str, timeout: float = 5.0) -> Any:
-    """GET a DevTools HTTP endpoint (``/json/version``, ``/json/list``)."""
     try:
-        return await asyncio.wait_for(asyncio.to_thread(_get_json, url, timeout), timeout + 1)
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            body = response.read(4 * 1024 * 1024)
+        return json.loads(body)
     except (urllib.error.URLError, OSError, TimeoutError) as exc:
         raise EndpointError(f"cannot reach {redact(url)}: {exc}") from None
     except ValueError as exc:
         raise EndpointError(f"{redact(url)} did not answer with JSON: {exc}") from None
+
+
+async def fetch_json(url: str, timeout: float = 5.0) -> Any:
+    """``get_json`` off the event loop (``/json/version``, ``/json/list``)."""
+    try:
+        return await asyncio.wait_for(asyncio.to_thread(get_json, url, timeout), timeout + 1)
+    except TimeoutError:
+        raise EndpointError(f"{redact(url)} did not answer within {timeout:g} s") from None
 
 
 async def resolve_ws_url(url: str, timeout: float = 5.0) -> str:
