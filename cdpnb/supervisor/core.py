@@ -52,6 +52,8 @@ class Core:
         self._listeners: list[Listener] = []
         self._tasks: set[asyncio.Task[Any]] = set()
         self.on_lost: Callable[[str], None] | None = None
+        #: Called with every message (and fault) before it is folded: the recorder.
+        self.recorder: Callable[[Message | Fault], None] | None = None
 
     # -- connection ------------------------------------------------------------------
 
@@ -151,7 +153,10 @@ class Core:
             unsubscribe()
 
     def apply(self, message: Message) -> None:
-        """Fold ``message`` into state, then tell the listeners (which must not block)."""
+        """Record ``message``, fold it into state, then tell the listeners (which must
+        not block). Recording comes first so a failing reducer cannot lose it."""
+        if self.recorder is not None:
+            self.recorder(message)
         self.state = fold(self.state, message)
         for listener in list(self._listeners):
             try:
@@ -176,6 +181,8 @@ class Core:
     def _on_frame(self, conn: CDPConnection, frame: str | bytes) -> None:
         received = conn.receive(frame, wall=time.time(), mono=time.monotonic())
         if isinstance(received, Fault):
+            if self.recorder is not None:
+                self.recorder(received)
             log.warning("cdpnb: ignored a bad CDP frame (%s): %s", received.kind, received.detail)
             return
         self.apply(received)

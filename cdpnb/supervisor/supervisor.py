@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Coroutine
-from typing import Any, TypeVar
+import os
+from collections.abc import Coroutine, Iterable
+from typing import Any, Protocol, TypeVar
 
 from cdpnb.errors import (
     CDPError,
@@ -29,12 +30,28 @@ from cdpnb.supervisor.engine import engine
 from cdpnb.supervisor.options import Policy, SupervisorOptions, check_timeout
 from cdpnb.supervisor.routing import context_for_frame, session_for_frame
 from cdpnb.supervisor.values import raise_for_exception, value_of
-from cdpnb.transport import redact
+from cdpnb.trace import Recorder
+from cdpnb.transport import redact as redact_url
 
-__all__ = ["Supervisor"]
+__all__ = ["HasCdpUrl", "Supervisor"]
 
 log = logging.getLogger("cdpnb.supervisor")
 T = TypeVar("T")
+
+
+
+class HasCdpUrl(Protocol):
+    """A backend from ``cdpnb.launch`` (or anything with a ``cdp_url``)."""
+
+    @property
+    def cdp_url(self) -> str: ...
+
+
+def _cdpnb_version() -> str:
+    import cdpnb
+
+    return cdpnb.__version__
+
 
 #: How long evaluate() waits for a just-committed frame's execution context.
 CONTEXT_GRACE_S = 2.0
@@ -47,11 +64,14 @@ class Supervisor:
     awaited from any event loop; the work runs on cdpnb's engine loop.
     """
 
-    def __init__(self, url: str, options: SupervisorOptions) -> None:
+    def __init__(self, url: str, options: SupervisorOptions,
+                 recorder: Recorder | None = None) -> None:
         self.url = url
         self.options = options
         self._core = Core(url, command_timeout_s=options.command_timeout_s,
                           connect_timeout_s=options.connect_timeout_s)
+        self.recorder = recorder
+        self._core.recorder = recorder
         self._dialogs = DialogControl(self._core, options.policy, options.dialog_timeout_s)
         self._children = ChildAttacher(self._core)
         self._core.subscribe(self._children)
@@ -60,24 +80,39 @@ class Supervisor:
         self._reconnecting: asyncio.Task[None] | None = None
         self._stopped = False
         self.reconnects = 0
+        self.browser_version: dict[str, Any] = {}
 
     # -- lifecycle ----------------------------------------------------------------------
 
     @classmethod
     async def start(
         cls,
-        url: str,
+        url: str | HasCdpUrl,
         *,
         policy: Policy = "must_respond",
         dialog_timeout_s: float = 300.0,
         command_timeout_s: float = 30.0,
         connect_timeout_s: float = 10.0,
         reconnect_attempts: int = 3,
+        record: str | os.PathLike[str] | None = None,
+        redact: bool | Iterable[str] = False,
+        record_meta: dict[str, Any] | None = None,
     ) -> Supervisor:
-        """Connect to ``url`` (``ws://…/devtools/browser/…`` or ``http://host:port``),
-        create and attach the supervisor's own page, and start supervising."""
+        """Connect to ``url`` (``ws://…/devtools/browser/…``, ``http://host:port``, or a
+        backend from ``cdpnb.launch``), create and attach the supervisor's own page,
+        and start supervising.
+
+        ``record=path`` writes every message to a JSONL trace (``.jsonl.gz`` for
+        gzip); ``redact`` hides prompt answers, typed text and URL credentials in
+        it (True for all, or some of ``cdpnb.trace.REDACTIONS``).
+        """
+        backend: dict[str, Any] | None = None
+        if not isinstance(url, str) and isinstance(getattr(url, "cdp_url", None), str):
+            describe = getattr(url, "describe", None)
+            backend = describe() if callable(describe) else None
+            url = url.cdp_url
         if not isinstance(url, str) or not url:
-            raise TypeError(f"url must be a CDP URL string, got {url!r}")
+            raise TypeError(f"url must be a CDP URL string or a backend, got {url!r}")
         options = SupervisorOptions(
             policy=policy,
             dialog_timeout_s=dialog_timeout_s,
@@ -85,17 +120,32 @@ class Supervisor:
             connect_timeout_s=connect_timeout_s,
             reconnect_attempts=reconnect_attempts,
         )
-        supervisor = cls(url, options)
+        recorder = None
+        if record is not None:
+            if backend is not None:
+                backend = {**backend, "cdp_url": redact_url(str(backend.get("cdp_url", "")))}
+            recorder = Recorder(record, redact=redact, endpoint=redact_url(url),
+                                backend=backend, meta=record_meta,
+                                cdpnb_version=_cdpnb_version())
+        elif redact:
+            raise ValueError("redact= applies to a recording; pass record=path as well")
+        supervisor = cls(url, options, recorder)
         await engine.run(supervisor._start())
         return supervisor
 
     async def _start(self) -> None:
         try:
             await self._core.connect()
+            with contextlib.suppress(CDPError, CommandTimeout):
+                # What the browser is, in the trace; Node and some proxies lack it.
+                self.browser_version = await self._core.send("Browser.getVersion",
+                                                             timeout=5.0)
             await attach_page(self._core)
         except BaseException:
             self._stopped = True
             await self._core.close()
+            if self.recorder is not None:
+                self.recorder.close()
             raise
 
     async def stop(self) -> None:
@@ -117,6 +167,8 @@ class Supervisor:
             except (CDPError, CommandTimeout, ConnectionLost) as exc:
                 log.info("cdpnb: closing page target %s failed: %s", target, exc)
         await core.close()
+        if self.recorder is not None:
+            self.recorder.close()
 
     async def __aenter__(self) -> Supervisor:
         return self
@@ -142,11 +194,11 @@ class Supervisor:
                 await attach_page(core, reuse_target_id=target_id)
             except (EndpointError, CDPError, CommandTimeout, ConnectionLost) as exc:
                 log.info("cdpnb: reconnect %d to %s failed: %s", attempt + 1,
-                         redact(self.url), exc)
+                         redact_url(self.url), exc)
                 continue
             self.reconnects += 1
             core.stats["reconnects"] += 1
-            log.info("cdpnb: reconnected to %s", redact(self.url))
+            log.info("cdpnb: reconnected to %s", redact_url(self.url))
             return
         core.stats["reconnect-gave-up"] += 1
         core.last_disconnect_reason = (f"{core.last_disconnect_reason}; gave up after "
@@ -155,7 +207,7 @@ class Supervisor:
     async def _call(self, coro: Coroutine[Any, Any, T]) -> T:
         if self._stopped:
             coro.close()
-            raise SupervisorStopped(f"supervisor for {redact(self.url)} is stopped")
+            raise SupervisorStopped(f"supervisor for {redact_url(self.url)} is stopped")
         return await engine.run(coro)
 
     # -- state (never blocks) -------------------------------------------------------------
@@ -205,7 +257,7 @@ class Supervisor:
 
     def __repr__(self) -> str:
         state = "stopped" if self._stopped else ("connected" if self.connected else "down")
-        return (f"<Supervisor {redact(self.url)} {state} policy={self.options.policy} "
+        return (f"<Supervisor {redact_url(self.url)} {state} policy={self.options.policy} "
                 f"pending_dialogs={len(self._core.state.pending_dialogs)}>")
 
     # -- commands -------------------------------------------------------------------------

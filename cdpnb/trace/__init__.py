@@ -1,0 +1,15 @@
+"""Traces: crash-safe JSONL recording, reading back, DataFrames and offline replay."""
+
+from cdpnb.trace.format import REDACTIONS, TRACE_VERSION, TraceFormatError
+from cdpnb.trace.reader import TraceTruncatedWarning
+from cdpnb.trace.recorder import Recorder
+from cdpnb.trace.trace import Trace
+
+__all__ = [
+    "REDACTIONS",
+    "TRACE_VERSION",
+    "Recorder",
+    "Trace",
+    "TraceFormatError",
+    "TraceTruncatedWarning",
+]
