@@ -8,7 +8,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cdpnb.protocol import Fault, Message
+from cdpnb.protocol import Fault, Message, Reply
 from cdpnb.state import BrowserState, Snapshot, fold, snapshot_of
 from cdpnb.trace.format import Record
 from cdpnb.trace.reader import read_trace
@@ -55,8 +55,20 @@ class Trace:
 
     @property
     def browser(self) -> dict[str, Any]:
+        """What the browser said it was: the header's, else the recorded
+        ``Browser.getVersion`` reply (in ``/json/version`` spelling)."""
         value = self.header.get("browser")
-        return value if isinstance(value, dict) else {}
+        if isinstance(value, dict) and value:
+            return value
+        for record in self.records:
+            if isinstance(record, Reply) and record.method == "Browser.getVersion":
+                info = record.result
+                return {"Browser": info.get("product", ""),
+                        "Protocol-Version": info.get("protocolVersion", ""),
+                        "User-Agent": info.get("userAgent", ""),
+                        "V8-Version": info.get("jsVersion", ""),
+                        "Revision": info.get("revision", "")}
+        return {}
 
     @property
     def label(self) -> str:

@@ -1,0 +1,110 @@
+"""``cdpnb.replay(trace)``: a recorded trace as a backend, served on loopback."""
+
+from __future__ import annotations
+
+import os
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from cdpnb.transport.replay_server import ReplayServer
+
+if TYPE_CHECKING:
+    from cdpnb.trace import Trace
+
+__all__ = ["ReplayBackend", "replay"]
+
+
+class ReplayBackend:
+    """A replay endpoint: same surface as a launched backend (``cdp_url``, ``describe``)."""
+
+    kind = "replay"
+
+    def __init__(self, trace: Trace, server: ReplayServer) -> None:
+        self.trace = trace
+        self._server = server
+
+    @property
+    def cdp_url(self) -> str:
+        return self._server.cdp_url
+
+    @property
+    def http_url(self) -> str:
+        return self._server.http_url
+
+    @property
+    def version(self) -> str:
+        return str(self.trace.browser.get("Browser") or self.trace.backend.get("version") or "")
+
+    @property
+    def version_info(self) -> dict[str, Any]:
+        return dict(self.trace.browser)
+
+    @property
+    def recorded_backend(self) -> dict[str, Any]:
+        return dict(self.trace.backend)
+
+    @property
+    def unmatched(self) -> list[str]:
+        """Commands a client sent that the recording had no reply for."""
+        return list(self._server.unmatched)
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": "replay", "version": self.version,
+                "recorded_kind": self.trace.backend.get("kind"),
+                "trace": str(self.trace.path) if self.trace.path else None,
+                "recorded_at": self.trace.started_at, "speed": self._server.speed,
+                "cdp_url": self.cdp_url}
+
+    def __repr__(self) -> str:
+        return f"<ReplayBackend {self.trace.label!r} at {self.cdp_url}>"
+
+
+def _engine() -> Any:
+    # The server lives on cdpnb's engine loop, so it keeps serving while the
+    # caller's thread blocks (a notebook cell in time.sleep, a cdpnb.sync call).
+    from cdpnb.supervisor.engine import engine
+
+    return engine
+
+
+class replay:
+    """Serve a recorded trace as a CDP endpoint for the length of a ``with`` block.
+
+    ``async with cdpnb.replay(trace) as backend:`` (or plain ``with``) gives a
+    backend whose ``cdp_url`` a Supervisor can start on. ``trace`` is a Trace or a
+    path; ``speed=None`` replays as fast as possible, ``1.0`` at recorded pace.
+    """
+
+    def __init__(self, trace: Trace | str | os.PathLike[str], *, speed: float | None = None,
+                 stall_s: float = 3.0) -> None:
+        from cdpnb.trace import Trace
+
+        if isinstance(trace, str | os.PathLike):
+            trace = Trace.load(trace)
+        if not isinstance(trace, Trace):
+            raise TypeError(f"replay() takes a Trace or a path to one, got {trace!r}")
+        self.trace = trace
+        self.server = ReplayServer(trace.messages, browser=trace.browser or None, speed=speed,
+                                   stall_s=stall_s)
+        self.backend: ReplayBackend | None = None
+
+    async def _open(self) -> ReplayBackend:
+        await self.server.start()
+        self.backend = ReplayBackend(self.trace, self.server)
+        return self.backend
+
+    async def __aenter__(self) -> ReplayBackend:
+        backend: ReplayBackend = await _engine().run(self._open())
+        return backend
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        await _engine().run(self.server.close())
+
+    def __enter__(self) -> ReplayBackend:
+        backend: ReplayBackend = _engine().run_sync(self._open())
+        return backend
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        _engine().run_sync(self.server.close())

@@ -1,0 +1,117 @@
+"""What a replay endpoint says, and when: a recorded run as a script (no I/O).
+
+The browser's side of a recording is a sequence of events and replies. A client
+replaying it sends commands; each is matched to the earliest unused recorded
+command with the same method, session and params, and its recorded reply goes
+back under the client's own id. Events go out in recorded order, and a reply is
+never sent before the events that preceded it in the recording (what the client
+saw before that reply, it sees again).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+from cdpnb.protocol import Command, ErrorReply, Event, Message, Note, Reply
+
+__all__ = ["ReplayScript", "Step", "command_key"]
+
+CommandKey = tuple[str, str | None, str]
+
+
+def command_key(method: str, session_id: str | None, params: dict[str, Any]) -> CommandKey:
+    return method, session_id, json.dumps(params, sort_keys=True, separators=(",", ":"))
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One point in the recording: the browser sent an event, the browser replied to
+    recorded command ``command``, or (``gate``) the client sent that command."""
+
+    mono: float
+    event: Event | None = None
+    reply: Reply | ErrorReply | None = None
+    command: int = -1
+    gate: bool = False
+
+    def frame(self, client_id: int | None = None) -> str:
+        """The wire text, the reply carrying the client's id."""
+        message: dict[str, Any]
+        if self.event is not None:
+            message = {"method": self.event.method, "params": self.event.params}
+            session = self.event.session_id
+        else:
+            reply = self.reply
+            assert reply is not None and client_id is not None
+            message = {"id": client_id}
+            if isinstance(reply, Reply):
+                message["result"] = reply.result
+            else:
+                error: dict[str, Any] = {"code": reply.code, "message": reply.message}
+                if reply.data is not None:
+                    error["data"] = reply.data
+                message["error"] = error
+            session = reply.session_id
+        if session is not None:
+            message["sessionId"] = session
+        return json.dumps(message, separators=(",", ":"), ensure_ascii=False)
+
+
+class ReplayScript:
+    """One recorded connection as steps: events, replies, and gates.
+
+    A gate marks where the recorded client sent a command: what the browser said
+    after it may depend on it, so a player waits there for the client to send the
+    same command. ``match`` numbers a client's command as the recorded command it
+    replays (each recorded command is used once).
+    """
+
+    def __init__(self, messages: list[Message]) -> None:
+        self.steps: list[Step] = []
+        self.gate_of: list[int] = []  # recorded command -> index of its gate step
+        self.reply_of: dict[int, int] = {}  # recorded command -> index of its reply step
+        self._by_key: dict[CommandKey, deque[int]] = {}
+        numbers: dict[int, int] = {}  # wire id -> recorded command number
+        for message in messages:
+            kind = type(message)
+            if kind is Command:
+                assert isinstance(message, Command)
+                number = len(self.gate_of)
+                numbers[message.id] = number
+                key = command_key(message.method, message.session_id, message.params)
+                self._by_key.setdefault(key, deque()).append(number)
+                self.gate_of.append(len(self.steps))
+                self.steps.append(Step(message.mono, command=number, gate=True))
+            elif kind is Event:
+                assert isinstance(message, Event)
+                self.steps.append(Step(message.mono, event=message))
+            elif kind is Reply or kind is ErrorReply:
+                assert isinstance(message, Reply | ErrorReply)
+                number_or_none = numbers.pop(message.id, None)
+                if number_or_none is None:
+                    continue
+                self.reply_of[number_or_none] = len(self.steps)
+                self.steps.append(Step(message.mono, reply=message, command=number_or_none))
+
+    @classmethod
+    def connections(cls, messages: list[Message] | tuple[Message, ...]) -> list[ReplayScript]:
+        """One script per recorded connection (``cdpnb.connected`` notes split them)."""
+        epochs: list[list[Message]] = [[]]
+        for message in messages:
+            if type(message) is Note and message.method == "cdpnb.connected" and epochs[-1]:
+                epochs.append([])
+            epochs[-1].append(message)
+        return [cls(epoch) for epoch in epochs]
+
+    def match(self, method: str, session_id: str | None, params: dict[str, Any]) -> int | None:
+        """The recorded command this one replays, or None when none is left."""
+        queue = self._by_key.get(command_key(method, session_id, params))
+        if not queue:
+            return None
+        return queue.popleft()
+
+    def __len__(self) -> int:
+        return len(self.steps)

@@ -1,0 +1,217 @@
+"""A recorded trace served as a real CDP WebSocket endpoint on loopback.
+
+Each WebSocket connection plays one recorded connection (a recording with
+reconnects plays its next one on the next connection, and closes the socket
+where the recorded one was lost). See ``replay_script`` for how commands are
+matched; a command the recording cannot answer gets a CDP error saying so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+from typing import Any
+
+from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.datastructures import Headers
+from websockets.exceptions import ConnectionClosed
+from websockets.http11 import Request, Response
+
+from cdpnb.protocol import Message
+from cdpnb.transport.replay_script import ReplayScript
+
+__all__ = ["NO_RECORDED_REPLY", "ReplayServer"]
+
+log = logging.getLogger("cdpnb.replay")
+
+#: The CDP error code for a command the recording has no reply for.
+NO_RECORDED_REPLY = -32000
+
+
+class ReplayServer:
+    """Serves ``messages`` (one recorded run) to CDP clients on 127.0.0.1.
+
+    ``speed=None`` plays events as fast as the client takes them; ``speed=1.0`` at
+    the recorded pace (2.0 twice as fast). ``stall_s`` is how long the script waits
+    for a command the client has not sent before moving past its reply.
+    """
+
+    def __init__(self, messages: list[Message] | tuple[Message, ...], *,
+                 browser: dict[str, Any] | None = None, speed: float | None = None,
+                 stall_s: float = 3.0) -> None:
+        if speed is not None and (isinstance(speed, bool) or not isinstance(speed, int | float)
+                                  or speed <= 0):
+            raise ValueError(f"speed must be None (as fast as possible) or a positive factor, "
+                             f"got {speed!r}")
+        self.scripts = ReplayScript.connections(list(messages))
+        self.browser = dict(browser or {})
+        self.speed = speed
+        self.stall_s = stall_s
+        self.connections = 0
+        self.unmatched: list[str] = []
+        self._server: Server | None = None
+        self._players: set[asyncio.Task[None]] = set()
+        self.port = 0
+
+    @property
+    def http_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def cdp_url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/devtools/browser/cdpnb-replay"
+
+    async def start(self) -> ReplayServer:
+        self._server = await serve(self._serve, "127.0.0.1", 0, process_request=self._http,
+                                   max_size=256 * 1024 * 1024, compression=None,
+                                   ping_interval=None)
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self
+
+    async def close(self) -> None:
+        server, self._server = self._server, None
+        if server is not None:
+            server.close()
+            await server.wait_closed()
+        for task in list(self._players):
+            task.cancel()
+        await asyncio.gather(*self._players, return_exceptions=True)
+
+    def _http(self, connection: ServerConnection, request: Request) -> Response | None:
+        if not request.path.startswith("/json"):
+            return None
+        if request.path.startswith("/json/version"):
+            body: Any = {**self.browser, "Browser": self.browser.get("Browser", "cdpnb-replay"),
+                         "webSocketDebuggerUrl": self.cdp_url}
+        elif request.path.startswith("/json/list") or request.path.rstrip("/") == "/json":
+            body = []
+        else:
+            return connection.respond(404, f"the replay endpoint has no {request.path}\n")
+        data = json.dumps(body).encode()
+        headers = Headers([("Content-Type", "application/json"),
+                           ("Content-Length", str(len(data)))])
+        return Response(200, "OK", headers, data)
+
+    async def _serve(self, ws: ServerConnection) -> None:
+        index = min(self.connections, len(self.scripts) - 1)
+        self.connections += 1
+        last = index == len(self.scripts) - 1
+        player = _Player(self, self.scripts[index], ws, close_at_end=not last)
+        task = asyncio.current_task()
+        assert task is not None
+        self._players.add(task)
+        try:
+            await player.run()
+        finally:
+            self._players.discard(task)
+
+
+class _Player:
+    def __init__(self, server: ReplayServer, script: ReplayScript, ws: ServerConnection,
+                 *, close_at_end: bool) -> None:
+        self.server = server
+        self.script = script
+        self.ws = ws
+        self.close_at_end = close_at_end
+        self.cursor = 0
+        self.arrived: dict[int, int] = {}  # recorded command -> the client's id for it
+        self.deferred: set[int] = set()  # recorded commands whose reply step went by early
+        self.wake = asyncio.Event()
+        self._last_real = time.monotonic()
+        self._last_mono: float | None = None
+
+    async def run(self) -> None:
+        reader = asyncio.create_task(self._read())
+        try:
+            await self._play()
+            if self.close_at_end:
+                await self.ws.close(1011, "the recorded connection was lost here")
+                return
+            await reader
+        except ConnectionClosed:
+            pass
+        finally:
+            reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError, ConnectionClosed):
+                await reader
+
+    async def _read(self) -> None:
+        async for frame in self.ws:
+            await self._on_command(frame)
+
+    async def _on_command(self, frame: str | bytes) -> None:
+        try:
+            msg = json.loads(frame)
+            cid, method = msg["id"], msg["method"]
+            params = msg.get("params") or {}
+            session = msg.get("sessionId")
+        except (ValueError, KeyError, TypeError):
+            error = {"code": -32700, "message": "cdpnb replay: not a CDP command"}
+            await self.ws.send(json.dumps({"error": error}))
+            return
+        number = self.script.match(method, session, params)
+        if number is None:
+            where = f" on session {session}" if session else ""
+            text = (f"cdpnb replay: the recording has no (further) reply for {method}{where} "
+                    f"with params {json.dumps(params, sort_keys=True)[:300]}")
+            self.server.unmatched.append(text)
+            reply: dict[str, Any] = {"id": cid, "error": {"code": NO_RECORDED_REPLY,
+                                                          "message": text}}
+            if session is not None:
+                reply["sessionId"] = session
+            await self.ws.send(json.dumps(reply))
+            return
+        if number in self.deferred:
+            self.deferred.discard(number)
+            await self.ws.send(self.script.steps[self.script.reply_of[number]].frame(cid))
+            return
+        self.arrived[number] = cid
+        self.wake.set()
+
+    async def _play(self) -> None:
+        steps = self.script.steps
+        while self.cursor < len(steps):
+            step = steps[self.cursor]
+            if step.gate:
+                waiting = step.command not in self.arrived and not self._client_is_ahead()
+                if waiting and await self._stall():
+                    continue  # a command came in; look again
+            elif step.event is not None:
+                await self._pace(step.mono)
+                await self.ws.send(step.frame())
+            elif step.command in self.arrived:
+                await self._pace(step.mono)
+                await self.ws.send(step.frame(self.arrived.pop(step.command)))
+            else:
+                # Its command has not come (the client skipped it, or sent later ones
+                # first): answer it the moment it does.
+                self.deferred.add(step.command)
+            self.cursor += 1
+
+    def _client_is_ahead(self) -> bool:
+        gates = self.script.gate_of
+        return any(gates[number] > self.cursor for number in self.arrived)
+
+    async def _stall(self) -> bool:
+        """Wait for the client's next command; False when it did not come in time."""
+        self.wake.clear()
+        try:
+            await asyncio.wait_for(self.wake.wait(), self.server.stall_s)
+        except TimeoutError:
+            return False
+        # Waiting for the client is not part of the recorded pace.
+        self._last_real = time.monotonic()
+        return True
+
+    async def _pace(self, mono: float) -> None:
+        speed = self.server.speed
+        if speed is not None and self._last_mono is not None:
+            due = self._last_real + (mono - self._last_mono) / speed
+            delay = due - time.monotonic()
+            if delay > 0:
+                await asyncio.sleep(delay)
+        self._last_mono = mono
+        self._last_real = time.monotonic()

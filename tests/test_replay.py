@@ -1,0 +1,200 @@
+"""The replay endpoint: a recorded run served as CDP drives an unmodified supervisor."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import websockets
+
+import cdpnb
+from cdpnb.backends.replay import replay
+from cdpnb.probes import ScenarioServer
+from cdpnb.protocol import Command, Event, Note, Reply
+from cdpnb.trace import Trace
+from cdpnb.transport.replay_script import ReplayScript
+
+TIMES = {"opened_at", "closed_at", "at"}
+
+
+def _timeless(data: Any) -> Any:
+    if isinstance(data, dict):
+        return {k: _timeless(v) for k, v in data.items() if k not in TIMES}
+    if isinstance(data, list):
+        return [_timeless(v) for v in data]
+    return data
+
+
+async def _scenario(target: Any, url: str, record: Path | None = None) -> dict[str, Any]:
+    """Open the two-site page, answer a dialog in each frame, return what was seen."""
+    sup = await cdpnb.Supervisor.start(target, record=record, dialog_timeout_s=30)
+    try:
+        await sup.navigate(url)
+        deadline = time.monotonic() + 5
+        while not any(c.is_oopif for c in sup.frame_tree().children):
+            assert time.monotonic() < deadline, "no OOPIF appeared"
+            await asyncio.sleep(0.01)
+        tree = sup.frame_tree()
+        frames = {"main": tree.top.frame_id if tree.top else "",
+                  "oopif": next(c.frame_id for c in tree.children if c.is_oopif)}
+        answers = {}
+        for name, call, text in (("main", "confirm('sure?')", None),
+                                 ("oopif", "prompt('name?', 'd')", "ada")):
+            await sup.evaluate(f"setTimeout(() => {{ window.__r = {call}; }}, 0); 0",
+                               frame_id=frames[name])
+            dialog = await sup.wait_for_dialog(timeout=5)
+            await sup.respond("accept", prompt_text=text, dialog_id=dialog.id)
+            answers[name] = await sup.evaluate("window.__r", frame_id=frames[name])
+        snapshot = sup.snapshot().to_dict()
+    finally:
+        await sup.stop()
+    return {"answers": answers, "snapshot": snapshot, "final": sup.snapshot().to_dict()}
+
+
+@pytest.fixture(scope="module")
+def recorded(chromium: cdpnb.Backend, site: ScenarioServer,
+             tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any], str]:
+    path = tmp_path_factory.mktemp("replay") / "two-site.jsonl"
+    url = site.url("/two-site")
+    live = asyncio.run(_scenario(chromium, url, path))
+    return path, live, url
+
+
+async def test_replay_drives_an_unmodified_supervisor_to_the_same_snapshot(
+        recorded: tuple[Path, dict[str, Any], str]) -> None:
+    path, live, url = recorded
+    trace = Trace.load(path)
+    async with replay(trace) as backend:
+        replayed = await _scenario(backend, url)
+        assert backend.unmatched == []
+    assert replayed["answers"] == live["answers"] == {"main": True, "oopif": "ada"}
+    assert _timeless(replayed["snapshot"]) == _timeless(live["snapshot"])
+    assert _timeless(replayed["final"]) == _timeless(live["final"])
+    oopif = [c for c in live["snapshot"]["frame_tree"]["children"] if c["is_oopif"]]
+    assert oopif and oopif[0]["session_id"]
+
+
+async def test_a_replayed_run_records_the_same_conversation(
+        recorded: tuple[Path, dict[str, Any], str], tmp_path: Path) -> None:
+    path, _, url = recorded
+    original = Trace.load(path)
+    async with replay(original) as backend:
+        await _scenario(backend, url, tmp_path / "again.jsonl")
+    again = Trace.load(tmp_path / "again.jsonl")
+
+    def methods(trace: Trace) -> list[tuple[str, str, str]]:
+        return [(type(r).__name__, r.method, r.session_id or "") for r in trace.messages
+                if not isinstance(r, Note)]
+
+    assert sorted(methods(again)) == sorted(methods(original))
+    assert again.backend["kind"] == "replay"
+    assert again.backend["recorded_kind"] == "chromium"
+
+
+async def test_a_command_the_recording_cannot_answer_is_a_clear_cdp_error(
+        recorded: tuple[Path, dict[str, Any], str]) -> None:
+    path, _, _ = recorded
+    async with replay(path) as backend:
+        sup = await cdpnb.Supervisor.start(backend.http_url)  # via /json/version
+        try:
+            with pytest.raises(cdpnb.CDPError, match="recording has no .*reply for "
+                                                     "DOM.getDocument") as caught:
+                await sup.cdp("DOM.getDocument", {"depth": 1})
+            assert caught.value.code == -32000
+            assert len(backend.unmatched) == 1
+        finally:
+            await sup.stop()
+
+
+def test_replay_works_from_blocking_code(recorded: tuple[Path, dict[str, Any], str]) -> None:
+    path, _, url = recorded
+    with replay(path) as backend:
+        sup = cdpnb.sync.Supervisor.start(backend.cdp_url)
+        try:
+            sup.navigate(url)
+            assert sup.snapshot().frame_tree.top is not None
+            assert backend.version.startswith("Chrome/")
+        finally:
+            sup.stop()
+
+
+def _paced_messages() -> list[Any]:
+    """A connection whose browser says three things 0.2 s apart after one command."""
+    return [
+        Note("cdpnb.connected", {}, None, 0.0, 0.0),
+        Command(1, "Runtime.enable", {}, None, 0.0, 10.0),
+        *(Event("Runtime.consoleAPICalled", {"type": "log", "args": [{"value": n}]},
+                None, 0.0, 10.0 + 0.2 * n) for n in range(3)),
+        Reply(1, "Runtime.enable", {}, None, {}, 0.0, 10.5),
+    ]
+
+
+async def _event_times(url: str) -> tuple[list[float], dict[str, Any]]:
+    async with websockets.connect(url) as ws:
+        began = time.monotonic()
+        await ws.send(json.dumps({"id": 7, "method": "Runtime.enable"}))
+        times, reply = [], {}
+        while True:
+            msg = json.loads(await ws.recv())
+            if "id" in msg:
+                reply = msg
+                break
+            times.append(time.monotonic() - began)
+        return times, reply
+
+
+@pytest.mark.parametrize("speed", [None, 1.0])
+async def test_events_come_at_recorded_pace_or_as_fast_as_possible(speed: float | None) -> None:
+    trace = Trace({"cdpnb_trace": 1}, _paced_messages())
+    async with replay(trace, speed=speed) as backend:
+        times, reply = await _event_times(backend.cdp_url)
+    assert reply == {"id": 7, "result": {}}  # the client's id, not the recorded one
+    assert len(times) == 3
+    if speed is None:
+        assert times[-1] < 0.15
+    else:
+        assert 0.35 < times[-1] < 1.0
+        assert min(b - a for a, b in itertools.pairwise(times)) > 0.15
+
+
+async def test_events_wait_for_the_command_that_preceded_them() -> None:
+    trace = Trace({"cdpnb_trace": 1}, _paced_messages())
+    async with replay(trace, stall_s=5) as backend, websockets.connect(backend.cdp_url) as ws:
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(ws.recv(), 0.3)  # nothing before the gate
+        await ws.send(json.dumps({"id": 1, "method": "Runtime.enable"}))
+        first = json.loads(await asyncio.wait_for(ws.recv(), 2))
+        assert first["method"] == "Runtime.consoleAPICalled"
+
+
+async def test_each_recorded_connection_plays_on_its_own_socket() -> None:
+    messages = [
+        Note("cdpnb.connected", {}, None, 0.0, 0.0),
+        Event("Inspector.one", {}, None, 0.0, 0.1),
+        Note("cdpnb.disconnected", {"reason": "dropped"}, None, 0.0, 0.2),
+        Note("cdpnb.connected", {}, None, 0.0, 0.3),
+        Event("Inspector.two", {}, None, 0.0, 0.4),
+    ]
+    assert [len(s) for s in ReplayScript.connections(messages)] == [1, 1]
+    async with replay(Trace({"cdpnb_trace": 1}, messages)) as backend:
+        async with websockets.connect(backend.cdp_url) as ws:
+            assert json.loads(await ws.recv())["method"] == "Inspector.one"
+            with pytest.raises(websockets.ConnectionClosed):
+                await asyncio.wait_for(ws.recv(), 2)  # lost where the recording lost it
+            assert ws.close_code == 1011
+        async with websockets.connect(backend.cdp_url) as ws:
+            assert json.loads(await ws.recv())["method"] == "Inspector.two"
+
+
+def test_bad_arguments_name_themselves(tmp_path: Path) -> None:
+    with pytest.raises(TypeError, match="takes a Trace or a path"):
+        replay(42)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="speed must be None"):
+        replay(Trace({"cdpnb_trace": 1}, []), speed=0)
+    with pytest.raises(FileNotFoundError):
+        replay(tmp_path / "missing.jsonl")
