@@ -12,9 +12,10 @@ from typing import Any
 
 from cdpnb.errors import CDPError, CommandTimeout, ConnectionLost
 from cdpnb.protocol import Event, Message
+from cdpnb.supervisor.bridge import DialogBridge
 from cdpnb.supervisor.core import Core
 
-__all__ = ["AUTO_ATTACH", "ChildAttacher", "attach_page"]
+__all__ = ["AUTO_ATTACH", "METHOD_NOT_FOUND", "ChildAttacher", "attach_page"]
 
 log = logging.getLogger("cdpnb.supervisor")
 
@@ -25,9 +26,15 @@ AUTO_ATTACH: dict[str, Any] = {"autoAttach": True, "waitForDebuggerOnStart": Tru
 WEDGED_PAGE_TIMEOUT_S = 3.0
 #: Session types that have a Page domain and can host frames.
 FRAME_HOSTS = ("page", "iframe")
+#: JSON-RPC's "method not found": the endpoint lacks that domain or command.
+METHOD_NOT_FOUND = -32601
 
 
-async def _enable_frame_host(core: Core, session_id: str, *, lifecycle: bool) -> None:
+async def _enable_frame_host(core: Core, session_id: str, *, lifecycle: bool,
+                             bridge: DialogBridge | None) -> None:
+    if bridge is not None and bridge.enabled:
+        # Before anything can run in it: a child still waits for the debugger here.
+        await bridge.install(session_id)
     calls = [
         core.send("Page.enable", session_id=session_id),
         core.send("Runtime.enable", session_id=session_id),
@@ -41,25 +48,52 @@ async def _enable_frame_host(core: Core, session_id: str, *, lifecycle: bool) ->
     await core.send("Page.getFrameTree", session_id=session_id)
 
 
-async def _attach(core: Core, target_id: str, setup_timeout: float | None) -> None:
+async def _attach(core: Core, target_id: str, setup_timeout: float | None,
+                  bridge: DialogBridge | None) -> None:
     reply = await core.send("Target.attachToTarget", {"targetId": target_id, "flatten": True})
     session_id = reply["sessionId"]
     core.note("cdpnb.pageTarget", {"target_id": target_id, "session_id": session_id})
-    await asyncio.wait_for(_enable_frame_host(core, session_id, lifecycle=True), setup_timeout)
+    await asyncio.wait_for(_enable_frame_host(core, session_id, lifecycle=True, bridge=bridge),
+                           setup_timeout)
 
 
-async def attach_page(core: Core, reuse_target_id: str | None = None) -> None:
+async def attach_page(core: Core, reuse_target_id: str | None = None,
+                      bridge: DialogBridge | None = None) -> None:
     """Create (or re-attach to) the supervisor's own page target and set it up."""
+    if bridge is not None:
+        bridge.forget_sessions()
     if reuse_target_id is not None:
         targets = (await core.send("Target.getTargets")).get("targetInfos", [])
         if any(t.get("targetId") == reuse_target_id for t in targets):
             try:
-                await _attach(core, reuse_target_id, WEDGED_PAGE_TIMEOUT_S)
+                await _attach(core, reuse_target_id, WEDGED_PAGE_TIMEOUT_S, bridge)
                 return
             except TimeoutError:
                 await _replace_wedged_page(core, reuse_target_id)
-    target_id = (await core.send("Target.createTarget", {"url": "about:blank"}))["targetId"]
-    await _attach(core, target_id, None)
+    try:
+        created = await core.send("Target.createTarget", {"url": "about:blank"})
+    except CDPError as exc:
+        if exc.code != METHOD_NOT_FOUND:
+            raise
+        # A target-level endpoint (Node's inspector, a page's own WebSocket): the
+        # connection itself is the page, with whatever domains it has.
+        await _attach_direct(core, exc)
+        return
+    await _attach(core, created["targetId"], None, bridge)
+
+
+async def _attach_direct(core: Core, why: CDPError) -> None:
+    core.note("cdpnb.directTarget", {"reason": str(why)})
+    await core.send("Runtime.enable")
+    optional = [("Page.enable", {}), ("Page.setLifecycleEventsEnabled", {"enabled": True}),
+                ("Target.setAutoAttach", AUTO_ATTACH), ("Page.getFrameTree", {})]
+    for method, params in optional:
+        try:
+            await core.send(method, params)
+        except CDPError as exc:
+            if exc.code != METHOD_NOT_FOUND:
+                raise
+            core.unsupported[method] = f"{exc.code} {exc.message}"
 
 
 async def _replace_wedged_page(core: Core, target_id: str) -> None:
@@ -78,8 +112,9 @@ async def _replace_wedged_page(core: Core, target_id: str) -> None:
 class ChildAttacher:
     """Sets up each auto-attached child off the reader, then lets it run."""
 
-    def __init__(self, core: Core) -> None:
+    def __init__(self, core: Core, bridge: DialogBridge | None = None) -> None:
         self.core = core
+        self.bridge = bridge
 
     def __call__(self, message: Message) -> None:
         if type(message) is not Event or message.method != "Target.attachedToTarget":
@@ -102,7 +137,7 @@ class ChildAttacher:
         core = self.core
         try:
             if kind in FRAME_HOSTS:
-                await _enable_frame_host(core, session_id, lifecycle=False)
+                await _enable_frame_host(core, session_id, lifecycle=False, bridge=self.bridge)
             core.stats["children-set-up"] += 1
         except (CDPError, CommandTimeout) as exc:
             # The child may have gone already (iframe removed mid-setup).

@@ -45,6 +45,8 @@ class Core:
         self.stats: Counter[str] = Counter()
         self.stopping = False
         self.last_disconnect_reason: str | None = None
+        #: Commands the endpoint said it does not have (method -> its error).
+        self.unsupported: dict[str, str] = {}
         self._conn = CDPConnection()
         self._transport: WebSocketTransport | None = None
         self._reader: asyncio.Task[None] | None = None

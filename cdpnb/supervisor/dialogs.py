@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from cdpnb.errors import (
@@ -17,6 +18,7 @@ from cdpnb.errors import (
 )
 from cdpnb.protocol import Event, Message, Note
 from cdpnb.state import DialogRecord, PendingDialog
+from cdpnb.supervisor.bridge import DialogBridge
 from cdpnb.supervisor.core import Core
 from cdpnb.supervisor.options import Policy, check_timeout
 
@@ -25,16 +27,22 @@ __all__ = ["ACTIONS", "DialogControl"]
 log = logging.getLogger("cdpnb.supervisor")
 
 ACTIONS = ("accept", "dismiss")
+#: A native dialog closed by someone else this fast was not closed by a person.
+FAST_REMOTE_MS = 50.0
 OPENINGS = ("Page.javascriptDialogOpening", "cdpnb.bridgeDialogOpening")
 
 
 class DialogControl:
-    def __init__(self, core: Core, policy: Policy, dialog_timeout_s: float) -> None:
+    def __init__(self, core: Core, policy: Policy, dialog_timeout_s: float,
+                 bridge: DialogBridge | None = None) -> None:
         self.core = core
+        self.bridge = bridge
         self.policy = policy
         self.dialog_timeout_s = dialog_timeout_s
         self._watchdogs: dict[str, asyncio.TimerHandle] = {}
         self._opened: list[asyncio.Future[PendingDialog]] = []
+        #: Called once per fast remote close of a native dialog (an auto-dismisser).
+        self.on_fast_remote: Callable[[DialogRecord], None] | None = None
 
     # -- reacting to the stream (called by Core.apply, must not block) --------------
 
@@ -46,6 +54,19 @@ class DialogControl:
             elif message.method in ("Page.javascriptDialogClosed", "cdpnb.dialogAnswered",
                                     "cdpnb.disconnected", "cdpnb.connected"):
                 self._forget_closed()
+                if message.method == "Page.javascriptDialogClosed":
+                    self._check_fast_remote()
+
+    def _check_fast_remote(self) -> None:
+        recent = self.core.state.recent_dialogs
+        if not recent:
+            return
+        last = recent[-1]
+        if last.closed_by != "remote" or last.via != "native" or last.open_ms > FAST_REMOTE_MS:
+            return
+        self.core.stats["fast-remote-dismissals"] += 1
+        if self.on_fast_remote is not None:
+            self.on_fast_remote(last)
 
     def _on_opened(self) -> None:
         pending = self.core.state.pending_dialogs
@@ -171,7 +192,11 @@ class DialogControl:
         if prompt_text is not None:
             params["promptText"] = prompt_text
         try:
-            await core.send("Page.handleJavaScriptDialog", params, session_id=dialog.session_id)
+            if dialog.via == "bridge" and self.bridge is not None:
+                await self.bridge.fulfil(dialog, accept, prompt_text)
+            else:
+                await core.send("Page.handleJavaScriptDialog", params,
+                                session_id=dialog.session_id)
         except CDPError as exc:
             core.note("cdpnb.dialogAnswered", {"dialog_id": dialog.id, "ok": False,
                                                "error": exc.message}, dialog.session_id)

@@ -31,6 +31,8 @@ class SupervisorOptions:
     connect_timeout_s: float = 10.0
     reconnect_attempts: int = 3
     reconnect_backoff_s: float = 0.25
+    bridge: bool | Literal["auto"] = "auto"
+    bypass_csp: bool = False
 
     def __post_init__(self) -> None:
         if self.policy not in POLICIES:
@@ -39,6 +41,10 @@ class SupervisorOptions:
         check_timeout("command_timeout_s", self.command_timeout_s)
         check_timeout("connect_timeout_s", self.connect_timeout_s)
         check_timeout("reconnect_backoff_s", self.reconnect_backoff_s)
+        if self.bridge not in (True, False, "auto"):
+            raise ValueError(f"bridge must be True, False or 'auto', got {self.bridge!r}")
+        if not isinstance(self.bypass_csp, bool):
+            raise TypeError(f"bypass_csp must be True or False, got {self.bypass_csp!r}")
         attempts = self.reconnect_attempts
         if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 0:
             raise ValueError(f"reconnect_attempts must be an int >= 0, got {attempts!r}")

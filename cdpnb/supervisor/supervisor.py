@@ -7,7 +7,7 @@ import contextlib
 import logging
 import os
 from collections.abc import Coroutine, Iterable
-from typing import Any, Protocol, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
 from cdpnb.errors import (
     CDPError,
@@ -24,6 +24,7 @@ from cdpnb.protocol import Event, Message
 from cdpnb.state import BrowserState, DialogRecord, FrameTree, PendingDialog, Snapshot
 from cdpnb.state.snapshot import build_frame_tree, snapshot_of
 from cdpnb.supervisor.attach import ChildAttacher, attach_page
+from cdpnb.supervisor.bridge import DialogBridge
 from cdpnb.supervisor.core import Core
 from cdpnb.supervisor.dialogs import DialogControl
 from cdpnb.supervisor.engine import engine
@@ -53,6 +54,9 @@ def _cdpnb_version() -> str:
     return cdpnb.__version__
 
 
+#: Backend kinds known to close native dialogs themselves: "auto" bridges them.
+AUTO_DISMISSING_KINDS = frozenset({"chromium+playwright"})
+
 #: How long evaluate() waits for a just-committed frame's execution context.
 CONTEXT_GRACE_S = 2.0
 
@@ -72,10 +76,16 @@ class Supervisor:
                           connect_timeout_s=options.connect_timeout_s)
         self.recorder = recorder
         self._core.recorder = recorder
-        self._dialogs = DialogControl(self._core, options.policy, options.dialog_timeout_s)
-        self._children = ChildAttacher(self._core)
+        self._bridge = DialogBridge(self._core, bypass_csp=options.bypass_csp)
+        self._dialogs = DialogControl(self._core, options.policy, options.dialog_timeout_s,
+                                      self._bridge)
+        self._dialogs.on_fast_remote = self._on_fast_remote
+        self._children = ChildAttacher(self._core, self._bridge)
         self._core.subscribe(self._children)
         self._core.subscribe(self._dialogs)
+        self._core.subscribe(self._bridge)
+        #: Advice cdpnb has for this endpoint (e.g. "turn the bridge on"), newest last.
+        self.hints: list[str] = []
         self._core.on_lost = self._on_lost
         self._reconnecting: asyncio.Task[None] | None = None
         self._stopped = False
@@ -94,6 +104,8 @@ class Supervisor:
         command_timeout_s: float = 30.0,
         connect_timeout_s: float = 10.0,
         reconnect_attempts: int = 3,
+        bridge: bool | Literal["auto"] = "auto",
+        bypass_csp: bool = False,
         record: str | os.PathLike[str] | None = None,
         redact: bool | Iterable[str] = False,
         record_meta: dict[str, Any] | None = None,
@@ -101,6 +113,11 @@ class Supervisor:
         """Connect to ``url`` (``ws://…/devtools/browser/…``, ``http://host:port``, or a
         backend from ``cdpnb.launch``), create and attach the supervisor's own page,
         and start supervising.
+
+        ``bridge`` answers alert/confirm/prompt over intercepted XHR instead of
+        natively (for endpoints that auto-dismiss native dialogs); ``"auto"`` turns it
+        on for such backends, and as soon as a native dialog is closed by someone else
+        within milliseconds. ``bypass_csp`` lets it work on pages whose CSP blocks it.
 
         ``record=path`` writes every message to a JSONL trace (``.jsonl.gz`` for
         gzip); ``redact`` hides prompt answers, typed text and URL credentials in
@@ -119,6 +136,8 @@ class Supervisor:
             command_timeout_s=command_timeout_s,
             connect_timeout_s=connect_timeout_s,
             reconnect_attempts=reconnect_attempts,
+            bridge=bridge,
+            bypass_csp=bypass_csp,
         )
         recorder = None
         if record is not None:
@@ -130,17 +149,19 @@ class Supervisor:
         elif redact:
             raise ValueError("redact= applies to a recording; pass record=path as well")
         supervisor = cls(url, options, recorder)
+        kind = (backend or {}).get("kind")
+        supervisor._bridge.enabled = options.bridge is True or (
+            options.bridge == "auto" and kind in AUTO_DISMISSING_KINDS)
         await engine.run(supervisor._start())
         return supervisor
 
     async def _start(self) -> None:
         try:
             await self._core.connect()
-            with contextlib.suppress(CDPError, CommandTimeout):
+            with contextlib.suppress(CDPError):
                 # What the browser is, in the trace; Node and some proxies lack it.
-                self.browser_version = await self._core.send("Browser.getVersion",
-                                                             timeout=5.0)
-            await attach_page(self._core)
+                self.browser_version = await self._core.send("Browser.getVersion")
+            await attach_page(self._core, bridge=self._bridge)
         except BaseException:
             self._stopped = True
             await self._core.close()
@@ -176,6 +197,22 @@ class Supervisor:
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
 
+    def _on_fast_remote(self, record: DialogRecord) -> None:
+        hint = (f"{record.id} ({record.type}) was closed by someone else {record.open_ms:.1f} ms "
+                f"after it opened: a client on {redact_url(self.url)} auto-dismisses native "
+                "dialogs (Playwright with no dialog handler, a cloud CDP proxy).")
+        if self._bridge.enabled:
+            return
+        if self.options.bridge == "auto":
+            hint += " The dialog bridge is now on; dialogs from here on are answered through it."
+            self._core.note("cdpnb.bridgeEnabled", {"reason": "fast-remote-dismissal"})
+            self._core.spawn(self._bridge.install_everywhere(), name="cdpnb-bridge-on")
+        else:
+            hint += " Start the supervisor with bridge=True to answer them yourself."
+        if hint not in self.hints:
+            self.hints.append(hint)
+            log.warning("cdpnb: %s", hint)
+
     def _on_lost(self, reason: str) -> None:
         self._dialogs.cancel_all()
         if self._stopped or self.options.reconnect_attempts == 0:
@@ -191,7 +228,7 @@ class Supervisor:
                 return
             try:
                 await core.connect()
-                await attach_page(core, reuse_target_id=target_id)
+                await attach_page(core, reuse_target_id=target_id, bridge=self._bridge)
             except (EndpointError, CDPError, CommandTimeout, ConnectionLost) as exc:
                 log.info("cdpnb: reconnect %d to %s failed: %s", attempt + 1,
                          redact_url(self.url), exc)
@@ -247,6 +284,16 @@ class Supervisor:
     @property
     def page_session_id(self) -> str | None:
         return self._core.state.page_session_id
+
+    @property
+    def bridge_enabled(self) -> bool:
+        """Whether alert/confirm/prompt are answered through the dialog bridge."""
+        return self._bridge.enabled
+
+    @property
+    def unsupported(self) -> dict[str, str]:
+        """Commands this endpoint lacks (e.g. ``Page.enable`` on Node), with its error."""
+        return dict(self._core.unsupported)
 
     @property
     def policy(self) -> Policy:

@@ -252,6 +252,9 @@ def _redact_params(method: str, params: dict[str, Any], kinds: Collection[str]) 
         elif (method in ("cdpnb.dialogAnswering", "cdpnb.dialogAnswered")
               and out.get("prompt_text") is not None):
             out = {**out, "prompt_text": REDACTED}
+        elif method == "Fetch.fulfillRequest" and out.get("body"):
+            # The dialog bridge's answers travel as response bodies.
+            out = {**out, "body": REDACTED}
     if "typed_text" in kinds and (method == "Input.insertText" or
                                   method == "Input.dispatchKeyEvent" or
                                   method == "Input.imeSetComposition"):
