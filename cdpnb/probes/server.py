@@ -30,6 +30,16 @@ PAGES: dict[str, str] = {
 <p>leaving asks first</p>
 <script>addEventListener('beforeunload', e => { e.preventDefault(); e.returnValue = ''; });</script>
 </body>""",
+    # A strict connect-src (as many real sites have) blocks the dialog bridge's XHR.
+    "/csp": """<!doctype html><title>strict csp</title><body><p>connect-src 'self'</p>
+<iframe id=oopif src="{B}/child"></iframe></body>""",
+    # No allow-modals: the browser blocks native dialogs in this frame.
+    "/sandboxed": """<!doctype html><title>sandboxed</title><body>
+<iframe id=sandboxed sandbox="allow-scripts" src="{B}/child"></iframe></body>""",
+}
+
+HEADERS: dict[str, dict[str, str]] = {
+    "/csp": {"Content-Security-Policy": "connect-src 'self'"},
 }
 
 Handler = Callable[[str, dict[str, list[str]]], tuple[int, str, str]]
@@ -63,6 +73,7 @@ class ScenarioServer:
 
     def __init__(self) -> None:
         self.pages: dict[str, str] = dict(PAGES)
+        self.headers: dict[str, dict[str, str]] = {k: dict(v) for k, v in HEADERS.items()}
         self.requests: list[tuple[str, str]] = []
         server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         server.daemon_threads = True
@@ -83,9 +94,12 @@ class ScenarioServer:
             raise ValueError(f"site must be 'a' (127.0.0.1) or 'b' (localhost), got {site!r}")
         return (self.site_a if site == "a" else self.site_b) + path
 
-    def add(self, path: str, page: str) -> str:
-        """Serve ``page`` (a template) at ``path``; returns its URL on site a."""
+    def add(self, path: str, page: str, headers: dict[str, str] | None = None) -> str:
+        """Serve ``page`` (a template) at ``path``, with extra response ``headers``;
+        returns its URL on site a."""
         self.pages[path] = page
+        if headers:
+            self.headers[path] = dict(headers)
         return self.url(path)
 
     def render(self, path: str, host: str, query: dict[str, list[str]]) -> str | None:
@@ -115,6 +129,8 @@ class ScenarioServer:
                 self.send_header("Content-Type", "text/html; charset=utf-8")
                 self.send_header("Content-Length", str(len(data)))
                 self.send_header("Cache-Control", "no-store")
+                for name, value in owner.headers.get(parts.path, {}).items():
+                    self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(data)
 
