@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-import atexit
 import os
 import shutil
-import subprocess
-import tempfile
-import threading
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from cdpnb.errors import BrowserNotFound, BrowserStartError
+from cdpnb.backends.process import LocalProcess, chosen_binary, spawn
+from cdpnb.backends.process import _live as _live  # where tests find leftover browsers
+from cdpnb.errors import BrowserNotFound
 
 __all__ = ["CHROMIUM_FLAGS", "KINDS", "BrowserProcess", "find_executable"]
 
@@ -50,9 +46,6 @@ KINDS: dict[str, _Kind] = {
                             "chromium-headless-shell"),
 }
 
-_live: dict[int, BrowserProcess] = {}
-_live_lock = threading.Lock()
-
 
 def find_executable(kind: str, executable: str | os.PathLike[str] | None = None) -> str:
     """The binary to run for ``kind``: ``executable``, ``$CDPNB_CHROMIUM``, or the
@@ -60,14 +53,9 @@ def find_executable(kind: str, executable: str | os.PathLike[str] | None = None)
     if kind not in KINDS:
         raise ValueError(f"unknown browser kind {kind!r}; choose one of {', '.join(KINDS)}")
     spec = KINDS[kind]
-    chosen = executable if executable is not None else os.environ.get("CDPNB_CHROMIUM")
-    if chosen:
-        path = shutil.which(os.fspath(chosen))
-        if path is None:
-            source = "executable=" if executable is not None else "$CDPNB_CHROMIUM"
-            raise BrowserNotFound(f"{source} names {os.fspath(chosen)!r}, which is not an "
-                                  "executable file")
-        return path
+    chosen = chosen_binary(executable, "CDPNB_CHROMIUM")
+    if chosen is not None:
+        return chosen
     for candidate in spec.candidates:
         path = shutil.which(candidate)
         if path is not None:
@@ -77,29 +65,11 @@ def find_executable(kind: str, executable: str | os.PathLike[str] | None = None)
         f"`apt-get install {spec.package}`, or pass executable= / set CDPNB_CHROMIUM")
 
 
-@dataclass
-class BrowserProcess:
+@dataclass(kw_only=True)
+class BrowserProcess(LocalProcess):
     """A running browser that cdpnb started; ``close()`` ends it by its own pid."""
 
-    kind: str
-    executable: str
-    process: subprocess.Popen[bytes]
-    workdir: Path
     user_data_dir: Path
-    cdp_url: str
-    http_url: str
-    port: int
-    args: tuple[str, ...]
-    started_in_s: float
-    version_info: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def pid(self) -> int:
-        return self.process.pid
-
-    @property
-    def version(self) -> str:
-        return str(self.version_info.get("Browser", ""))
 
     @classmethod
     def start(
@@ -110,91 +80,25 @@ class BrowserProcess:
         timeout: float = 20.0,
     ) -> BrowserProcess:
         binary = find_executable(kind, executable)
-        # One fresh directory per launch: the profile, and the browser's stderr in a
-        # file (a pipe nobody reads would fill up and stall the browser).
-        workdir = Path(tempfile.mkdtemp(prefix=f"cdpnb-{kind}-"))
-        user_data_dir = workdir / "profile"
-        user_data_dir.mkdir()
-        log_path = workdir / "browser.log"
-        args = (binary, *CHROMIUM_FLAGS, f"--user-data-dir={user_data_dir}", *extra_args,
-                "about:blank")
-        began = time.monotonic()
-        try:
-            with open(log_path, "wb") as log_file:
-                process = subprocess.Popen(
-                    args, stdin=subprocess.DEVNULL, stdout=log_file, stderr=log_file,
-                    start_new_session=True,
-                )
-        except OSError as exc:
-            shutil.rmtree(workdir, ignore_errors=True)
-            raise BrowserStartError(f"cannot run {binary}: {exc}") from exc
-        try:
-            port, path = _wait_for_port_file(process, user_data_dir, log_path, timeout, binary)
-        except BaseException:
-            _end(process)
-            shutil.rmtree(workdir, ignore_errors=True)
-            raise
-        browser = cls(
-            kind=kind,
-            executable=binary,
-            process=process,
-            workdir=workdir,
-            user_data_dir=user_data_dir,
-            cdp_url=f"ws://127.0.0.1:{port}{path}",
-            http_url=f"http://127.0.0.1:{port}",
-            port=port,
-            args=args,
-            started_in_s=time.monotonic() - began,
-        )
-        with _live_lock:
-            _live[process.pid] = browser
-        return browser
 
-    def close(self) -> None:
-        """End the browser by its pid and remove its profile directory. Idempotent."""
-        with _live_lock:
-            _live.pop(self.process.pid, None)
-        _end(self.process)
-        shutil.rmtree(self.workdir, ignore_errors=True)
+        # One fresh directory per launch holds the profile (and the browser's log).
+        def build_args(workdir: Path) -> tuple[str, ...]:
+            (workdir / "profile").mkdir()
+            return (binary, *CHROMIUM_FLAGS, f"--user-data-dir={workdir / 'profile'}",
+                    *extra_args, "about:blank")
 
-    @property
-    def running(self) -> bool:
-        return self.process.poll() is None
+        def port_and_path(log_path: Path) -> tuple[int, str] | None:
+            # Port 0 lets the browser choose; it writes what it chose to this file.
+            try:
+                text = (log_path.parent / "profile" / "DevToolsActivePort").read_text()
+            except FileNotFoundError:
+                return None
+            port, *rest = text.splitlines() or [""]
+            return (int(port), rest[0].strip()) if rest and port.strip().isdigit() else None
 
-
-def _wait_for_port_file(process: subprocess.Popen[bytes], user_data_dir: Path, log_path: Path,
-                        timeout: float, binary: str) -> tuple[int, str]:
-    port_file = user_data_dir / "DevToolsActivePort"
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            err = log_path.read_bytes().decode(errors="replace")[-800:]
-            raise BrowserStartError(f"{binary} exited with code {process.returncode} before "
-                                    f"opening DevTools:\n{err}")
-        try:
-            lines = port_file.read_text().splitlines()
-        except FileNotFoundError:
-            lines = []
-        if len(lines) >= 2 and lines[0].strip().isdigit():
-            return int(lines[0]), lines[1].strip()
-        time.sleep(0.01)
-    raise BrowserStartError(f"{binary} did not write {port_file} within {timeout:g} s")
-
-
-def _end(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(3.0)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(3.0)
-
-
-@atexit.register
-def _end_all_at_exit() -> None:
-    with _live_lock:
-        browsers = list(_live.values())
-    for browser in browsers:
-        browser.close()
-
+        started = spawn(kind, binary, build_args, port_and_path,
+                        "profile/DevToolsActivePort", timeout)
+        port, path = started.ready
+        return cls.adopt(started, kind=kind, executable=binary, port=port,
+                         cdp_url=f"ws://127.0.0.1:{port}{path}",
+                         user_data_dir=started.workdir / "profile")

@@ -3,29 +3,79 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import importlib.util
 import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
-from cdpnb.backends.chromium import KINDS, BrowserProcess
+from cdpnb.backends.chromium import KINDS, BrowserProcess, find_executable
+from cdpnb.backends.node import NodeProcess, find_node
+from cdpnb.backends.playwright_attach import INSTALL_HINT, PlaywrightAttachment
+from cdpnb.backends.process import LocalProcess
+from cdpnb.errors import BrowserNotFound
 from cdpnb.transport import get_json
 
-__all__ = ["Backend", "launch"]
+__all__ = ["LAUNCHABLE", "Backend", "backend_available", "launch"]
+
+#: Every kind ``launch`` can start, in the order a probe would try them.
+LAUNCHABLE = ("chromium", "headless-shell", "chromium+playwright", "node")
+
+_WHAT = {
+    "chromium": "Debian Chromium, headless, DevTools on loopback",
+    "headless-shell": "Debian chromium-headless-shell, DevTools on loopback",
+    "chromium+playwright": "Debian Chromium with Playwright attached via connect_over_cdp and "
+                           "no dialog handler: Playwright auto-dismisses every native JS dialog "
+                           "on every page, also pages other clients create",
+    "node": "node --inspect: runtime-only, one target and no browser endpoint "
+            "(Runtime/Debugger/Profiler; Page.*, Target.*, Fetch.* answer -32601)",
+}
+
+T = TypeVar("T")
+
+
+@dataclass
+class _Started:
+    """What one launch started: the process, and Playwright when it rides along."""
+
+    kind: str
+    process: LocalProcess
+    started_in_s: float
+    attachment: PlaywrightAttachment | None = None
+
+    def close(self) -> None:
+        # Playwright lets go first, so it sees an orderly disconnect, not a dead browser.
+        try:
+            if self.attachment is not None:
+                self.attachment.close()
+        finally:
+            self.process.close()
 
 
 class Backend:
-    """A running backend: where to connect, and what it is."""
+    """A running backend: where to connect, what it is, and how it was started.
 
-    def __init__(self, browser: BrowserProcess) -> None:
-        self._browser = browser
+    Every kind has the same surface; ``cdp_url`` is the browser endpoint for the
+    Chromium kinds and the one target's endpoint for ``node``.
+    """
+
+    def __init__(self, started: _Started) -> None:
+        self._started = started
+        # The started process (a browser, or node); tests read its work dir and port.
+        self._browser = started.process
 
     @property
     def kind(self) -> str:
-        return self._browser.kind
+        return self._started.kind
 
     @property
     def cdp_url(self) -> str:
-        """The browser's WebSocket endpoint (``ws://127.0.0.1:PORT/devtools/browser/<id>``)."""
+        """``ws://127.0.0.1:PORT/devtools/browser/<id>``; node's: ``ws://127.0.0.1:PORT/<uuid>``."""
         return self._browser.cdp_url
 
     @property
@@ -34,7 +84,7 @@ class Backend:
 
     @property
     def version(self) -> str:
-        """``Browser`` from ``/json/version``, e.g. ``HeadlessChrome/156.0.8078.79``."""
+        """``Browser`` from ``/json/version``: ``Chrome/156.…``, ``node.js/v20.…``, …"""
         return self._browser.version
 
     @property
@@ -59,45 +109,154 @@ class Backend:
 
     @property
     def started_in_s(self) -> float:
-        return self._browser.started_in_s
+        """Seconds from the start until usable: endpoint up, ``/json/version`` read, and
+        for ``chromium+playwright`` Playwright attached."""
+        return self._started.started_in_s
 
     def describe(self) -> dict[str, Any]:
         """What this backend is and how it was started (for matrices and traces)."""
-        return {"kind": self.kind, "version": self.version, "executable": self.executable,
-                "args": list(self.args), "cdp_url": self.cdp_url,
-                "started_in_s": round(self.started_in_s, 4)}
+        info: dict[str, Any] = {
+            "kind": self.kind, "what": _WHAT[self.kind], "version": self.version,
+            "executable": self.executable, "args": list(self.args), "cdp_url": self.cdp_url,
+            "started_in_s": round(self.started_in_s, 4),
+        }
+        if self.kind == "node":
+            info["runtime_only"] = True
+        attachment = self._started.attachment
+        if attachment is not None:
+            info["playwright"] = {"version": attachment.version,
+                                  "attached_via": "chromium.connect_over_cdp",
+                                  "dialog_handler": None}
+        return info
 
     def close(self) -> None:
-        """End the browser by its pid and remove its temporary directory."""
-        self._browser.close()
+        """End the backend by its pid (Playwright first) and remove its temporary directory."""
+        self._started.close()
 
     def __repr__(self) -> str:
+        # No URL here: a repr lands in logs and tracebacks; the kind and pid say enough.
         state = "running" if self.running else "ended"
         return f"<Backend {self.kind} {self.version or '?'} pid={self.pid} {state}>"
 
 
-def _start(kind: str, executable: str | os.PathLike[str] | None, args: tuple[str, ...],
-           timeout: float) -> BrowserProcess:
-    """Start the browser and read what it is; blocking, so async callers use a thread."""
-    browser = BrowserProcess.start(kind, executable, args, timeout)
+def backend_available(kind: str) -> str | None:
+    """None when ``kind`` can be launched here, else why not, e.g.
+    ``"not installed: apt-get install nodejs"``. Unknown kinds raise ValueError."""
+    _check_kind(kind)
+    if kind == "node":
+        return _missing(find_node, "CDPNB_NODE", "apt-get install nodejs")
+    browser = "chromium" if kind == "chromium+playwright" else kind
+    reason = _missing(partial(find_executable, browser), "CDPNB_CHROMIUM",
+                      f"apt-get install {KINDS[browser].package}")
+    if reason is None and kind == "chromium+playwright" and \
+            importlib.util.find_spec("playwright") is None:
+        reason = f"not installed: {INSTALL_HINT}"
+    return reason
+
+
+def _missing(find: Callable[[], str], env_var: str, install: str) -> str | None:
     try:
-        browser.version_info = get_json(browser.http_url + "/json/version")
+        find()
+    except BrowserNotFound as exc:
+        # A wrong override is a different problem from a missing package: say which.
+        return str(exc) if os.environ.get(env_var) else f"not installed: {install}"
+    return None
+
+
+def _check_kind(kind: str) -> None:
+    if kind not in LAUNCHABLE:
+        raise ValueError(f"unknown backend kind {kind!r}; choose one of {', '.join(LAUNCHABLE)}")
+
+
+def _start(kind: str, executable: str | os.PathLike[str] | None, args: tuple[str, ...],
+           timeout: float) -> _Started:
+    """Start the backend and read what it is; blocking, so async callers use a thread."""
+    began = time.monotonic()
+    attachment = None
+    process: LocalProcess | None = None
+    try:
+        if kind == "node":
+            process = NodeProcess.start(executable, args, timeout)
+        elif kind == "chromium+playwright":
+            find_executable("chromium", executable)  # a missing browser fails before the driver
+            # Playwright's driver boots while Chromium starts: ~0.6 s each on their own.
+            attachment = PlaywrightAttachment(timeout)
+            process = BrowserProcess.start("chromium", executable, args, timeout)
+        else:
+            process = BrowserProcess.start(kind, executable, args, timeout)
+        process.version_info = get_json(process.http_url + "/json/version")
+        if attachment is not None:
+            attachment.connect(process.http_url)
     except BaseException:
-        browser.close()
+        if attachment is not None:
+            attachment.close()
+        if process is not None:
+            process.close()
         raise
-    return browser
+    return _Started(kind, process, time.monotonic() - began, attachment)
 
 
-def _close_when_started(starting: asyncio.Future[BrowserProcess]) -> None:
-    if not starting.cancelled() and starting.exception() is None:
-        starting.result().close()
+async def _off_loop(work: Callable[[], T], orphan: Callable[[T], None], name: str) -> T:
+    """Run blocking ``work`` in a thread of its own and await what it returns.
+
+    Not ``asyncio.to_thread``: its executor keeps worker threads alive after the call,
+    and a launch should leave no thread behind. If the awaiting task is cancelled (an
+    interrupted cell, an expired ``wait_for``) the thread carries on, and hands what it
+    returns to ``orphan`` to be closed rather than leaked; it does so itself, so the
+    cleanup needs nothing from the caller's loop, which may be blocked or closed by
+    then. The thread is not a daemon: at interpreter exit Python waits for a start to
+    finish, and then the atexit handlers end what it started.
+    """
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[T] = loop.create_future()
+    lock = threading.Lock()
+    abandoned = False
+
+    def deliver(value: T) -> None:  # on the loop
+        # Cancelled after the thread looked, before this ran: close it in a thread
+        # of its own rather than block the loop.
+        if done.cancelled():
+            threading.Thread(target=orphan, args=(value,), name=f"{name}-orphan").start()
+        else:
+            done.set_result(value)
+
+    def fail(exc: BaseException) -> None:  # on the loop
+        if not done.cancelled():
+            done.set_exception(exc)
+
+    def run() -> None:
+        try:
+            value = work()
+        except BaseException as exc:
+            # RuntimeError: the loop closed meanwhile, and nobody is waiting any more.
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(fail, exc)
+            return
+        with lock:
+            wanted = not abandoned
+        if wanted:
+            try:
+                loop.call_soon_threadsafe(deliver, value)
+                return
+            except RuntimeError:
+                pass
+        orphan(value)
+
+    threading.Thread(target=run, name=name).start()
+    try:
+        return await done
+    except asyncio.CancelledError:
+        with lock:
+            abandoned = True
+        raise
 
 
 class launch:
-    """Start a browser backend; end it when the block exits, also on error.
+    """Start a backend; end it when the block exits, also on error or cancellation.
 
-    ``kind`` is ``"chromium"`` or ``"headless-shell"``; ``executable=`` (or
-    ``$CDPNB_CHROMIUM``) overrides the binary; ``args`` adds browser flags.
+    ``kind`` is one of :data:`LAUNCHABLE`: ``"chromium"``, ``"headless-shell"``,
+    ``"chromium+playwright"`` or ``"node"``. ``executable=`` overrides the binary (else
+    ``$CDPNB_CHROMIUM``, or ``$CDPNB_NODE`` for node); ``args`` adds command-line flags.
     """
 
     def __init__(
@@ -108,8 +267,7 @@ class launch:
         args: tuple[str, ...] | list[str] = (),
         timeout: float = 20.0,
     ) -> None:
-        if kind not in KINDS:
-            raise ValueError(f"unknown backend kind {kind!r}; choose one of {', '.join(KINDS)}")
+        _check_kind(kind)
         if isinstance(args, str) or not all(isinstance(a, str) for a in args):
             raise TypeError(f"args must be a list of flag strings, got {args!r}")
         self.kind = kind
@@ -119,8 +277,7 @@ class launch:
         self.backend: Backend | None = None
 
     def start_blocking(self) -> Backend:
-        browser = _start(self.kind, self.executable, self.args, self.timeout)
-        self.backend = Backend(browser)
+        self.backend = Backend(_start(self.kind, self.executable, self.args, self.timeout))
         return self.backend
 
     def close_blocking(self) -> None:
@@ -128,21 +285,15 @@ class launch:
             self.backend.close()
 
     async def __aenter__(self) -> Backend:
-        starting = asyncio.ensure_future(asyncio.to_thread(
-            _start, self.kind, self.executable, self.args, self.timeout))
-        try:
-            browser = await asyncio.shield(starting)
-        except asyncio.CancelledError:
-            # The thread goes on starting the browser; end it once it is up, so an
-            # interrupted cell or an expired wait_for leaves nothing running.
-            starting.add_done_callback(_close_when_started)
-            raise
-        self.backend = Backend(browser)
+        started = await _off_loop(
+            partial(_start, self.kind, self.executable, self.args, self.timeout),
+            _Started.close, f"cdpnb-launch-{self.kind}")
+        self.backend = Backend(started)
         return self.backend
 
     async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                         tb: TracebackType | None) -> None:
-        await asyncio.to_thread(self.close_blocking)
+        await _off_loop(self.close_blocking, lambda _: None, f"cdpnb-close-{self.kind}")
 
     def __enter__(self) -> Backend:
         return self.start_blocking()
