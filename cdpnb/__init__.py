@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from cdpnb.probes import ProbeResult, probe
     from cdpnb.supervisor import Supervisor
     from cdpnb.supervisor.registry import registry
+    from cdpnb.trace import Trace, compare
 
 # The I/O layers load on first use, so `import cdpnb.protocol` (or cdpnb.state) stays
 # free of asyncio and websockets, as the layering promises.
@@ -41,6 +42,8 @@ _LAZY = {
     "registry": ("cdpnb.supervisor.registry", "registry"),
     "probe": ("cdpnb.probes", "probe"),
     "ProbeResult": ("cdpnb.probes", "ProbeResult"),
+    "Trace": ("cdpnb.trace", "Trace"),
+    "compare": ("cdpnb.trace", "compare"),
 }
 
 
@@ -85,10 +88,12 @@ __all__ = [
     "Snapshot",
     "Supervisor",
     "SupervisorStopped",
+    "Trace",
     "UnknownDialog",
     "UnknownFrame",
     "WaitTimeout",
     "__version__",
+    "compare",
     "launch",
     "probe",
     "registry",

@@ -1,0 +1,340 @@
+"""Trace throughput: record, load, fold through the reducers, build each DataFrame.
+
+Synthesises a realistic trace of ``--messages`` messages (default 1,000,000):
+navigations with lifecycle events, Network-like noise, console calls, evaluate
+commands with replies, frames coming and going, an OOPIF now and then, and a
+few dialogs answered the way the supervisor answers them. It is written with
+``cdpnb.trace.Recorder`` to a temporary file, then each step is measured in a
+forked child of a process that has loaded the trace once, so every step gets a
+fresh peak-memory reading (``ru_maxrss`` growth; a fork starts its own high-water
+mark). Prints a table and writes ``benchmarks/results/trace.json``.
+
+    python benchmarks/bench_trace.py --messages 200000
+
+Not a test: speed is measured here, never asserted (see benchmarks/README.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import platform
+import random
+import resource
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+import cdpnb
+from cdpnb.protocol import Command, ErrorReply, Event, Message, Note, Reply
+from cdpnb.trace import Recorder, Trace
+
+RESULTS = Path(__file__).resolve().parent / "results" / "trace.json"
+PAGE = "8E6B3C1A0F2D4E5B9C7A1D3F5E7B9A2C"
+MAIN = "F0A1B2C3D4E5F60718293A4B5C6D7E8F"
+
+
+class Synth:
+    """Emits protocol messages with advancing clocks and connection-wide command ids."""
+
+    def __init__(self, seed: int = 7) -> None:
+        self.rng = random.Random(seed)
+        self.wall = 1_790_000_000.0
+        self.mono = 1_000.0
+        self.next_id = 0
+        self.dialogs = 0
+
+    def _tick(self) -> tuple[float, float]:
+        dt = self.rng.expovariate(2000.0)  # ~0.5 ms between messages
+        self.wall += dt
+        self.mono += dt
+        return self.wall, self.mono
+
+    def event(self, method: str, params: dict[str, Any], session: str | None = PAGE) -> Event:
+        return Event(method, params, session, *self._tick())
+
+    def note(self, method: str, params: dict[str, Any], session: str | None = None) -> Note:
+        return Note(method, params, session, *self._tick())
+
+    def call(self, method: str, params: dict[str, Any], result: dict[str, Any],
+             session: str | None = PAGE, error: bool = False) -> Iterator[Message]:
+        self.next_id += 1
+        cmd = Command(self.next_id, method, params, session, *self._tick())
+        yield cmd
+        if error:
+            yield ErrorReply(cmd.id, method, -32000, "Cannot find context with specified id",
+                             None, session, params, *self._tick())
+        else:
+            yield Reply(cmd.id, method, result, session, params, *self._tick())
+
+    # -- scenes -------------------------------------------------------------------------
+
+    def start(self) -> Iterator[Message]:
+        yield self.note("cdpnb.connected", {"url": "ws://127.0.0.1:9222/devtools/browser/x"})
+        yield from self.call("Browser.getVersion", {}, {"product": "Chrome/156.0.8078.79",
+                                                        "protocolVersion": "1.3"}, None)
+        yield from self.call("Target.createTarget", {"url": "about:blank"},
+                             {"targetId": MAIN}, None)
+        yield self.event("Target.attachedToTarget", {
+            "sessionId": PAGE, "waitingForDebugger": False,
+            "targetInfo": {"targetId": MAIN, "type": "page", "url": "about:blank"}}, None)
+        yield self.note("cdpnb.pageTarget", {"target_id": MAIN, "session_id": PAGE})
+        for method in ("Page.enable", "Runtime.enable", "Page.setLifecycleEventsEnabled"):
+            yield from self.call(method, {}, {})
+
+    def request(self, n: int, url: str) -> Iterator[Message]:
+        rid = f"{self.rng.randrange(10**6)}.{n}"
+        headers = {"User-Agent": "Mozilla/5.0 (X11; Linux x86_64) Chrome/156", "Accept": "*/*",
+                   "Referer": url, "Accept-Language": "en-US,en;q=0.9"}
+        yield self.event("Network.requestWillBeSent", {
+            "requestId": rid, "loaderId": "L", "documentURL": url,
+            "request": {"url": f"{url}asset/{n}.js", "method": "GET", "headers": headers,
+                        "initialPriority": "High", "referrerPolicy": "no-referrer"},
+            "timestamp": self.mono, "wallTime": self.wall, "type": "Script",
+            "initiator": {"type": "parser", "url": url, "lineNumber": n}, "frameId": MAIN})
+        yield self.event("Network.responseReceived", {
+            "requestId": rid, "loaderId": "L", "timestamp": self.mono, "type": "Script",
+            "response": {"url": f"{url}asset/{n}.js", "status": 200, "statusText": "OK",
+                         "headers": {"Content-Type": "text/javascript", "Content-Length": "2048",
+                                     "Cache-Control": "max-age=3600"},
+                         "mimeType": "text/javascript", "connectionReused": True,
+                         "remoteIPAddress": "127.0.0.1", "remotePort": 8080,
+                         "encodedDataLength": 2300, "protocol": "http/1.1"},
+            "frameId": MAIN})
+        for _ in range(self.rng.randrange(1, 3)):
+            yield self.event("Network.dataReceived", {"requestId": rid, "timestamp": self.mono,
+                                                      "dataLength": 1024,
+                                                      "encodedDataLength": 1100})
+        yield self.event("Network.loadingFinished", {"requestId": rid, "timestamp": self.mono,
+                                                     "encodedDataLength": 2300})
+
+    def navigation(self, n: int) -> Iterator[Message]:
+        url = f"http://127.0.0.1:8080/page/{n}?q={self.rng.randrange(1000)}"
+        loader = f"LOADER{n:08d}"
+        yield from self.call("Page.navigate", {"url": url}, {"frameId": MAIN, "loaderId": loader})
+        yield self.event("Page.frameStartedLoading", {"frameId": MAIN})
+        yield self.event("Runtime.executionContextsCleared", {})
+        yield self.event("Page.frameNavigated", {"frame": {
+            "id": MAIN, "loaderId": loader, "url": url, "domainAndRegistry": "",
+            "securityOrigin": "http://127.0.0.1:8080", "mimeType": "text/html",
+            "adFrameStatus": {"adFrameType": "none"}, "secureContextType": "Secure",
+            "crossOriginIsolatedContextType": "NotIsolated", "gatedAPIFeatures": []},
+            "type": "Navigation"})
+        yield self.event("Runtime.executionContextCreated", {"context": {
+            "id": n * 3 + 1, "origin": "http://127.0.0.1:8080", "name": "",
+            "uniqueId": f"{n}.1", "auxData": {"isDefault": True, "type": "default",
+                                              "frameId": MAIN}}})
+        for name in ("init", "commit", "DOMContentLoaded", "load", "firstPaint",
+                     "firstContentfulPaint", "networkAlmostIdle", "networkIdle"):
+            yield self.event("Page.lifecycleEvent", {"frameId": MAIN, "loaderId": loader,
+                                                     "name": name, "timestamp": self.mono})
+        children = [f"CHILD{n:06d}{i}" for i in range(self.rng.randrange(0, 3))]
+        for child in children:
+            yield self.event("Page.frameAttached", {"frameId": child, "parentFrameId": MAIN})
+            yield self.event("Page.frameNavigated", {"frame": {
+                "id": child, "parentId": MAIN, "loaderId": f"{loader}c", "url": "about:srcdoc",
+                "securityOrigin": "://", "mimeType": "text/html"}, "type": "Navigation"})
+        for i in range(self.rng.randrange(10, 30)):
+            yield from self.request(i, url)
+        for i in range(self.rng.randrange(3, 12)):
+            level = self.rng.choices(["log", "info", "warning", "error", "debug"],
+                                     [60, 10, 15, 10, 5])[0]
+            yield self.event("Runtime.consoleAPICalled", {
+                "type": level, "args": [{"type": "string", "value": f"message {i} on {url}"},
+                                        {"type": "number", "value": i, "description": str(i)}],
+                "executionContextId": n * 3 + 1, "timestamp": self.wall * 1000,
+                "stackTrace": {"callFrames": [{"functionName": "f", "scriptId": "7",
+                                               "url": f"{url}asset/{i}.js",
+                                               "lineNumber": i, "columnNumber": 4}]}})
+        for i in range(self.rng.randrange(5, 20)):
+            yield from self.call("Runtime.evaluate",
+                                 {"expression": f"document.querySelectorAll('p').length + {i}",
+                                  "returnByValue": True, "awaitPromise": True},
+                                 {"result": {"type": "number", "value": i, "description": str(i)}},
+                                 error=self.rng.random() < 0.01)
+        if n % 40 == 7:
+            yield from self.dialog(url)
+        if n % 25 == 3:
+            yield from self.oopif(n)
+        if self.rng.random() < 0.05:
+            yield self.event("Runtime.exceptionThrown", {"timestamp": self.wall * 1000,
+                "exceptionDetails": {"exceptionId": n, "text": "Uncaught", "lineNumber": 1,
+                                     "columnNumber": 9, "url": url,
+                                     "exception": {"type": "object", "className": "Error",
+                                                   "description": "Error: boom\n    at f"}}})
+        for child in children:
+            yield self.event("Page.frameDetached", {"frameId": child, "reason": "remove"})
+
+    def dialog(self, url: str) -> Iterator[Message]:
+        self.dialogs += 1
+        did = f"d-{self.dialogs}"
+        kind = ("alert", "confirm", "prompt")[self.dialogs % 3]
+        yield self.event("Page.javascriptDialogOpening", {
+            "url": url, "frameId": MAIN, "message": f"{kind} number {self.dialogs}", "type": kind,
+            "hasBrowserHandler": True, "defaultPrompt": "d" if kind == "prompt" else ""})
+        text = "answer" if kind == "prompt" else None
+        yield self.note("cdpnb.dialogAnswering", {"dialog_id": did, "accept": True,
+                                                  "prompt_text": text, "closed_by": "agent"},
+                        PAGE)
+        params: dict[str, Any] = {"accept": True}
+        if text is not None:
+            params["promptText"] = text
+        replies = list(self.call("Page.handleJavaScriptDialog", params, {}))
+        yield replies[0]
+        yield self.event("Page.javascriptDialogClosed", {"frameId": MAIN, "result": True,
+                                                         "userInput": text or ""})
+        yield replies[1]
+        yield self.note("cdpnb.dialogAnswered", {"dialog_id": did, "ok": True}, PAGE)
+
+    def oopif(self, n: int) -> Iterator[Message]:
+        frame, child = f"OOPIF{n:027d}", f"SESSION{n:025d}"
+        yield self.event("Page.frameAttached", {"frameId": frame, "parentFrameId": MAIN})
+        yield self.event("Target.attachedToTarget", {
+            "sessionId": child, "waitingForDebugger": True,
+            "targetInfo": {"targetId": frame, "type": "iframe", "url": "", "attached": True}})
+        for method in ("Runtime.enable", "Page.enable", "Runtime.runIfWaitingForDebugger"):
+            yield from self.call(method, {}, {}, child)
+        yield self.event("Page.frameDetached", {"frameId": frame, "reason": "swap"})
+        yield self.event("Page.frameNavigated", {"frame": {
+            "id": frame, "parentId": MAIN, "loaderId": "LC", "url": "http://localhost:8080/child",
+            "securityOrigin": "http://localhost:8080", "mimeType": "text/html"}}, child)
+        yield self.event("Target.detachedFromTarget", {"sessionId": child, "targetId": frame})
+
+    def messages(self, count: int) -> Iterator[Message]:
+        emitted = 0
+        for message in self.start():
+            yield message
+            emitted += 1
+        n = 0
+        while emitted < count:
+            for message in self.navigation(n):
+                if emitted >= count:
+                    return
+                yield message
+                emitted += 1
+            n += 1
+
+
+# -- measuring -----------------------------------------------------------------------------
+
+
+def _maxrss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # KiB on Linux
+
+
+def _in_child(step: Callable[[], Any], conn: Any) -> None:
+    try:
+        before = _maxrss_mb()
+        start, cpu = time.perf_counter(), time.process_time()
+        result = step()
+        elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
+        rows = len(result) if hasattr(result, "__len__") else None
+        conn.send({"seconds": elapsed, "cpu_s": cpu, "peak_mb": _maxrss_mb() - before,
+                   "rows": rows})
+    except BaseException as exc:  # report, never hang the parent
+        conn.send({"error": f"{type(exc).__name__}: {exc}"})
+    finally:
+        conn.close()
+
+
+def measure(step: Callable[[], Any]) -> dict[str, Any]:
+    """Run ``step`` in a forked child (it sees everything this process has loaded)."""
+    ctx = multiprocessing.get_context("fork")
+    receive, send = ctx.Pipe(duplex=False)
+    child = ctx.Process(target=_in_child, args=(step, send))
+    child.start()
+    send.close()
+    result: dict[str, Any] = receive.recv()
+    child.join()
+    if "error" in result:
+        raise RuntimeError(result["error"])
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--messages", type=int, default=1_000_000,
+                        help="how many messages to synthesise (default 1,000,000)")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="where to write the JSON")
+    parser.add_argument("--keep", type=Path, default=None,
+                        help="keep the recorded trace at this path (default: a temp file)")
+    args = parser.parse_args(argv)
+    if args.messages < 10:
+        parser.error("--messages must be at least 10")
+
+    with tempfile.TemporaryDirectory(prefix="cdpnb-bench-") as tmp:
+        path = args.keep or Path(tmp) / "bench.jsonl"
+        synth = Synth()
+        recorder = Recorder(path, backend={"kind": "synthetic"})
+        start, cpu = time.perf_counter(), time.process_time()
+        for message in synth.messages(args.messages):
+            recorder(message)
+        recorder.close()
+        record_s, record_cpu = time.perf_counter() - start, time.process_time() - cpu
+        size_mb = path.stat().st_size / 1e6
+
+        steps: dict[str, dict[str, Any]] = {}
+        steps["record (Recorder)"] = {"seconds": record_s, "cpu_s": record_cpu,
+                                      "peak_mb": None, "rows": args.messages}
+        steps["Trace.load"] = measure(lambda: Trace.load(path))
+        trace = Trace.load(path)  # the children below share this copy
+        parquet = Path(tmp) / "bench.parquet"
+
+        def fold() -> Trace:
+            trace.final_state()
+            return trace
+
+        def write_parquet() -> Trace:
+            trace.to_parquet(parquet)
+            return trace
+
+        steps["fold (final_state)"] = measure(fold)
+        for table in ("events", "commands", "dialogs", "frames", "console"):
+            steps[f"{table}()"] = measure(getattr(trace, table))
+        steps["to_parquet"] = measure(write_parquet)
+        trace.to_parquet(parquet)
+        steps["from_parquet"] = measure(lambda: Trace.from_parquet(parquet))
+        parquet_mb = parquet.stat().st_size / 1e6
+
+    n = len(trace.records)
+    for step in steps.values():
+        step["messages_per_s"] = n / step["seconds"] if step["seconds"] else None
+    report = {
+        "benchmark": "trace",
+        "messages": n,
+        "jsonl_mb": round(size_mb, 1),
+        "parquet_mb": round(parquet_mb, 1),
+        "dialogs": synth.dialogs,
+        "cdpnb": cdpnb.__version__,
+        "python": platform.python_version(),
+        "pandas": pd.__version__,
+        "machine": f"{platform.machine()} {os.cpu_count()} cpus",
+        "load_average": os.getloadavg()[0],
+        "steps": {name: {k: (round(v, 4) if isinstance(v, float) else v)
+                         for k, v in step.items()} for name, step in steps.items()},
+    }
+    print(f"{n:,} messages, {size_mb:.0f} MB JSONL, {parquet_mb:.0f} MB Parquet, "
+          f"{synth.dialogs} dialogs")
+    print(f"(wall seconds and CPU seconds; load average {os.getloadavg()[0]:.1f} on "
+          f"{os.cpu_count()} cpus: wall time grows when other work shares them)")
+    print(f"{'step':<22}{'seconds':>9}{'cpu s':>8}{'msgs/s':>12}{'peak MB':>9}{'rows':>11}")
+    for name, step in steps.items():
+        peak = "" if step["peak_mb"] is None else f"{step['peak_mb']:.0f}"
+        rows = "" if step["rows"] is None else f"{step['rows']:,}"
+        print(f"{name:<22}{step['seconds']:>9.2f}{step['cpu_s']:>8.2f}"
+              f"{step['messages_per_s']:>12,.0f}{peak:>9}{rows:>11}")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,216 @@
+"""Several traces of the same experiment, side by side.
+
+``compare(a, b, c)`` lines up what each run did, by content rather than by ids
+(dialog ids, frame ids and session ids differ from run to run): which dialogs
+were seen and how they ended, how many frames and OOPIFs there were, how fast
+the commands every run sent were answered, and what went wrong.
+
+pandas loads on first use: ``cdpnb.trace`` (which the recording supervisor
+imports) stays light.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from cdpnb.trace.trace import Trace
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["SECTIONS", "compare"]
+
+SECTIONS = ("trace", "dialogs", "frames", "commands", "console", "faults")
+
+Item = tuple[str, str]
+
+
+class _Facts:
+    """What one trace did, as (section, item) -> value."""
+
+    def __init__(self) -> None:
+        self.values: dict[Item, Any] = {}
+        self.counts: set[Item] = set()  # items that read 0 (not NA) where another trace lacks them
+        self.medians: dict[str, float] = {}
+
+    def put(self, section: str, item: str, value: Any, *, count: bool = False) -> None:
+        self.values[(section, item)] = value
+        if count:
+            self.counts.add((section, item))
+
+
+def _tally(values: Iterable[str]) -> str:
+    """``agent`` when every value agrees, else ``agent ×2, remote ×1`` (most first)."""
+    counts = Counter(values)
+    if len(counts) == 1:
+        return next(iter(counts))
+    return ", ".join(f"{value} ×{n}" for value, n in counts.most_common())
+
+
+def _quoted(text: str, limit: int = 40) -> str:
+    quoted = json.dumps(text, ensure_ascii=False)
+    return quoted if len(quoted) <= limit else quoted[:limit - 1] + "…"
+
+
+def _answer(row: Any) -> str:
+    import pandas as pd
+
+    if pd.isna(row.closed_by):
+        return "open"
+    if pd.isna(row.accepted):
+        return "no answer"
+    if not row.accepted:
+        return "dismiss"
+    return _quoted(row.answer) if row.type == "prompt" and not pd.isna(row.answer) else "accept"
+
+
+def _dialog_facts(facts: _Facts, frame: pd.DataFrame) -> None:
+    import pandas as pd
+
+    facts.put("dialogs", "opened", len(frame), count=True)
+    for (kind, message), group in frame.groupby(["type", "message"], observed=True, sort=False):
+        name = f"{kind} {_quoted(str(message))}"
+        facts.put("dialogs", f"{name}: seen", len(group), count=True)
+        facts.put("dialogs", f"{name}: answer", _tally(_answer(r) for r in group.itertuples()))
+        facts.put("dialogs", f"{name}: closed_by",
+                  _tally("open" if pd.isna(c) else str(c) for c in group["closed_by"]))
+        facts.put("dialogs", f"{name}: via", _tally(str(v) for v in group["via"]))
+
+
+def _depth(frame_id: str, parent_of: dict[str, str]) -> int:
+    depth, seen = 0, {frame_id}
+    while frame_id in parent_of:
+        frame_id = parent_of[frame_id]
+        if frame_id in seen:  # a cycle in a malformed trace
+            break
+        seen.add(frame_id)
+        depth += 1
+    return depth
+
+
+def _frame_facts(facts: _Facts, frame: pd.DataFrame) -> None:
+    import pandas as pd
+
+    ids = set(frame["frame_id"].dropna())
+    oopifs = set(frame.loc[frame["event"] == "oopif_attached", "frame_id"])
+    parents = frame.dropna(subset=["parent_frame_id"])
+    parent_of = dict(zip(parents["frame_id"], parents["parent_frame_id"], strict=True))
+    facts.put("frames", "frames", len(ids), count=True)
+    facts.put("frames", "oopifs", len(oopifs), count=True)
+    facts.put("frames", "max depth", max((_depth(f, parent_of) for f in ids), default=pd.NA))
+    facts.put("frames", "navigations", int((frame["event"] == "navigated").sum()), count=True)
+    facts.put("frames", "detached", int((frame["event"] == "detached").sum()), count=True)
+
+
+def _command_facts(facts: _Facts, frame: pd.DataFrame) -> None:
+    import pandas as pd
+
+    answered = frame["ok"].notna()
+    failed = frame["ok"].eq(False).fillna(False)
+    facts.put("commands", "sent", len(frame), count=True)
+    facts.put("commands", "unanswered", int((~answered).sum()), count=True)
+    facts.put("commands", "errors", int(failed.sum()), count=True)
+    if len(frame):
+        medians = frame.groupby("method", observed=True)["latency_ms"].median()
+        facts.medians = {str(m): float(v) for m, v in medians.items() if not pd.isna(v)}
+    for method, n in frame.loc[failed, "method"].value_counts(sort=False).items():
+        if n:
+            facts.put("commands", f"errors: {method}", int(n), count=True)
+
+
+def _console_facts(facts: _Facts, frame: pd.DataFrame) -> None:
+    console = frame["kind"] == "console"
+    facts.put("console", "console calls", int(console.sum()), count=True)
+    facts.put("console", "console errors",
+              int((console & frame["level"].isin(["error", "assert"])).sum()), count=True)
+    facts.put("console", "exceptions", int((frame["kind"] == "exception").sum()), count=True)
+
+
+def _fault_facts(facts: _Facts, trace: Trace) -> None:
+    faults = trace.faults
+    facts.put("faults", "faults", len(faults), count=True)
+    for kind, n in Counter(f.kind for f in faults).items():
+        facts.put("faults", f"kind: {kind}", n, count=True)
+
+
+def _facts(trace: Trace) -> _Facts:
+    import pandas as pd
+
+    from cdpnb.trace import tables
+
+    facts = _Facts()
+    facts.put("trace", "browser", trace.browser.get("Browser") or pd.NA)
+    facts.put("trace", "messages", len(trace.records), count=True)
+    facts.put("trace", "duration s", round(trace.duration_s, 3))
+    facts.put("trace", "complete", trace.complete)
+    _dialog_facts(facts, tables.dialogs(trace))
+    _frame_facts(facts, tables.frames(trace))
+    _command_facts(facts, tables.commands(trace))
+    _console_facts(facts, tables.console(trace))
+    _fault_facts(facts, trace)
+    return facts
+
+
+def _labels(traces: Sequence[Trace], labels: Sequence[str] | None) -> list[str]:
+    if labels is not None:
+        names = [str(label) for label in labels]
+        if len(names) != len(traces):
+            raise ValueError(f"labels has {len(names)} names for {len(traces)} traces")
+        if len(set(names)) != len(names):
+            raise ValueError(f"labels must be distinct, got {names}")
+        return names
+    names, used = [], Counter[str]()
+    for trace in traces:
+        base = trace.label
+        used[base] += 1
+        name = base if used[base] == 1 else f"{base} ({used[base]})"
+        while name in names:  # "x (2)" may itself be another trace's label
+            used[base] += 1
+            name = f"{base} ({used[base]})"
+        names.append(name)
+    return names
+
+
+def compare(*traces: Trace | Sequence[Trace], labels: Sequence[str] | None = None
+            ) -> pd.DataFrame:
+    """One column per trace, one row per ``(section, item)``.
+
+    Sections: ``trace`` (browser, messages, duration), ``dialogs`` (per type and
+    message: how many were seen, the answers, who closed them, native or bridge),
+    ``frames`` (frames and OOPIFs seen, max depth, navigations), ``commands``
+    (totals, median latency in ms of each method every trace sent, error counts
+    per method), ``console`` and ``faults``. Columns are named by ``labels`` or
+    each trace's ``label`` (made distinct). A count a trace lacks reads 0; any
+    other value it lacks reads NA.
+    """
+    import pandas as pd
+
+    flat: list[Trace] = []
+    for item in traces:
+        if isinstance(item, Trace):
+            flat.append(item)
+        elif isinstance(item, Sequence) and all(isinstance(t, Trace) for t in item):
+            flat.extend(item)
+        else:
+            raise TypeError(f"compare() takes Trace objects, got {type(item).__name__}")
+    if not flat:
+        raise ValueError("compare() needs at least one trace")
+    names = _labels(flat, labels)
+    facts = [_facts(trace) for trace in flat]
+    common = set.intersection(*(set(f.medians) for f in facts))
+    for f in facts:
+        for method in sorted(common):
+            f.put("commands", f"median ms: {method}", round(f.medians[method], 3))
+    order = {section: i for i, section in enumerate(SECTIONS)}
+    items: dict[Item, None] = {}
+    for f in facts:
+        items.update(dict.fromkeys(f.values))
+    index = sorted(items, key=lambda key: order[key[0]])  # stable: first seen within a section
+    counts = set().union(*(f.counts for f in facts))
+    columns = {name: [f.values.get(key, 0 if key in counts else pd.NA) for key in index]
+               for name, f in zip(names, facts, strict=True)}
+    return pd.DataFrame(columns, index=pd.MultiIndex.from_tuples(index, names=["section", "item"]),
+                        dtype=object)
