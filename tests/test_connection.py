@@ -90,7 +90,8 @@ async def test_dropped_connection_reconnects_to_the_same_page_with_fresh_state(
         with pytest.raises(cdpnb.ConnectionLost, match="lost"):
             await asyncio.wait_for(hanging, 2)
         await settle(sup, lambda s: sup.stats().get("reconnects") == 1)
-        await settle(sup, lambda s: s.connected and any(f.is_oopif for f in s.frames.values()))
+        # The OOPIF re-attaches (setAutoAttach) before the page's frame tree reply lands.
+        await settle(sup, lambda s: s.connected and set(s.frames) >= set(ids.values()))
         assert sup.page_target_id == target
         tree = sup.frame_tree()
         assert tree.top is not None and tree.top.frame_id == ids["main"]

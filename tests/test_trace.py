@@ -218,3 +218,23 @@ async def test_recording_is_stopped_and_closed_when_start_fails(tmp_path: Path) 
 async def test_redact_without_record_is_refused() -> None:
     with pytest.raises(ValueError, match="pass record=path"):
         await cdpnb.Supervisor.start("http://127.0.0.1:9", redact=True)
+
+
+def test_page_text_that_is_not_valid_unicode_is_still_recorded(tmp_path: Path) -> None:
+    # JS strings may hold lone surrogates ('\ud800'); UTF-8 cannot, so the recorder
+    # writes ASCII escapes rather than losing the line.
+    path = tmp_path / "s.jsonl"
+    event = Event("Runtime.consoleAPICalled", {"type": "log", "args": [{"value": "a\ud800b"}]},
+                  "S", 1.0, 1.0)
+    recorder = _write(path, [event])
+    assert recorder.write_errors == 0
+    trace = Trace.load(path)
+    assert trace.records == (event,) and trace.complete
+
+
+def test_a_trace_with_write_errors_is_not_complete(tmp_path: Path) -> None:
+    path = tmp_path / "w.jsonl"
+    recorder = Recorder(path)
+    recorder.write_errors = 1
+    recorder.close()
+    assert not Trace.load(path).complete

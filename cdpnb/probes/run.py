@@ -1,27 +1,45 @@
-"""``cdpnb.probe(backends)``: run every check against every backend; ``ProbeResult``."""
+"""``cdpnb.probe(backends)``: run every check against every backend; ``ProbeResult``.
+
+A backend is a kind cdpnb can launch (``chromium``, ``headless-shell``,
+``chromium+playwright``, ``node``), any CDP URL (``ws://``, ``wss://``,
+``http://host:port``), or a recorded probe (``replay:<trace or folder>``). Each
+backend gets two supervisors in turn, one without the dialog bridge (what the
+backend itself does) and one with it, each recorded as a trace.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import platform
+import re
+import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from cdpnb.backends import launch
-from cdpnb.backends.chromium import KINDS, find_executable
+from cdpnb.backends import LAUNCHABLE, backend_available, launch
+from cdpnb.backends.replay import replay
 from cdpnb.errors import BrowserNotFound, CdpnbError
-from cdpnb.probes.checks import CHECKS, Check
+from cdpnb.probes.checks import CHECKS, Check, NotSupported, Site
+from cdpnb.probes.expected import expected_status
 from cdpnb.probes.server import ScenarioServer
+from cdpnb.probes.specs import BackendSpec, parse_backend
+from cdpnb.protocol import Note
 from cdpnb.supervisor import Supervisor
+from cdpnb.trace import Trace
+from cdpnb.transport import redact
 
-__all__ = ["CheckResult", "ProbeResult", "available_backends", "probe"]
+__all__ = ["CheckResult", "ProbeResult", "RecordedSite", "available_backends", "probe"]
 
-SYMBOLS = {"ok": "✓", "fail": "✗", "partial": "partial"}
+#: No check may take longer than this, whatever the backend does.
+CHECK_TIMEOUT_S = 30.0
+MODES = ("native", "bridge")
 
 
 @dataclass(frozen=True)
@@ -35,25 +53,37 @@ class CheckResult:
     detail: str
     value: float | None
     seconds: float
+    expected: str | None = None
 
 
 @dataclass
 class ProbeResult:
-    """What every check found on every backend."""
+    """What every check found on every backend, and the traces behind each cell."""
 
     results: list[CheckResult] = field(default_factory=list)
     backends: dict[str, dict[str, Any]] = field(default_factory=dict)
+    traces: dict[str, dict[str, str]] = field(default_factory=dict)
     started_at: float = field(default_factory=time.time)
 
     def checks(self) -> pd.DataFrame:
-        """One row per check and run."""
+        """One row per check and run, with the expected status and whether it held."""
         frame = pd.DataFrame([asdict(r) for r in self.results],
                              columns=list(CheckResult.__dataclass_fields__))
-        for column in ("backend", "check", "capability", "status"):
+        for column in ("backend", "check", "capability", "status", "expected"):
             frame[column] = frame[column].astype("category")
         frame["run"] = frame["run"].astype("Int64")
         frame["value"] = frame["value"].astype("Float64")
+        known = frame["expected"].notna()
+        as_expected = pd.array([pd.NA] * len(frame), dtype="boolean")
+        as_expected[known.to_numpy()] = (frame["status"].astype(str)[known]
+                                         == frame["expected"].astype(str)[known]).to_numpy()
+        frame["as_expected"] = as_expected
         return frame
+
+    def surprises(self) -> pd.DataFrame:
+        """The checks whose status differs from what the measured facts predict."""
+        checks = self.checks()
+        return checks[checks["as_expected"].eq(False).fillna(False)]
 
     def matrix(self) -> pd.DataFrame:
         """One row per backend, one column per capability: ✓, ✗ or partial (why)."""
@@ -67,27 +97,48 @@ class ProbeResult:
             rows[backend] = row
         return pd.DataFrame.from_dict(rows, orient="index").rename_axis("backend")
 
-    def to_markdown(self) -> str:
+    def to_markdown(self, *, reasons: bool = False) -> str:
+        """The matrix as a Markdown table; ``reasons=True`` keeps the whole ✗ text."""
         matrix = self.matrix()
         header = ["backend", "version", *matrix.columns]
         lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         for backend, row in matrix.iterrows():
-            version = self.backends[str(backend)].get("version", "")
-            cells = [str(backend), version, *(str(v).replace("|", "/") for v in row)]
-            lines.append("| " + " | ".join(cells) + " |")
+            info = self.backends[str(backend)]
+            version = info.get("version", "")
+            if info.get("replayed"):
+                version = f"{version} (replayed, recorded {info.get('recorded_on', '?')})"
+            cells = [str(backend), version, *(_short(str(v), reasons) for v in row)]
+            lines.append("| " + " | ".join(c.replace("|", "/") for c in cells) + " |")
         return "\n".join(lines)
 
     def to_json(self) -> str:
         return json.dumps({"started_at": self.started_at, "backends": self.backends,
-                           "machine": platform.platform(),
+                           "machine": platform.platform(), "traces": self.traces,
                            "results": [asdict(r) for r in self.results]}, indent=1)
+
+    @classmethod
+    def from_json(cls, text: str) -> ProbeResult:
+        data = json.loads(text)
+        return cls([CheckResult(**r) for r in data["results"]], data["backends"],
+                   data.get("traces", {}), data["started_at"])
 
     def save(self, directory: str | Path) -> Path:
         out = Path(directory)
         out.mkdir(parents=True, exist_ok=True)
         (out / "probe.json").write_text(self.to_json())
-        (out / "matrix.md").write_text(self.to_markdown() + "\n")
+        (out / "matrix.md").write_text(self.to_markdown(reasons=True) + "\n")
         return out
+
+    def __repr__(self) -> str:
+        bad = sum(r.status != "ok" for r in self.results)
+        return (f"<ProbeResult {len(self.backends)} backends, {len(self.results)} checks, "
+                f"{bad} not ok>")
+
+
+def _short(cell: str, reasons: bool) -> str:
+    if reasons or len(cell) <= 60:
+        return cell
+    return cell[:57] + "…"
 
 
 def _cell(cells: list[CheckResult]) -> str:
@@ -105,61 +156,193 @@ def _cell(cells: list[CheckResult]) -> str:
 
 
 def available_backends() -> dict[str, str | None]:
-    """Each launchable kind and its binary, or None when it is not installed."""
-    found: dict[str, str | None] = {}
-    for kind in KINDS:
-        try:
-            found[kind] = find_executable(kind)
-        except BrowserNotFound:
-            found[kind] = None
-    return found
+    """Each launchable kind, and None if it can start here or why it cannot."""
+    return {kind: backend_available(kind) for kind in LAUNCHABLE}
 
 
-async def _run_backend(kind: str, repeat: int, site: ScenarioServer, result: ProbeResult,
-                       progress: Callable[[str], None]) -> None:
+# -- sites --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RecordedSite:
+    """The scenario origins a recorded probe used: replays must ask for the same URLs."""
+
+    site_a: str
+    site_b: str
+
+    def url(self, path: str, site: str = "a") -> str:
+        return (self.site_a if site == "a" else self.site_b) + path
+
+
+# -- one backend --------------------------------------------------------------------------
+
+
+@dataclass
+class _Target:
+    """An open backend: where to connect and what to call it in the matrix."""
+
+    connect: Any  # a launched or replayed backend, or a URL string
+    info: dict[str, Any]
+    site: Site
+    recorded: dict[str, Trace] = field(default_factory=dict)
+
+
+@contextlib.asynccontextmanager
+async def _opened(spec: BackendSpec, site: ScenarioServer) -> AsyncIterator[_Target]:
+    if spec.kind == "launch":
+        async with launch(spec.name) as backend:
+            yield _Target(backend, backend.describe(), site)
+    elif spec.kind == "url":
+        yield _Target(spec.url, {"kind": "url", "version": "", "cdp_url": redact(spec.url)},
+                      site)
+    else:
+        traces = {mode: Trace.load(path) for mode, path in spec.traces.items()}
+        first = next(iter(traces.values()))
+        meta = first.header.get("meta", {}).get("probe", {})
+        recorded_site = RecordedSite(meta.get("site_a", site.site_a),
+                                     meta.get("site_b", site.site_b))
+        info = {"kind": "replay", "recorded_kind": first.backend.get("kind"),
+                "version": first.browser.get("Browser") or first.backend.get("version", ""),
+                "replayed": True, "traces": {m: str(p) for m, p in spec.traces.items()},
+                "recorded_on": time.strftime("%Y-%m-%d", time.gmtime(first.started_at))}
+        yield _Target(None, info, recorded_site, traces)
+
+
+async def _supervise(target: _Target, mode: str, trace_path: Path | None,
+                     meta: dict[str, Any]) -> contextlib.AbstractAsyncContextManager[Any]:
+    if target.recorded:
+        @contextlib.asynccontextmanager
+        async def replayed() -> AsyncIterator[Supervisor]:
+            async with replay(target.recorded[mode]) as backend:
+                sup = await Supervisor.start(backend, bridge=mode == "bridge",
+                                             dialog_timeout_s=30, reconnect_attempts=0)
+                async with sup:
+                    yield sup
+        return replayed()
+    sup = await Supervisor.start(target.connect, bridge=mode == "bridge", dialog_timeout_s=30,
+                                 connect_timeout_s=5, command_timeout_s=5,
+                                 reconnect_attempts=0, record=trace_path, record_meta=meta)
+    return sup
+
+
+async def _run_backend(spec: BackendSpec, repeat: int, site: ScenarioServer, out: Path,
+                       result: ProbeResult, progress: Callable[[str], None]) -> None:
+    name = spec.label
     try:
-        async with launch(kind) as backend:
-            result.backends[kind] = backend.describe()
-            async with await Supervisor.start(backend.cdp_url, dialog_timeout_s=30) as sup:
-                for run in range(repeat):
-                    for check in CHECKS:
-                        result.results.append(await _run_check(kind, backend.version, check,
-                                                               run, sup, site))
-                        progress(f"{kind}: {check.name}")
-    except BrowserNotFound as exc:
-        result.backends[kind] = {"kind": kind, "version": "", "error": str(exc)}
-        for check in CHECKS:
-            result.results.append(CheckResult(kind, "", check.name, check.capability, 0, "fail",
-                                              f"not installed ({exc})", None, 0.0))
-            progress(f"{kind}: {check.name}")
+        async with _opened(spec, site) as target:
+            result.backends[name] = target.info
+            kind = target.info.get("recorded_kind") or target.info.get("kind")
+            if spec.kind == "launch":
+                kind = spec.name
+            version = str(target.info.get("version", ""))
+            unreachable = ""
+            for mode in MODES:
+                checks = [c for c in CHECKS if c.mode == mode]
+                if target.recorded and mode not in target.recorded:
+                    _fail_all(result, name, version, kind, checks, repeat,
+                              f"no {mode} trace was recorded", progress)
+                    continue
+                if unreachable:  # the endpoint failed once; do not wait on it again
+                    _fail_all(result, name, version, kind, checks, repeat, unreachable,
+                              progress)
+                    continue
+                path = out / f"{_slug(name)}.{mode}.jsonl.gz"
+                meta = {"probe": {"backend": name, "mode": mode, "site_a": site.site_a,
+                                  "site_b": site.site_b, "repeat": repeat,
+                                  "checks": [c.name for c in checks]}}
+                try:
+                    supervising = await _supervise(target, mode, path, meta)
+                except (CdpnbError, OSError) as exc:
+                    unreachable = f"cannot supervise: {exc}"
+                    _fail_all(result, name, version, kind, checks, repeat, unreachable,
+                              progress)
+                    continue
+                if not target.recorded:
+                    result.traces.setdefault(name, {})[mode] = str(path)
+                async with supervising as sup:
+                    for run in range(repeat):
+                        for check in checks:
+                            outcome = await _run_check(name, version, kind, check, run, sup,
+                                                       target)
+                            result.results.append(outcome)
+                            progress(f"{name}: {check.name}")
+    except (BrowserNotFound, CdpnbError, OSError) as exc:
+        reason = f"not installed ({exc})" if isinstance(exc, BrowserNotFound) else str(exc)
+        result.backends.setdefault(name, {"kind": spec.name, "version": "", "error": reason})
+        done = {(r.check, r.run) for r in result.results if r.backend == name}
+        missing = [c for c in CHECKS if (c.name, 0) not in done]
+        _fail_all(result, name, "", spec.name, missing, repeat, reason, progress)
 
 
-async def _run_check(kind: str, version: str, check: Check, run: int, sup: Supervisor,
-                     site: ScenarioServer) -> CheckResult:
+def _fail_all(result: ProbeResult, name: str, version: str, kind: str | None,
+              checks: list[Check], repeat: int, reason: str,
+              progress: Callable[[str], None]) -> None:
+    for run in range(repeat):
+        for check in checks:
+            result.results.append(CheckResult(name, version, check.name, check.capability, run,
+                                              "fail", reason, None, 0.0,
+                                              expected_status(kind, check.name)))
+            progress(f"{name}: {check.name}")
+
+
+async def _run_check(name: str, version: str, kind: str | None, check: Check, run: int,
+                     sup: Supervisor, target: _Target) -> CheckResult:
     began = time.monotonic()
     try:
-        status, detail, value = await check.driver(sup, site)
-    except (CdpnbError, TimeoutError, AssertionError) as exc:
+        status, detail, value = await asyncio.wait_for(check.driver(sup, target.site),
+                                                       CHECK_TIMEOUT_S)
+    except TimeoutError:
+        status, detail, value = "fail", f"no outcome within {CHECK_TIMEOUT_S:g} s", None
+    except NotSupported as exc:
+        status, detail, value = "fail", str(exc), None
+    except (CdpnbError, AssertionError, StopIteration, KeyError) as exc:
         status, detail, value = "fail", f"{type(exc).__name__}: {exc}", None
-    return CheckResult(kind, version, check.name, check.capability, run, status, detail, value,
-                       time.monotonic() - began)
+    if target.recorded and check.name.startswith("latency."):
+        # Timing a replay measures the replay server: show what was measured live.
+        recorded = _recorded_outcome(target.recorded[check.mode], check.name, run)
+        if recorded is not None:
+            status, detail, value = recorded
+            detail = f"recorded: {detail}"
+    with contextlib.suppress(CdpnbError):
+        await sup.annotate("probe.check", {"check": check.name, "run": run, "status": status,
+                                           "detail": detail, "value": value})
+    return CheckResult(name, version, check.name, check.capability, run, status, detail, value,
+                       time.monotonic() - began, expected_status(kind, check.name))
+
+
+def _recorded_outcome(trace: Trace, check: str, run: int) -> tuple[str, str, float | None] | None:
+    for record in trace.records:
+        if (isinstance(record, Note) and record.method == "probe.check"
+                and record.params.get("check") == check and record.params.get("run") == run):
+            p = record.params
+            return str(p.get("status")), str(p.get("detail")), p.get("value")
+    return None
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9.+-]+", "_", name).strip("_")[:80] or "backend"
 
 
 async def probe(
     backends: Sequence[str] = ("chromium", "headless-shell"),
     repeat: int = 1,
     progress: Callable[[str], None] | None = None,
+    out: str | Path | None = None,
 ) -> ProbeResult:
-    """Run every probe check against each backend in turn (one browser at a time)."""
+    """Run every probe check against each backend in turn (one browser at a time).
+
+    Traces go to ``out`` (a temporary folder if not given); ``result.traces`` has
+    their paths.
+    """
     if isinstance(backends, str):
         backends = [backends]
-    unknown = [b for b in backends if b not in KINDS]
-    if unknown:
-        raise ValueError(f"unknown backend(s) {unknown}; choose from {', '.join(KINDS)}")
+    specs = [parse_backend(b) for b in backends]
     if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
         raise ValueError(f"repeat must be an int >= 1, got {repeat!r}")
+    folder = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="cdpnb-probe-"))
+    folder.mkdir(parents=True, exist_ok=True)
     result = ProbeResult()
     with ScenarioServer() as site:
-        for kind in backends:
-            await _run_backend(kind, repeat, site, result, progress or (lambda _: None))
+        for spec in specs:
+            await _run_backend(spec, repeat, site, folder, result, progress or (lambda _: None))
     return result

@@ -30,6 +30,12 @@ PAGES: dict[str, str] = {
 <p>leaving asks first</p>
 <script>addEventListener('beforeunload', e => { e.preventDefault(); e.returnValue = ''; });</script>
 </body>""",
+    # The probe's page: in-process srcdoc, an OOPIF, and an OOPIF nested in that one.
+    "/probe": """<!doctype html><title>probe</title><body>
+<h1>main</h1>
+<iframe id=srcdoc srcdoc="<p>in-process srcdoc frame</p>"></iframe>
+<iframe id=oopif src="{B}/nest?depth=1"></iframe>
+</body>""",
     # A strict connect-src (as many real sites have) blocks the dialog bridge's XHR.
     "/csp": """<!doctype html><title>strict csp</title><body><p>connect-src 'self'</p>
 <iframe id=oopif src="{B}/child"></iframe></body>""",

@@ -92,6 +92,10 @@ def dialog_closed(state: BrowserState, msg: Event) -> BrowserState:
     user_input = msg.params.get("userInput")
     answer = dialog.answering
     closed_by = answer.closed_by if answer else "remote"
+    if answer is not None and accepted is not None and bool(accepted) != answer.accept:
+        # Our answer was on its way, but the dialog closed the other way: someone else
+        # (an auto-dismissing client) got there first.
+        closed_by = "remote"
     prompt_text = user_input if isinstance(user_input, str) else None
     if answer and answer.accept and prompt_text is None:
         prompt_text = answer.prompt_text
@@ -119,6 +123,8 @@ def dialog_answering(state: BrowserState, msg: Note) -> BrowserState:
 def dialog_answered(state: BrowserState, msg: Note) -> BrowserState:
     """``cdpnb.dialogAnswered``: the outcome of our answer (``ok`` or ``error``)."""
     dialog = _find(state, msg.params["dialog_id"])
+    if dialog is None and not msg.params.get("ok"):
+        return _reattribute_to_remote(state, str(msg.params["dialog_id"]))
     if dialog is None or dialog.answering is None:
         return state
     if msg.params.get("ok"):
@@ -131,6 +137,18 @@ def dialog_answered(state: BrowserState, msg: Note) -> BrowserState:
     updated = dialog.model_copy(update={"answering": None})
     pending = tuple(updated if d.id == dialog.id else d for d in state.pending_dialogs)
     return state.evolve(pending_dialogs=pending)
+
+
+def _reattribute_to_remote(state: BrowserState, dialog_id: str) -> BrowserState:
+    """Our answer failed, yet the dialog had closed as if we answered it: it was not us."""
+    records = list(state.recent_dialogs)
+    for i, record in enumerate(records):
+        if record.id == dialog_id and record.closed_by != "remote":
+            prompt_text = record.prompt_text if record.accepted else None
+            records[i] = record.model_copy(update={"closed_by": "remote",
+                                                   "prompt_text": prompt_text})
+            return state.evolve(recent_dialogs=tuple(records))
+    return state
 
 
 def close_all_pending(state: BrowserState, at: float) -> BrowserState:

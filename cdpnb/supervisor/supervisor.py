@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import Coroutine, Iterable
+from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, Literal, Protocol, TypeVar
 
 from cdpnb.errors import (
@@ -209,7 +209,7 @@ class Supervisor:
             self._core.spawn(self._bridge.install_everywhere(), name="cdpnb-bridge-on")
         else:
             hint += " Start the supervisor with bridge=True to answer them yourself."
-        if hint not in self.hints:
+        if not any("auto-dismisses native dialogs" in h for h in self.hints):
             self.hints.append(hint)
             log.warning("cdpnb: %s", hint)
 
@@ -418,6 +418,34 @@ class Supervisor:
             return {"url": url, "frame_id": frame_id, "loader_id": loader}
         finally:
             unsubscribe()
+
+    async def wait_for(self, predicate: Callable[[BrowserState], bool],
+                       timeout: float = 10.0) -> BrowserState:
+        """The first state (now, or after a message) for which ``predicate`` holds;
+        checked on the engine loop as each message is folded, so nothing is missed
+        between polls. ``predicate`` must be quick and must not block."""
+        if not callable(predicate):
+            raise TypeError(f"predicate must be a callable taking a BrowserState, "
+                            f"got {predicate!r}")
+        limit = check_timeout("timeout", timeout)
+        assert limit is not None
+        try:
+            return await self._call(self._core.wait_until(predicate, limit))
+        except TimeoutError:
+            name = getattr(predicate, "__name__", "the predicate")
+            raise WaitTimeout(f"the state did not satisfy {name} within {limit:g} s") from None
+
+    async def annotate(self, method: str, params: dict[str, Any] | None = None) -> None:
+        """Put a note of your own into the message stream (and the trace), e.g.
+        ``await sup.annotate("experiment.phase", {"name": "warm-up"})``."""
+        if not isinstance(method, str) or "." not in method or method.startswith("cdpnb."):
+            raise ValueError(f"method must look like 'area.name' (not cdpnb.*), got {method!r}")
+        if params is not None and not isinstance(params, dict):
+            raise TypeError(f"params must be a dict, got {type(params).__name__}")
+        await self._call(self._annotate(method, dict(params or {})))
+
+    async def _annotate(self, method: str, params: dict[str, Any]) -> None:
+        self._core.note(method, params)
 
     # -- dialogs --------------------------------------------------------------------------
 

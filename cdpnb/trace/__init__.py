@@ -1,6 +1,6 @@
 """Traces: crash-safe JSONL recording, reading back, DataFrames and offline replay."""
 
-from cdpnb.trace.compare import compare
+from cdpnb.trace.comparison import compare
 from cdpnb.trace.format import REDACTIONS, TRACE_VERSION, TraceFormatError
 from cdpnb.trace.reader import TraceTruncatedWarning
 from cdpnb.trace.recorder import Recorder

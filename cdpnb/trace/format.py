@@ -77,7 +77,9 @@ def footer(*, ended_at: float, counts: dict[str, int]) -> dict[str, Any]:
 
 
 def _dumps(obj: dict[str, Any]) -> str:
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False, default=repr)
+    # ASCII escapes keep every line valid UTF-8, whatever the page sent: a lone
+    # surrogate from JS ('\ud800') cannot be written as UTF-8 and would be lost.
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=True, default=repr)
 
 
 def encode(record: Record) -> str:

@@ -127,4 +127,4 @@ class _GzipLines:
 
 
 def _json(obj: dict[str, Any]) -> str:
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False, default=repr)
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=True, default=repr)

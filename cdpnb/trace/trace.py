@@ -97,7 +97,10 @@ class Trace:
     @property
     def complete(self) -> bool:
         """Closed cleanly: the footer is there and no line was lost."""
-        return self.footer is not None and not self.problems
+        if self.footer is None or self.problems:
+            return False
+        counts = self.footer.get("counts") or {}
+        return not counts.get("write_errors")
 
     @property
     def messages(self) -> tuple[Message, ...]:
