@@ -27,6 +27,7 @@ from cdpnb.state import DialogRecord, FrameTree, PendingDialog, Snapshot
 if TYPE_CHECKING:
     from cdpnb import sync
     from cdpnb.backends import Backend, launch
+    from cdpnb.backends.replay import replay
     from cdpnb.probes import ProbeResult, probe
     from cdpnb.supervisor import Supervisor
     from cdpnb.supervisor.registry import registry
@@ -44,6 +45,7 @@ _LAZY = {
     "ProbeResult": ("cdpnb.probes", "ProbeResult"),
     "Trace": ("cdpnb.trace", "Trace"),
     "compare": ("cdpnb.trace", "compare"),
+    "replay": ("cdpnb.backends.replay", "replay"),
 }
 
 
@@ -97,5 +99,6 @@ __all__ = [
     "launch",
     "probe",
     "registry",
+    "replay",
     "sync",
 ]

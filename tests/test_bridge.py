@@ -197,3 +197,25 @@ async def test_bridge_false_only_hints(chromium: cdpnb.Backend, site: ScenarioSe
 async def test_bad_bridge_arguments_name_themselves(kwargs: dict[str, Any], message: str) -> None:
     with pytest.raises((ValueError, TypeError), match=message):
         await cdpnb.Supervisor.start("http://127.0.0.1:9", **kwargs)
+
+
+async def test_fifty_prompts_behind_playwright_all_answered_through_the_bridge(
+        site: ScenarioServer) -> None:
+    """Playwright dismisses every native dialog within milliseconds; bridged ones are ours."""
+    async with cdpnb.launch("chromium+playwright") as backend:
+        sup = await cdpnb.Supervisor.start(backend, dialog_timeout_s=30)
+        async with sup:
+            assert sup.bridge_enabled  # "auto" knows this backend auto-dismisses
+            ids = await open_two_site(sup, site)
+            answers: list[str] = []
+            for n in range(50):
+                frame = ids["oopif"] if n % 2 else ids["main"]
+                dialog = await _open(sup, frame, f"prompt('question {n}', 'd{n}')")
+                assert (dialog.via, dialog.message) == ("bridge", f"question {n}")
+                await sup.respond("accept", prompt_text=f"answer {n}", dialog_id=dialog.id)
+                answers.append(await sup.evaluate("window.__r", frame_id=frame))
+            assert answers == [f"answer {n}" for n in range(50)]
+            history = sup.state
+            assert history.dialog_seq == 50 and history.dialogs_closed_total == 50
+            assert {r.closed_by for r in history.recent_dialogs} == {"agent"}
+            assert sup.stats().get("fast-remote-dismissals") is None
