@@ -76,7 +76,9 @@ def _probe(args: argparse.Namespace) -> int:
                   f"{row.detail}")
     if args.out:
         out = result.save(args.out)
-        print(f"\nresults written to {out}/probe.json and {out}/matrix.md; traces:")
+        print(f"\nresults written to {out}/probe.json and {out}/matrix.md")
+    if result.traces:
+        print("\ntraces (cdpnb.Trace.load, or --backends replay:<trace>):")
         for name, traces in result.traces.items():
             print(f"  {name}: {', '.join(traces.values())}")
     return 0

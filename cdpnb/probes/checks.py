@@ -237,6 +237,34 @@ async def csp_fallback(sup: Supervisor, site: Site) -> Outcome:
     return "partial", f"answered via the bridge despite connect-src (page got {got!r})", None
 
 
+async def https_bridge(sup: Supervisor, site: Site) -> Outcome:
+    """On an https page the bridge must call an https URL (mixed content otherwise)."""
+    _needs_page(sup)
+    try:
+        await sup.cdp("Security.setIgnoreCertificateErrors", {"ignore": True}, browser=True)
+    except CdpnbError as exc:
+        return "fail", f"cannot accept the probe's self-signed certificate: {exc}", None
+    try:
+        try:
+            await sup.navigate(site.url("/blank", "https"), timeout=10)
+        except CdpnbError as exc:
+            return "fail", f"the self-signed https page did not load: {exc}", None
+        mark = sup.state.dialog_seq
+        await sup.evaluate(LATER.format("prompt('secure?')"), timeout=5)
+        dialog = await _next_dialog(sup, mark)
+        if isinstance(dialog, PendingDialog):
+            with contextlib.suppress(DialogError):
+                await sup.respond("accept", prompt_text="tls", dialog_id=dialog.id)
+        got = await sup.evaluate("window.__r", timeout=5)
+    finally:
+        with contextlib.suppress(CdpnbError):
+            await sup.cdp("Security.setIgnoreCertificateErrors", {"ignore": False},
+                          browser=True)
+    if dialog.via != "bridge" or got != "tls":
+        return "partial", f"on https the dialog came via {dialog.via}; page got {got!r}", None
+    return "ok", "answered through the https bridge URL on a self-signed https page", None
+
+
 async def command_round_trip(sup: Supervisor, site: Site) -> Outcome:
     samples = []
     for _ in range(30):
@@ -311,6 +339,9 @@ CHECKS: tuple[Check, ...] = (
     Check("finding.csp.bridge", "bridge under CSP",
           "with a strict connect-src the bridge falls back to the native dialog", csp_fallback,
           "bridge"),
+    Check("bridge.https", "bridge on https",
+          "a prompt on a self-signed https page is answered through the https bridge URL",
+          https_bridge, "bridge"),
     Check("latency.command_rtt", "command RTT ms",
           "median raw CDP round trip of Runtime.evaluate('1')", command_round_trip),
     Check("latency.dialog_seen", "dialog seen ms",

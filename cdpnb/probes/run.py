@@ -169,9 +169,11 @@ class RecordedSite:
 
     site_a: str
     site_b: str
+    site_https: str = ""
 
     def url(self, path: str, site: str = "a") -> str:
-        return (self.site_a if site == "a" else self.site_b) + path
+        origins = {"a": self.site_a, "b": self.site_b, "https": self.site_https}
+        return origins[site] + path
 
 
 # -- one backend --------------------------------------------------------------------------
@@ -200,7 +202,8 @@ async def _opened(spec: BackendSpec, site: ScenarioServer) -> AsyncIterator[_Tar
         first = next(iter(traces.values()))
         meta = first.header.get("meta", {}).get("probe", {})
         recorded_site = RecordedSite(meta.get("site_a", site.site_a),
-                                     meta.get("site_b", site.site_b))
+                                     meta.get("site_b", site.site_b),
+                                     meta.get("site_https", site.site_https))
         info = {"kind": "replay", "recorded_kind": first.backend.get("kind"),
                 "version": first.browser.get("Browser") or first.backend.get("version", ""),
                 "replayed": True, "traces": {m: str(p) for m, p in spec.traces.items()},
@@ -248,7 +251,8 @@ async def _run_backend(spec: BackendSpec, repeat: int, site: ScenarioServer, out
                     continue
                 path = out / f"{_slug(name)}.{mode}.jsonl.gz"
                 meta = {"probe": {"backend": name, "mode": mode, "site_a": site.site_a,
-                                  "site_b": site.site_b, "repeat": repeat,
+                                  "site_b": site.site_b, "site_https": site.site_https,
+                                  "repeat": repeat,
                                   "checks": [c.name for c in checks]}}
                 try:
                     supervising = await _supervise(target, mode, path, meta)

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import html
 import re
+import ssl
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from types import TracebackType
 from urllib.parse import parse_qs, urlsplit
 
@@ -74,18 +76,36 @@ GENERATED: dict[str, Callable[[str, str, dict[str, list[str]]], str]] = {
 }
 
 
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        # A browser refusing the self-signed certificate drops the handshake: expected.
+        pass
+
+
+#: A self-signed certificate for 127.0.0.1 and localhost (test-only; its key is public).
+LOOPBACK_CERT = Path(__file__).with_name("tls") / "loopback.pem"
+
+
 class ScenarioServer:
-    """A threaded HTTP server on 127.0.0.1 serving PAGES (and pages you ``add``)."""
+    """A threaded HTTP server on 127.0.0.1 serving PAGES (and pages you ``add``), and
+    the same pages over https with a self-signed certificate (``site="https"``)."""
 
     def __init__(self) -> None:
         self.pages: dict[str, str] = dict(PAGES)
         self.headers: dict[str, dict[str, str]] = {k: dict(v) for k, v in HEADERS.items()}
         self.requests: list[tuple[str, str]] = []
-        server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
-        server.daemon_threads = True
+        server = _QuietServer(("127.0.0.1", 0), self._handler_class())
         self._server = server
         self.port = server.server_address[1]
-        self._thread: threading.Thread | None = None
+        tls = _QuietServer(("127.0.0.1", 0), self._handler_class())
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(LOOPBACK_CERT)
+        tls.socket = context.wrap_socket(tls.socket, server_side=True)
+        self._tls = tls
+        self.tls_port = tls.server_address[1]
+        self._threads: list[threading.Thread] = []
 
     @property
     def site_a(self) -> str:
@@ -95,10 +115,16 @@ class ScenarioServer:
     def site_b(self) -> str:
         return f"http://localhost:{self.port}"
 
+    @property
+    def site_https(self) -> str:
+        return f"https://127.0.0.1:{self.tls_port}"
+
     def url(self, path: str, site: str = "a") -> str:
-        if site not in ("a", "b"):
-            raise ValueError(f"site must be 'a' (127.0.0.1) or 'b' (localhost), got {site!r}")
-        return (self.site_a if site == "a" else self.site_b) + path
+        origins = {"a": self.site_a, "b": self.site_b, "https": self.site_https}
+        if site not in origins:
+            raise ValueError(f"site must be 'a' (127.0.0.1), 'b' (localhost) or 'https', "
+                             f"got {site!r}")
+        return origins[site] + path
 
     def add(self, path: str, page: str, headers: dict[str, str] | None = None) -> str:
         """Serve ``page`` (a template) at ``path``, with extra response ``headers``;
@@ -146,17 +172,21 @@ class ScenarioServer:
         return _Handler
 
     def start(self) -> ScenarioServer:
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._server.serve_forever,
-                                            name="cdpnb-scenarios", daemon=True)
-            self._thread.start()
+        if not self._threads:
+            for server, name in ((self._server, "cdpnb-scenarios"),
+                                 (self._tls, "cdpnb-scenarios")):
+                thread = threading.Thread(target=server.serve_forever, name=name, daemon=True)
+                thread.start()
+                self._threads.append(thread)
         return self
 
     def close(self) -> None:
-        if self._thread is not None:
+        if self._threads:
             self._server.shutdown()
-            self._thread = None
+            self._tls.shutdown()
+            self._threads = []
         self._server.server_close()
+        self._tls.server_close()
 
     def __enter__(self) -> ScenarioServer:
         return self.start()
