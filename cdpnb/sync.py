@@ -12,8 +12,8 @@ from cdpnb.backends import Backend, launch
 from cdpnb.state import DialogRecord, FrameTree, PendingDialog, Snapshot
 from cdpnb.supervisor import Policy
 from cdpnb.supervisor import Supervisor as AsyncSupervisor
-from cdpnb.supervisor.engine import engine
 from cdpnb.supervisor.registry import registry as async_registry
+from cdpnb.transport.engine import engine
 
 __all__ = ["Backend", "Supervisor", "launch", "registry"]
 

@@ -18,7 +18,7 @@ from conftest import page_targets, wait_target_closed
 import cdpnb
 import cdpnb.sync
 from cdpnb.probes import ScenarioServer
-from cdpnb.supervisor.engine import engine
+from cdpnb.transport.engine import engine
 
 OPEN_PROMPT = "setTimeout(() => { window.r = prompt('q', 'd'); }, 0)"
 

@@ -6,6 +6,7 @@ import os
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from cdpnb.transport.engine import engine
 from cdpnb.transport.replay_server import ReplayServer
 
 if TYPE_CHECKING:
@@ -59,14 +60,6 @@ class ReplayBackend:
         return f"<ReplayBackend {self.trace.label!r} at {self.cdp_url}>"
 
 
-def _engine() -> Any:
-    # The server lives on cdpnb's engine loop, so it keeps serving while the
-    # caller's thread blocks (a notebook cell in time.sleep, a cdpnb.sync call).
-    from cdpnb.supervisor.engine import engine
-
-    return engine
-
-
 class replay:
     """Serve a recorded trace as a CDP endpoint for the length of a ``with`` block.
 
@@ -89,22 +82,24 @@ class replay:
         self.backend: ReplayBackend | None = None
 
     async def _open(self) -> ReplayBackend:
+        # On cdpnb's engine loop, so it keeps serving while the caller's thread
+        # blocks (a notebook cell in time.sleep, a cdpnb.sync call).
         await self.server.start()
         self.backend = ReplayBackend(self.trace, self.server)
         return self.backend
 
     async def __aenter__(self) -> ReplayBackend:
-        backend: ReplayBackend = await _engine().run(self._open())
+        backend: ReplayBackend = await engine.run(self._open())
         return backend
 
     async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                         tb: TracebackType | None) -> None:
-        await _engine().run(self.server.close())
+        await engine.run(self.server.close())
 
     def __enter__(self) -> ReplayBackend:
-        backend: ReplayBackend = _engine().run_sync(self._open())
+        backend: ReplayBackend = engine.run_sync(self._open())
         return backend
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
-        _engine().run_sync(self.server.close())
+        engine.run_sync(self.server.close())

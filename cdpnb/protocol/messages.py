@@ -62,6 +62,14 @@ class ErrorReply:
     wall: float = 0.0
     mono: float = 0.0
 
+    @property
+    def error(self) -> JSON:
+        """The wire ``error`` object: code, message, and data when there is any."""
+        error: JSON = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
+
 
 @dataclass(frozen=True, slots=True)
 class Event:

@@ -9,8 +9,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from cdpnb.supervisor.engine import engine
 from cdpnb.supervisor.supervisor import Supervisor
+from cdpnb.transport.engine import engine
 
 __all__ = ["Registry", "registry"]
 

@@ -9,6 +9,7 @@ import os
 from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, Literal, Protocol, TypeVar
 
+from cdpnb import __version__
 from cdpnb.errors import (
     CDPError,
     CommandTimeout,
@@ -27,12 +28,12 @@ from cdpnb.supervisor.attach import ChildAttacher, attach_page
 from cdpnb.supervisor.bridge import DialogBridge
 from cdpnb.supervisor.core import Core
 from cdpnb.supervisor.dialogs import DialogControl
-from cdpnb.supervisor.engine import engine
 from cdpnb.supervisor.options import Policy, SupervisorOptions, check_timeout
 from cdpnb.supervisor.routing import context_for_frame, session_for_frame
 from cdpnb.supervisor.values import raise_for_exception, value_of
 from cdpnb.trace import Recorder
 from cdpnb.transport import redact as redact_url
+from cdpnb.transport.engine import engine
 
 __all__ = ["HasCdpUrl", "Supervisor"]
 
@@ -46,12 +47,6 @@ class HasCdpUrl(Protocol):
 
     @property
     def cdp_url(self) -> str: ...
-
-
-def _cdpnb_version() -> str:
-    import cdpnb
-
-    return cdpnb.__version__
 
 
 #: Backend kinds known to close native dialogs themselves: "auto" bridges them.
@@ -145,7 +140,7 @@ class Supervisor:
                 backend = {**backend, "cdp_url": redact_url(str(backend.get("cdp_url", "")))}
             recorder = Recorder(record, redact=redact, endpoint=redact_url(url),
                                 backend=backend, meta=record_meta,
-                                cdpnb_version=_cdpnb_version())
+                                cdpnb_version=__version__)
         elif redact:
             raise ValueError("redact= applies to a recording; pass record=path as well")
         supervisor = cls(url, options, recorder)

@@ -31,6 +31,7 @@ __all__ = [
     "LineDecoder",
     "TraceFormatError",
     "decode_record",
+    "dumps",
     "encode",
     "footer",
     "header",
@@ -76,7 +77,7 @@ def footer(*, ended_at: float, counts: dict[str, int]) -> dict[str, Any]:
     return {"cdpnb_trace_end": TRACE_VERSION, "ended_at": ended_at, "counts": counts}
 
 
-def _dumps(obj: dict[str, Any]) -> str:
+def dumps(obj: dict[str, Any]) -> str:
     # ASCII escapes keep every line valid UTF-8, whatever the page sent: a lone
     # surrogate from JS ('\ud800') cannot be written as UTF-8 and would be lost.
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=True, default=repr)
@@ -111,10 +112,7 @@ def encode(record: Record) -> str:
         if isinstance(record, Reply):
             line["result"] = record.result
         else:
-            error: dict[str, Any] = {"code": record.code, "message": record.message}
-            if record.data is not None:
-                error["data"] = record.data
-            line["error"] = error
+            line["error"] = record.error
     elif kind is Fault:
         assert isinstance(record, Fault)
         line["dir"] = "fault"
@@ -123,7 +121,7 @@ def encode(record: Record) -> str:
         line["raw"] = record.raw
     else:
         raise TypeError(f"cannot encode {kind.__name__} as a trace line")
-    return _dumps(line)
+    return dumps(line)
 
 
 def _number(line: dict[str, Any], key: str, where: str) -> float:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gzip
-import json
 import logging
 import os
 import time
@@ -13,7 +12,15 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Any
 
-from cdpnb.trace.format import REDACTIONS, Record, encode, footer, header, redact_message
+from cdpnb.trace.format import (
+    REDACTIONS,
+    Record,
+    dumps,
+    encode,
+    footer,
+    header,
+    redact_message,
+)
 
 __all__ = ["Recorder", "check_redactions"]
 
@@ -65,7 +72,7 @@ class Recorder:
             self._file = _GzipLines(self._raw)  # type: ignore[assignment]
         else:
             self._file = open(self.path, "w", encoding="utf-8", newline="\n")  # noqa: SIM115
-        self._write_line(_json(header(
+        self._write_line(dumps(header(
             started_at=time.time(), started_mono=time.monotonic(), cdpnb_version=cdpnb_version,
             endpoint=endpoint, backend=backend, browser=browser, redacted=self.redactions,
             meta=meta)))
@@ -96,7 +103,7 @@ class Recorder:
         counts = dict(self.counts)
         if self.write_errors:
             counts["write_errors"] = self.write_errors
-        self._write_line(_json(footer(ended_at=time.time(), counts=counts)))
+        self._write_line(dumps(footer(ended_at=time.time(), counts=counts)))
         self.closed = True
         try:
             self._file.close()
@@ -124,7 +131,3 @@ class _GzipLines:
 
     def close(self) -> None:
         self._raw.flush()
-
-
-def _json(obj: dict[str, Any]) -> str:
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=True, default=repr)

@@ -178,13 +178,6 @@ def _categories(categories: Sequence[str]) -> Convert:
 # -- events ------------------------------------------------------------------------------
 
 
-def _error_payload(record: ErrorReply) -> dict[str, Any]:
-    error: dict[str, Any] = {"code": record.code, "message": record.message}
-    if record.data is not None:
-        error["data"] = record.data
-    return error
-
-
 def _event_columns(records: Sequence[Record], extras: bool) -> dict[str, list[Any]]:
     """The events table as plain lists, in one pass. ``extras`` adds what Parquet needs to
     rebuild every record: the raw wall/mono floats (already there) and reply params."""
@@ -236,7 +229,7 @@ def _collect_event_columns(records: Sequence[Record], extras: bool) -> dict[str,
                 payload.append(encode(r.result))
             else:
                 kind.append("error")
-                payload.append(encode(_error_payload(r)))
+                payload.append(encode(r.error))
             reply_params = encode(r.params) if extras else None
         elif cls is Fault:
             assert isinstance(r, Fault)

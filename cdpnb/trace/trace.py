@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cdpnb.protocol import Fault, Message, Reply
-from cdpnb.state import BrowserState, Snapshot, fold, snapshot_of
+from cdpnb.state import BrowserState, Snapshot, fold, fold_all, snapshot_of
 from cdpnb.trace.format import Record
 from cdpnb.trace.reader import read_trace
 
@@ -141,11 +141,7 @@ class Trace:
 
     def final_state(self) -> BrowserState:
         if self._final is None:
-            state = BrowserState()
-            for record in self.records:
-                if not isinstance(record, Fault):
-                    state = fold(state, record)
-            self._final = state
+            self._final = fold_all(self.messages)
         return self._final
 
     def state_at(self, t: float | dt.datetime | pd.Timestamp) -> BrowserState:

@@ -50,10 +50,7 @@ class Step:
             if isinstance(reply, Reply):
                 message["result"] = reply.result
             else:
-                error: dict[str, Any] = {"code": reply.code, "message": reply.message}
-                if reply.data is not None:
-                    error["data"] = reply.data
-                message["error"] = error
+                message["error"] = reply.error
             session = reply.session_id
         if session is not None:
             message["sessionId"] = session
