@@ -297,6 +297,16 @@ class Supervisor:
     def stats(self) -> dict[str, int]:
         return self._core.counters()
 
+    def view(self, *, refresh_s: float = 0.25) -> Any:
+        """A live ipywidgets view: frame tree, pending dialogs with Accept/Dismiss
+        buttons, recent dialogs, console errors, connection state. Updates are
+        throttled to one per ``refresh_s`` and applied on the thread that called
+        ``view()`` (the kernel's)."""
+        # Imported here: widgets are the notebook layer's, loaded only when asked for.
+        from cdpnb.notebook.supervisor_view import SupervisorView
+
+        return SupervisorView(self, refresh_s=refresh_s)
+
     def __repr__(self) -> str:
         state = "stopped" if self._stopped else ("connected" if self.connected else "down")
         return (f"<Supervisor {redact_url(self.url)} {state} policy={self.options.policy} "
