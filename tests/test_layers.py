@@ -27,7 +27,12 @@ FORBIDDEN_CDPNB = {
                   "sync"},
     # backends serve replayed traces, so they may read them
     "backends": {"supervisor", "probes", "notebook", "cli", "sync"},
+    "supervisor": {"backends", "probes", "notebook", "cli", "sync"},
+    "probes": {"notebook", "cli", "sync"},
 }
+#: The one way up: a ``view()`` method may import the notebook layer inside its body,
+#: the way ``DataFrame.plot`` imports matplotlib — loaded only when a view is asked for.
+VIEW_ENTRY_POINTS = {"view"}
 #: Layers that must stay sans-I/O.
 SANS_IO = {"protocol", "state"}
 
@@ -79,7 +84,8 @@ def test_protocol_and_state_modules_themselves_load_no_asyncio_or_websockets() -
     loaded = _modules_after(code)
     assert _async_modules(loaded) == []
     layers = {m.split(".")[1] for m in loaded if m.startswith("cdpnb.")}
-    assert layers <= {"protocol", "state", "errors"}, layers
+    # render is a stdlib-only leaf (escaping, bounded tables) that every layer may use
+    assert layers <= {"protocol", "state", "errors", "render"}, layers
 
 
 def _resolve(module: str, node: ast.ImportFrom) -> str:
@@ -97,7 +103,16 @@ def _imports(path: Path, root: Path = ROOT) -> list[tuple[int, str]]:
     # for a package's __init__ keep the last part, so level-1 imports resolve to the package
     module = ".".join(parts)
     found: list[tuple[int, str]] = []
-    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+    tree = ast.parse(path.read_text(), filename=str(path))
+    allowed: set[int] = set()  # ids of import nodes inside view() entry points
+    for fn in ast.walk(tree):
+        if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef) \
+                and fn.name in VIEW_ENTRY_POINTS:
+            allowed |= {id(n) for n in ast.walk(fn) if isinstance(n, ast.ImportFrom)
+                        and _resolve(module, n).startswith("cdpnb.notebook")}
+    for node in ast.walk(tree):
+        if id(node) in allowed:
+            continue
         if isinstance(node, ast.Import):
             found += [(node.lineno, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -141,15 +156,29 @@ def test_static_checker_catches_forbidden_imports(tmp_path: Path) -> None:
         "from cdpnb.protocol import Event\n"
         "def f():\n"
         "    import cdpnb.cli\n"
+        "def view():\n"
+        "    from cdpnb.notebook.views import V\n"  # the sanctioned entry point
+        "def other():\n"
+        "    from cdpnb.notebook.views import V\n"
     )
     (fake.parent / "__init__.py").write_text("from .frames import fold\nfrom .. import notebook\n")
     found = _violations("state", tmp_path)
     flagged = {entry.split(" imports ")[0] for entry in found}
     assert flagged == {
         "cdpnb/state/__init__.py:2",
-        *(f"cdpnb/state/bad.py:{line}" for line in (1, 2, 3, 4, 5, 9)),
+        *(f"cdpnb/state/bad.py:{line}" for line in (1, 2, 3, 4, 5, 9, 13)),
     }
     for name in ("asyncio", "websockets.asyncio.client", "cdpnb.supervisor",
                  "cdpnb.transport.websocket", "cdpnb.trace.recorder", "cdpnb.cli",
                  "cdpnb.notebook"):
         assert any(entry.endswith(f" imports {name}") for entry in found), name
+
+
+def test_the_notebook_layer_loads_only_when_a_view_is_asked_for() -> None:
+    loaded = _modules_after(
+        "import json, sys, cdpnb\n"
+        "cdpnb.Supervisor, cdpnb.Trace, cdpnb.probe, cdpnb.sync\n"
+        "print(json.dumps(sorted(sys.modules)))\n")
+    heavy = [m for m in loaded if m.split(".")[0] in {"ipywidgets", "matplotlib"}
+             or m.startswith("cdpnb.notebook")]
+    assert heavy == []

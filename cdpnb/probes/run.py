@@ -129,6 +129,17 @@ class ProbeResult:
         (out / "matrix.md").write_text(self.to_markdown(reasons=True) + "\n")
         return out
 
+    def view(self) -> Any:
+        """An ipywidgets grid of the matrix; choosing a cell shows its checks' detail."""
+        # Imported here: widgets are the notebook layer's, loaded only when asked for.
+        from cdpnb.notebook.probe_view import ProbeView
+
+        return ProbeView(self)
+
+    def _repr_html_(self) -> str:
+        from cdpnb.probes.display import probe_html
+        return probe_html(self)
+
     def __repr__(self) -> str:
         bad = sum(r.status != "ok" for r in self.results)
         return (f"<ProbeResult {len(self.backends)} backends, {len(self.results)} checks, "

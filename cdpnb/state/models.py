@@ -71,6 +71,16 @@ class PendingDialog(_Frozen):
     via: Literal["native", "bridge"] = "native"
     answering: DialogAnswer | None = None
 
+    def __repr__(self) -> str:
+        from cdpnb.state.display import dialog_repr  # display imports these models
+        return dialog_repr(self)
+
+    __str__ = __repr__
+
+    def _repr_html_(self) -> str:
+        from cdpnb.state.display import dialog_html
+        return dialog_html(self)
+
 
 class DialogRecord(_Frozen):
     """A dialog that has closed, and how."""
@@ -92,6 +102,16 @@ class DialogRecord(_Frozen):
     @property
     def open_ms(self) -> float:
         return (self.closed_at - self.opened_at) * 1000.0
+
+    def __repr__(self) -> str:
+        from cdpnb.state.display import dialog_repr  # display imports these models
+        return dialog_repr(self)
+
+    __str__ = __repr__
+
+    def _repr_html_(self) -> str:
+        from cdpnb.state.display import dialog_html
+        return dialog_html(self)
 
 
 class ConsoleEntry(_Frozen):

@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from cdpnb.state.display import frame_tree_html, snapshot_html
 from cdpnb.state.models import BrowserState, ConsoleEntry, DialogRecord, FrameInfo, PendingDialog
 
 __all__ = ["FrameNode", "FrameTree", "Snapshot", "build_frame_tree", "snapshot_of"]
@@ -42,6 +43,9 @@ class FrameTree(BaseModel):
             return self.top
         return next((c for c in self.children if c.frame_id == frame_id), None)
 
+    def _repr_html_(self) -> str:
+        return frame_tree_html(self)
+
 
 class Snapshot(BaseModel):
     """What the supervisor knows now. Frozen; cheap; never waits on the browser."""
@@ -72,6 +76,9 @@ class Snapshot(BaseModel):
         )
 
     __str__ = __repr__
+
+    def _repr_html_(self) -> str:
+        return snapshot_html(self)
 
 
 def _node(frame: FrameInfo, depth: int, oopif_depth: int) -> FrameNode:

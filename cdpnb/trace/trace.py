@@ -196,6 +196,11 @@ class Trace:
         from cdpnb.trace import tables
         return tables.console(self)
 
+    def timeline(self) -> pd.DataFrame:
+        """Dialogs opening/closing and frame events in time order, per session."""
+        from cdpnb.trace.timeline import timeline
+        return timeline(self)
+
     def to_parquet(self, path: str | os.PathLike[str]) -> Path:
         """The whole trace (header and every message) as one Parquet file."""
         from cdpnb.trace import tables
@@ -217,6 +222,18 @@ class Trace:
         return {"label": self.label, "messages": len(self.records), "by_kind": kinds,
                 "duration_s": round(self.duration_s, 3), "complete": self.complete,
                 "problems": list(self.problems)}
+
+    def view(self) -> Any:
+        """An ipywidgets view: the timeline of dialogs and frame events per session,
+        and a plot of when each dialog opened and how long it stayed open."""
+        # Imported here: widgets and matplotlib are the notebook layer's, loaded on use.
+        from cdpnb.notebook.trace_view import TraceView
+
+        return TraceView(self)
+
+    def _repr_html_(self) -> str:
+        from cdpnb.trace.display import trace_html
+        return trace_html(self)
 
     def __repr__(self) -> str:
         where = f" {self.path.name}" if self.path is not None else ""

@@ -1,0 +1,62 @@
+"""The HTML repr of a probe result: the matrix, coloured, every cell escaped.
+
+Cell text can come from the far end (an endpoint's error message), so it is
+treated as untrusted like any page text.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from cdpnb.render import CSS, badge, clip, text
+
+if TYPE_CHECKING:
+    from cdpnb.probes.run import ProbeResult
+
+__all__ = ["cell_colour", "cell_kind", "cell_symbol", "probe_html"]
+
+_COLOURS = {"ok": "#dff3e6", "fail": "#f8dddd", "partial": "#fbefd5", "none": "#eeeeee"}
+
+
+def cell_kind(cell: str) -> str:
+    if cell == "—":
+        return "none"
+    if cell.startswith("✗"):
+        return "fail"
+    if cell.startswith("partial"):
+        return "partial"
+    return "ok"
+
+
+def cell_colour(cell: str) -> str:
+    return _COLOURS[cell_kind(cell)]
+
+
+def cell_symbol(cell: str) -> str:
+    """What a matrix cell shows in a narrow grid: ✓, ✗, ~ or the latency figure."""
+    return {"fail": "✗", "partial": "~", "none": "—"}.get(cell_kind(cell), clip(cell, 8))
+
+
+def probe_html(result: ProbeResult) -> str:
+    matrix = result.matrix()
+    head = "".join(f'<th style="padding:1px 6px">{text(c, 40)}</th>'
+                   for c in ["backend", "version", *matrix.columns])
+    rows = []
+    for backend, row in matrix.iterrows():
+        info = result.backends.get(str(backend), {})
+        version = str(info.get("version", ""))
+        if info.get("replayed"):
+            version += f" (replayed, recorded {info.get('recorded_on', '?')})"
+        cells = "".join(
+            f'<td style="padding:1px 6px;background:{cell_colour(str(v))}" '
+            f'title="{text(v, 1000)}">{text(cell_symbol(str(v)))}</td>' for v in row)
+        rows.append(f'<tr><td style="padding:1px 6px">{text(backend)}</td>'
+                    f'<td style="padding:1px 6px">{text(version, 80)}</td>{cells}</tr>')
+    surprises = len(result.surprises())
+    note = (badge(f"{surprises} surprises", "#a33") if surprises
+            else badge("as expected", "#2a7"))
+    return (f'<div style="font-family:var(--jp-ui-font-family,sans-serif);font-size:12px">'
+            f"<b>cdpnb probe</b> {len(result.backends)} backends, {len(result.results)} "
+            f"checks {note} (hover a cell for its reason; <code>.view()</code> to browse)"
+            f'<table style="{CSS}"><thead><tr>{head}</tr></thead>'
+            f'<tbody>{"".join(rows)}</tbody></table></div>')

@@ -1,0 +1,97 @@
+"""Plain and HTML reprs of the state models: bounded, page text escaped."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from cdpnb.render import MAX_ROWS, badge, clip, short_repr, table, text, when
+from cdpnb.state.models import ConsoleEntry, DialogRecord, PendingDialog
+
+if TYPE_CHECKING:
+    from cdpnb.state.snapshot import FrameNode, FrameTree, Snapshot
+
+__all__ = ["dialog_html", "dialog_repr", "dialogs_html", "frame_tree_html", "snapshot_html"]
+
+_CLOSED_BY_COLOUR = {"agent": "#2a7", "auto_policy": "#27a", "watchdog": "#c70",
+                     "remote": "#a33"}
+
+
+def dialog_repr(d: PendingDialog | DialogRecord) -> str:
+    kind = type(d).__name__
+    extra = ""
+    if isinstance(d, DialogRecord):
+        extra = f" closed_by={d.closed_by} accepted={d.accepted} open_ms={d.open_ms:.1f}"
+    frame = f" frame={clip(d.frame_id, 12)}" if d.frame_id else ""
+    via = " via=bridge" if d.via == "bridge" else ""
+    return f"<{kind} {d.id} {d.type} {short_repr(d.message)}{frame}{via}{extra}>"
+
+
+def _dialog_row(d: PendingDialog | DialogRecord) -> list[object]:
+    closed_by = getattr(d, "closed_by", None)
+    status = (badge(closed_by, _CLOSED_BY_COLOUR.get(closed_by, "#555")) if closed_by
+              else badge("open", "#b50"))
+    answer = ""
+    if closed_by is not None:
+        accepted = getattr(d, "accepted", None)
+        answer = {True: "accept", False: "dismiss", None: ""}[accepted]
+        prompt = getattr(d, "prompt_text", None)
+        if prompt is not None:
+            answer += f" {prompt!r}"
+    return [d.id, d.type, status, d.message, clip(d.frame_id, 12), d.via, when(d.opened_at),
+            answer]
+
+
+_DIALOG_COLUMNS = ("id", "type", "status", "message", "frame", "via", "opened (UTC)", "answer")
+_RAW = frozenset({2})
+
+
+def dialog_html(d: PendingDialog | DialogRecord) -> str:
+    return dialogs_html([d])
+
+
+def dialogs_html(dialogs: Iterable[PendingDialog | DialogRecord],
+                 max_rows: int = MAX_ROWS) -> str:
+    return table(_DIALOG_COLUMNS, map(_dialog_row, dialogs), raw_columns=_RAW,
+                 max_rows=max_rows)
+
+
+def _node_line(node: FrameNode) -> str:
+    kind = badge("OOPIF", "#7a3") if node.is_oopif else ""
+    session = (f' <span style="color:#777">session {text(node.session_id, 12)}</span>'
+               if node.session_id else "")
+    return (f'<div style="padding-left:{node.depth * 16}px">{text(clip(node.frame_id, 12))} '
+            f"{kind} {text(node.url)}{session}</div>")
+
+
+def frame_tree_html(tree: FrameTree) -> str:
+    if tree.top is None:
+        return '<div style="color:#777">no frames yet</div>'
+    lines = [_node_line(n) for n in (tree.top, *tree.children)]
+    if tree.truncated:
+        lines.append('<div style="color:#777">… truncated (sup.frame_tree(full=True) has '
+                     "every frame)</div>")
+    return "".join(lines)
+
+
+def _console_row(e: ConsoleEntry) -> list[object]:
+    where = f"{e.url}:{e.line}" if e.url and e.line is not None else e.url
+    return [when(e.at), e.kind, e.level, e.text, where]
+
+
+def snapshot_html(s: Snapshot) -> str:
+    state = badge("connected", "#2a7") if s.connected else badge("disconnected", "#a33")
+    pending = dialogs_html(s.pending_dialogs)
+    # newest first: the last ones are what a reader looks for
+    recent = dialogs_html(reversed(s.recent_dialogs), MAX_ROWS // 2)
+    console = table(("at (UTC)", "kind", "level", "text", "where"),
+                    map(_console_row, reversed(s.console_errors)), max_rows=MAX_ROWS // 2)
+    return (
+        '<div style="font-family:var(--jp-ui-font-family,sans-serif);font-size:12px">'
+        f"<b>cdpnb snapshot</b> {state} page {text(clip(s.page_target_id, 12))}"
+        f"<div><b>frames</b> ({len(s.frame_tree)}){frame_tree_html(s.frame_tree)}</div>"
+        f"<div><b>pending dialogs</b> ({len(s.pending_dialogs)}){pending}</div>"
+        f"<div><b>recent dialogs</b> ({len(s.recent_dialogs)}){recent}</div>"
+        f"<div><b>console errors</b> ({len(s.console_errors)}){console}</div>"
+        "</div>"
+    )
