@@ -1,7 +1,11 @@
-"""Every notebook in notebooks/ runs top to bottom on a fresh kernel, with no edits."""
+"""Every notebook in notebooks/ runs top to bottom on a fresh kernel, with no edits;
+the executed dialogs notebook exports to HTML with its widgets' state, page text escaped."""
 
 from __future__ import annotations
 
+import json
+import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -11,16 +15,43 @@ from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 
 
-def run_notebook(path: Path, prelude: str | None = None) -> nbformat.NotebookNode:
+def run_notebook(path: Path, prelude: str | None = None,
+                 cwd: Path = ROOT / "notebooks") -> nbformat.NotebookNode:
     nb = nbformat.read(path, as_version=4)
     if prelude is not None:
         nb.cells.insert(0, nbformat.v4.new_code_cell(prelude))
-    client = NotebookClient(nb, timeout=120, kernel_name="python3",
-                            resources={"metadata": {"path": str(ROOT)}})
+    # cwd is where Jupyter starts a notebook's kernel: the notebook's own folder.
+    client = NotebookClient(nb, timeout=300, kernel_name="python3",
+                            resources={"metadata": {"path": str(cwd)}})
     client.execute()
     return nb
+
+
+_executed: dict[str, nbformat.NotebookNode] = {}
+
+
+def executed(name: str) -> nbformat.NotebookNode:
+    """Each notebook executed once per test session."""
+    if name not in _executed:
+        _executed[name] = run_notebook(ROOT / "notebooks" / name)
+    return _executed[name]
+
+
+def _errors(nb: nbformat.NotebookNode) -> list[str]:
+    return [f"{o['ename']}: {o['evalue']}" for c in nb.cells if c.cell_type == "code"
+            for o in c.get("outputs", []) if o.get("output_type") == "error"]
+
+
+def _text(nb: nbformat.NotebookNode) -> str:
+    parts = []
+    for cell in nb.cells:
+        for o in cell.get("outputs", []):
+            parts.append(o.get("text", ""))
+            parts.append(str(o.get("data", {}).get("text/plain", "")))
+    return "\n".join(parts)
 
 
 def test_the_kernel_is_this_interpreter() -> None:
@@ -31,19 +62,72 @@ def test_the_kernel_is_this_interpreter() -> None:
     assert nb.cells[0].outputs[0]["text"].strip() == sys.prefix
 
 
-def test_there_are_notebooks() -> None:
-    assert NOTEBOOKS, "notebooks/ has no notebook to run"
+def test_the_three_investigations_are_there() -> None:
+    names = {p.name for p in NOTEBOOKS}
+    assert {"01-probe-backends.ipynb", "02-dialogs-and-frames.ipynb",
+            "03-replay-a-shared-trace.ipynb"} <= names
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
 def test_notebook_runs_top_to_bottom(path: Path) -> None:
-    nb = run_notebook(path)
-    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
-              if o.get("output_type") == "error"]
-    assert errors == []
+    nb = executed(path.name)
+    assert _errors(nb) == []
+
+
+def test_notebooks_run_from_the_repository_root_too() -> None:
+    nb = run_notebook(ROOT / "notebooks" / "03-replay-a-shared-trace.ipynb", cwd=ROOT)
+    assert _errors(nb) == []
 
 
 def test_quickstart_still_works_after_nest_asyncio_apply() -> None:
     nb = run_notebook(ROOT / "notebooks" / "00-quickstart.ipynb",
                       prelude="import nest_asyncio\nnest_asyncio.apply()")
+    assert _errors(nb) == []
     assert "nest_asyncio" in nb.cells[0].source
+
+
+def test_probe_notebook_shows_every_backend_here() -> None:
+    from cdpnb.probes import available_backends
+
+    text = _text(executed("01-probe-backends.ipynb"))
+    for kind, why in available_backends().items():
+        if why is None:
+            assert f"'{kind}': None" in text or f'"{kind}": None' in text
+    assert "0 surprises" in text
+    assert "cells changed status since the recording" in text
+
+
+def test_replay_notebook_compares_agent_and_remote_closes() -> None:
+    text = _text(executed("03-replay-a-shared-trace.ipynb"))
+    assert "{'agent': 33}" in text and "{'remote': 33}" in text
+
+
+def test_dialogs_notebook_exports_to_html_with_widget_state_and_escaped_text(
+        tmp_path: Path) -> None:
+    nb = executed("02-dialogs-and-frames.ipynb")
+    assert WIDGET_STATE in nb.metadata.get("widgets", {})
+    source = tmp_path / "02.ipynb"
+    nbformat.write(nb, source)
+    subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "html",
+                    str(source)], check=True, capture_output=True, timeout=120)
+    html = (tmp_path / "02.html").read_text()
+
+    # The page's markup (a prompt message, a confirm, a console error) is text everywhere.
+    for raw in ("<img src=x onerror", "<script>bad()", "Proceed <b>now"):
+        assert raw not in html
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html
+
+    # The widgets' final state is in the page: the supervisor view and the trace view.
+    match = re.search(r'<script type="application/vnd.jupyter.widget-state\+json">(.*?)</script>',
+                      html, re.S)
+    assert match, "no widget state in the exported HTML"
+    models = json.loads(match.group(1))["state"]
+    values = [m["state"].get("value", "") for m in models.values()
+              if m["model_name"] == "HTMLModel"]
+    tree = next(v for v in values if "OOPIF" in v and "/two-site" in v)
+    assert "/child" in tree and "session " in tree
+    assert any("stopped" in v for v in values)
+    recent = next(v for v in values if "Ada Lovelace" in v)
+    assert "&lt;img src=x onerror=alert(1)&gt;" in recent and "<img" not in recent
+    images = [m for m in models.values() if m["model_name"] == "ImageModel"]
+    assert images, "the trace view's dialog plot is missing"

@@ -75,7 +75,10 @@ class ProbeView:
             + (f"traces:<ul>{trace_list}</ul>" if trace_list else ""))
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        return self.widget._repr_mimebundle_(**kwargs)
+        bundle = self.widget._repr_mimebundle_(**kwargs)
+        if isinstance(bundle, dict):  # the widget's own text is its whole child list
+            bundle["text/plain"] = repr(self)
+        return bundle
 
     def __repr__(self) -> str:
         return (f"<ProbeView {len(self.matrix)} backends × {len(self.matrix.columns)} "

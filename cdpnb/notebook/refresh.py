@@ -8,12 +8,19 @@ object by identity — the reducers build a new one per change, so this costs
 nothing when idle — and redraws at most once per period. While a cell blocks the
 kernel's thread, ticks wait; the supervisor keeps folding on its own thread and the
 next tick shows everything at once.
+
+Each tick runs in an empty ``contextvars.Context``: a timer otherwise keeps the
+context of the cell that created the view, and ipykernel 7 takes a message's parent
+(which cell it belongs to) from a context variable, so every redraw would be filed
+under that first cell, and a front end or nbclient following the running cell would
+drop it. With no value set, ipykernel falls back to the request it is handling now.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 from collections.abc import Callable
 
 __all__ = ["Refresher"]
@@ -46,7 +53,8 @@ class Refresher:
 
     def _schedule(self) -> None:
         if self.loop is not None and not self.loop.is_closed():
-            self._handle = self.loop.call_later(self.period_s, self._run)
+            self._handle = self.loop.call_later(self.period_s, self._run,
+                                               context=contextvars.Context())
 
     def _run(self) -> None:
         self._handle = None

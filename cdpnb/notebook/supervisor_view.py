@@ -16,7 +16,7 @@ from cdpnb.notebook.refresh import Refresher
 from cdpnb.render import MAX_ROWS, badge, clip, table, text, when
 from cdpnb.state import DialogRecord, PendingDialog
 from cdpnb.state.display import dialogs_html, frame_tree_html
-from cdpnb.state.snapshot import FrameNode
+from cdpnb.state.snapshot import FrameNode, FrameTree
 from cdpnb.transport import redact
 from cdpnb.transport.engine import engine
 
@@ -104,6 +104,7 @@ class SupervisorView:
         ])
         self.rows: dict[str, DialogRow] = {}
         self.tree_nodes: tuple[FrameNode, ...] = ()
+        self._last_tree: FrameTree | None = None
         self.redraws = 0
         self._shown: BrowserState | None = None
         self._last_header: tuple[object, ...] = ()
@@ -160,8 +161,15 @@ class SupervisorView:
         self.redraws += 1
         self._draw_header()
         tree = self.supervisor.frame_tree(full=False)
-        self.tree_nodes = tuple(n for n in (tree.top, *tree.children) if n is not None)
-        self.tree.value = frame_tree_html(tree)
+        if tree.top is None and self._last_tree is not None and not self.supervisor.connected:
+            # The reducers forget frames when the connection ends; a reader still
+            # wants to see the page the dialogs came from.
+            self.tree.value = ('<div style="color:#777">as last seen while connected</div>'
+                               + frame_tree_html(self._last_tree))
+        else:
+            self._last_tree = tree if tree.top is not None else self._last_tree
+            self.tree_nodes = tuple(n for n in (tree.top, *tree.children) if n is not None)
+            self.tree.value = frame_tree_html(tree)
         self._draw_pending(state.pending_dialogs)
         self.recent.value = dialogs_html(reversed(state.recent_dialogs), MAX_ROWS // 2)
         self.console.value = _console_html(state)
@@ -206,7 +214,10 @@ class SupervisorView:
     # -- display ----------------------------------------------------------------------
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        return self.widget._repr_mimebundle_(**kwargs)
+        bundle = self.widget._repr_mimebundle_(**kwargs)
+        if isinstance(bundle, dict):  # the widget's own text is its whole child list
+            bundle["text/plain"] = repr(self)
+        return bundle
 
     def __repr__(self) -> str:
         sup = self.supervisor

@@ -80,7 +80,10 @@ class TraceView:
             max_rows=ROWS_SHOWN, total=len(rows))
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        return self.widget._repr_mimebundle_(**kwargs)
+        bundle = self.widget._repr_mimebundle_(**kwargs)
+        if isinstance(bundle, dict):  # the widget's own text is its whole child list
+            bundle["text/plain"] = repr(self)
+        return bundle
 
     def __repr__(self) -> str:
         return (f"<TraceView {self.trace.label!r} {len(self.timeline)} timeline events, "
