@@ -11,12 +11,15 @@ from cdpnb.errors import (
     ConnectionLost,
     DialogError,
     DialogResponseFailed,
+    ElementNotClickable,
     EndpointError,
     EvaluateError,
+    EvaluateTimeout,
     FrameNotRoutable,
     NavigationError,
     NoPendingDialog,
     SeveralPendingDialogs,
+    StaleRef,
     SupervisorStopped,
     UnknownDialog,
     UnknownFrame,
@@ -31,6 +34,7 @@ if TYPE_CHECKING:
     from cdpnb.probes import ProbeResult, probe
     from cdpnb.supervisor import Supervisor
     from cdpnb.supervisor.registry import registry
+    from cdpnb.supervisor.values import RemoteObject, Undefined
     from cdpnb.trace import Trace, compare
 
 # The I/O layers load on first use, so `import cdpnb.protocol` (or cdpnb.state) stays
@@ -41,6 +45,8 @@ _LAZY = {
     "launch": ("cdpnb.backends", "launch"),
     "Supervisor": ("cdpnb.supervisor", "Supervisor"),
     "registry": ("cdpnb.supervisor.registry", "registry"),
+    "RemoteObject": ("cdpnb.supervisor.values", "RemoteObject"),
+    "Undefined": ("cdpnb.supervisor.values", "Undefined"),
     "probe": ("cdpnb.probes", "probe"),
     "ProbeResult": ("cdpnb.probes", "ProbeResult"),
     "Trace": ("cdpnb.trace", "Trace"),
@@ -78,19 +84,24 @@ __all__ = [
     "DialogError",
     "DialogRecord",
     "DialogResponseFailed",
+    "ElementNotClickable",
     "EndpointError",
     "EvaluateError",
+    "EvaluateTimeout",
     "FrameNotRoutable",
     "FrameTree",
     "NavigationError",
     "NoPendingDialog",
     "PendingDialog",
     "ProbeResult",
+    "RemoteObject",
     "SeveralPendingDialogs",
     "Snapshot",
+    "StaleRef",
     "Supervisor",
     "SupervisorStopped",
     "Trace",
+    "Undefined",
     "UnknownDialog",
     "UnknownFrame",
     "WaitTimeout",

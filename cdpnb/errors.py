@@ -13,12 +13,15 @@ __all__ = [
     "ConnectionLost",
     "DialogError",
     "DialogResponseFailed",
+    "ElementNotClickable",
     "EndpointError",
     "EvaluateError",
+    "EvaluateTimeout",
     "FrameNotRoutable",
     "NavigationError",
     "NoPendingDialog",
     "SeveralPendingDialogs",
+    "StaleRef",
     "SupervisorStopped",
     "UnknownDialog",
     "UnknownFrame",
@@ -91,6 +94,38 @@ class EvaluateError(CdpnbError):
         self.js_message = message
         self.stack = stack
         super().__init__(message if not stack else f"{message}\n{stack}")
+
+
+class EvaluateTimeout(CommandTimeout):
+    """Script run by ``evaluate``/``evaluate_on`` (or a script-running ``cdp`` command)
+    outlived its budget. It is a CommandTimeout, so one ``except`` catches both.
+
+    ``ended_by`` says what stopped it: ``"in-page timeout"`` (Runtime.evaluate's own
+    ``timeout``), ``"terminateExecution"`` (sent when no reply came),
+    ``"not terminated"`` (the script waits on an open dialog, which is not a hang),
+    ``"terminate failed"``, or ``"not sent"`` (the budget went on the context wait).
+    """
+
+    def __init__(self, message: str, *, budget: float, elapsed: float, ended_by: str,
+                 session_id: str | None = None) -> None:
+        self.budget = budget
+        self.elapsed = elapsed
+        self.ended_by = ended_by
+        self.session_id = session_id
+        super().__init__(message)
+
+
+class StaleRef(CdpnbError, LookupError):
+    """An accessibility ref that names no element now (unknown, or its node is gone)."""
+
+    def __init__(self, ref: str, why: str) -> None:
+        self.ref = ref
+        self.why = why
+        super().__init__(f"ref {ref!r} is stale: {why}")
+
+
+class ElementNotClickable(CdpnbError):
+    """The element behind a ref exists but has no box to click (hidden, zero size)."""
 
 
 class UnknownFrame(CdpnbError, LookupError):

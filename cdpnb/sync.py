@@ -6,14 +6,18 @@ the work runs on cdpnb's engine thread and this thread just waits for it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cdpnb.backends import Backend, launch
 from cdpnb.state import DialogRecord, FrameTree, PendingDialog, Snapshot
 from cdpnb.supervisor import Policy
 from cdpnb.supervisor import Supervisor as AsyncSupervisor
 from cdpnb.supervisor.registry import registry as async_registry
+from cdpnb.supervisor.values import RemoteObject
 from cdpnb.transport.engine import engine
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["Backend", "Supervisor", "launch", "registry"]
 
@@ -73,9 +77,28 @@ class Supervisor:
                                             session_id=session_id))
 
     def evaluate(self, expression: str, frame_id: str | None = None,
-                 timeout: float | None = None, *, await_promise: bool = True) -> Any:
+                 timeout: float | None = None, *, await_promise: bool = True,
+                 user_gesture: bool = False) -> Any:
         return engine.run_sync(self.aio.evaluate(expression, frame_id, timeout,
-                                                 await_promise=await_promise))
+                                                 await_promise=await_promise,
+                                                 user_gesture=user_gesture))
+
+    def evaluate_on(self, ref: str | RemoteObject, function: str, *args: Any,
+                    timeout: float | None = None, await_promise: bool = True,
+                    user_gesture: bool = False) -> Any:
+        return engine.run_sync(self.aio.evaluate_on(ref, function, *args, timeout=timeout,
+                                                    await_promise=await_promise,
+                                                    user_gesture=user_gesture))
+
+    def accessibility(self, frame_id: str | None = None,
+                      timeout: float | None = None) -> pd.DataFrame:
+        return engine.run_sync(self.aio.accessibility(frame_id, timeout))
+
+    def click(self, ref: str, timeout: float | None = None) -> dict[str, Any]:
+        return engine.run_sync(self.aio.click(ref, timeout))
+
+    def release_objects(self) -> None:
+        engine.run_sync(self.aio.release_objects())
 
     def navigate(self, url: str, timeout: float = 30.0) -> dict[str, Any]:
         return engine.run_sync(self.aio.navigate(url, timeout))

@@ -160,11 +160,16 @@ async def test_endpoint_that_never_answers_times_out_cleanly(proxy: CDPProxy) ->
     proxy.mute = False
     async with await cdpnb.Supervisor.start(proxy.url) as sup:
         proxy.mute = True
-        with pytest.raises(cdpnb.CommandTimeout, match="Runtime.evaluate"):
+        with pytest.raises(cdpnb.CommandTimeout, match="Runtime.evaluate") as caught:
             await sup.cdp("Runtime.evaluate", {"expression": "1"}, timeout=0.3)
+        # A script-running command is then ended; on a mute endpoint that fails too.
+        assert isinstance(caught.value, cdpnb.EvaluateTimeout)
+        assert caught.value.ended_by == "terminate failed"
         proxy.mute = False
         assert await sup.evaluate("2") == 2  # still usable afterwards
-        assert sup.stats()["command-timeouts"] == 1
+        stats = sup.stats()
+        assert stats["command-timeouts"] == 2  # the evaluate and its terminateExecution
+        assert stats["evaluate-timeouts"] == 1
 
 
 async def test_failed_dialog_answer_is_never_recorded_as_answered(

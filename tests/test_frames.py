@@ -82,7 +82,7 @@ async def test_routing_errors_say_what_to_do(sup: cdpnb.Supervisor, site: Scenar
 async def test_evaluate_values_and_errors(sup: cdpnb.Supervisor, site: ScenarioServer) -> None:
     await sup.navigate(site.url("/blank"))
     assert await sup.evaluate("({a: [1, 'two', null]})") == {"a": [1, "two", None]}
-    assert await sup.evaluate("undefined") is None
+    assert await sup.evaluate("undefined") is cdpnb.Undefined
     assert await sup.evaluate("Promise.resolve(41).then(x => x + 1)") == 42
     assert await sup.evaluate("-Infinity") == float("-inf")
     assert await sup.evaluate("2n ** 70n") == 2**70

@@ -296,3 +296,11 @@ def test_no_leaked_threads(chromium: cdpnb.Backend) -> None:
     assert engine.thread_alive()
     new = set(threading.enumerate()) - before - set(threads)
     assert new == set(), [t.name for t in new]
+
+
+def test_a_calls_own_timeout_error_comes_through_unchanged(chromium: cdpnb.Backend) -> None:
+    # CommandTimeout and WaitTimeout are TimeoutErrors; the sync face must not mistake
+    # them for its own wait running out.
+    with (cdpnb.sync.Supervisor.start(chromium.cdp_url) as sup,
+          pytest.raises(cdpnb.WaitTimeout, match="dialog")):
+        sup.wait_for_dialog(timeout=0.2)

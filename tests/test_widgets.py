@@ -104,7 +104,7 @@ async def test_page_text_is_escaped_everywhere_the_view_shows_it(
     row.accept.click()
     await _redrawn(view, lambda: "pwned" in view.recent.value)
     assert "<img" not in view.recent.value and "&lt;script&gt;" in view.recent.value
-    assert await sup.evaluate("window.pwned") is None
+    assert await sup.evaluate("window.pwned") is cdpnb.Undefined
     view.close()
 
 

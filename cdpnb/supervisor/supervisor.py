@@ -7,7 +7,7 @@ import contextlib
 import logging
 import os
 from collections.abc import Callable, Coroutine, Iterable
-from typing import Any, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from cdpnb import __version__
 from cdpnb.errors import (
@@ -17,6 +17,7 @@ from cdpnb.errors import (
     EndpointError,
     FrameNotRoutable,
     NavigationError,
+    StaleRef,
     SupervisorStopped,
     UnknownFrame,
     WaitTimeout,
@@ -24,22 +25,40 @@ from cdpnb.errors import (
 from cdpnb.protocol import Event, Message
 from cdpnb.state import BrowserState, DialogRecord, FrameTree, PendingDialog, Snapshot
 from cdpnb.state.snapshot import build_frame_tree, snapshot_of
+from cdpnb.supervisor.accessibility import (
+    AXSnapshot,
+    RefTarget,
+    parse_ref,
+    resolve,
+    take_snapshot,
+    to_frame,
+)
+from cdpnb.supervisor.actions import click as click_target
 from cdpnb.supervisor.attach import ChildAttacher, attach_page
 from cdpnb.supervisor.bridge import DialogBridge
 from cdpnb.supervisor.core import Core
 from cdpnb.supervisor.dialogs import DialogControl
+from cdpnb.supervisor.evaluation import OBJECT_GROUP, Budget, Evaluator, context_gone
 from cdpnb.supervisor.options import Policy, SupervisorOptions, check_timeout
-from cdpnb.supervisor.routing import context_for_frame, session_for_frame
-from cdpnb.supervisor.values import raise_for_exception, value_of
+from cdpnb.supervisor.routing import context_for_frame, frame_of, session_for_frame
+from cdpnb.supervisor.values import RemoteObject, call_argument
 from cdpnb.trace import Recorder
 from cdpnb.transport import redact as redact_url
 from cdpnb.transport.engine import engine
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["HasCdpUrl", "Supervisor"]
 
 log = logging.getLogger("cdpnb.supervisor")
 T = TypeVar("T")
 
+
+
+def _check_flag(name: str, value: object) -> None:
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
 
 
 class HasCdpUrl(Protocol):
@@ -76,6 +95,9 @@ class Supervisor:
                                       self._bridge)
         self._dialogs.on_fast_remote = self._on_fast_remote
         self._children = ChildAttacher(self._core, self._bridge)
+        self._evaluator = Evaluator(self._core)
+        #: Refs of the last accessibility snapshot, for evaluate_on and click.
+        self._refs: dict[str, RefTarget] = {}
         self._core.subscribe(self._children)
         self._core.subscribe(self._dialogs)
         self._core.subscribe(self._bridge)
@@ -326,16 +348,22 @@ class Supervisor:
     ) -> dict[str, Any]:
         """Send a raw CDP command and return its ``result``: to the page by default, to
         the OOPIF ``frame_id``, to the browser itself (``browser=True``), or to any
-        attached ``session_id``."""
+        attached ``session_id``. ``timeout`` bounds the call; a script-running command
+        (``Runtime.evaluate``, ``Runtime.callFunctionOn``, …) still running then is
+        ended with ``Runtime.terminateExecution`` and raises EvaluateTimeout."""
         limit = check_timeout("timeout", timeout, allow_none=True)
         if sum((frame_id is not None, browser, session_id is not None)) > 1:
             raise ValueError("pass at most one of frame_id, browser=True and session_id")
         if session_id is not None and not isinstance(session_id, str):
             raise TypeError(f"session_id must be a str, got {type(session_id).__name__}")
-        return await self._call(self._cdp(method, params, frame_id, limit, browser, session_id))
+        if not isinstance(method, str) or not method:
+            raise TypeError(f"method must be a CDP method name such as 'Runtime.evaluate', "
+                            f"got {method!r}")
+        budget = Budget(self.options.command_timeout_s if limit is None else limit)
+        return await self._call(self._cdp(method, params, frame_id, budget, browser, session_id))
 
     async def _cdp(self, method: str, params: dict[str, Any] | None, frame_id: str | None,
-                   timeout: float | None, browser: bool,
+                   budget: Budget, browser: bool,
                    session_id: str | None) -> dict[str, Any]:
         if browser:
             session = None
@@ -343,32 +371,48 @@ class Supervisor:
             session = session_id
         else:
             session = session_for_frame(self._core.state, frame_id)
-        return await self._core.send(method, params, session, timeout)
+        return await self._evaluator.send(method, params, session, budget)
 
     async def evaluate(
         self, expression: str, frame_id: str | None = None, timeout: float | None = None,
-        *, await_promise: bool = True,
+        *, await_promise: bool = True, user_gesture: bool = False,
     ) -> Any:
         """Evaluate ``expression`` in the page, an OOPIF or an in-process frame and
-        return its value; a JavaScript exception raises EvaluateError."""
+        return its value.
+
+        Data comes back by value (``undefined`` as ``cdpnb.Undefined``, ``NaN``,
+        ``-0``, ``±Infinity``, bigint as int); anything else (a DOM node, a function)
+        as a :class:`~cdpnb.supervisor.values.RemoteObject`. A JavaScript exception
+        raises EvaluateError with the JS message and stack. ``timeout`` (default: the
+        supervisor's ``command_timeout_s``) bounds the whole call; a script still
+        running then is ended and EvaluateTimeout raised, and the page stays usable.
+        ``user_gesture`` makes the call count as a user activation.
+        """
         if not isinstance(expression, str):
             raise TypeError(f"expression must be a str, got {type(expression).__name__}")
-        limit = check_timeout("timeout", timeout, allow_none=True)
-        return await self._call(self._evaluate(expression, frame_id, limit, await_promise))
+        budget = self._budget(timeout)
+        _check_flag("await_promise", await_promise)
+        _check_flag("user_gesture", user_gesture)
+        return await self._call(self._evaluate(expression, frame_id, budget, await_promise,
+                                               user_gesture))
 
-    async def _evaluate(self, expression: str, frame_id: str | None, timeout: float | None,
-                        await_promise: bool) -> Any:
-        session, context = await self._context(frame_id, timeout)
-        params: dict[str, Any] = {"expression": expression, "returnByValue": True,
-                                  "awaitPromise": await_promise}
-        if context is not None:
-            params["contextId"] = context
-        reply = await self._core.send("Runtime.evaluate", params, session, timeout)
-        raise_for_exception(reply)
-        return value_of(reply.get("result") or {})
+    async def _evaluate(self, expression: str, frame_id: str | None, budget: Budget,
+                        await_promise: bool, user_gesture: bool) -> Any:
+        for attempt in (1, 2):
+            session, context = await self._context(frame_id, budget)
+            try:
+                return await self._evaluator.evaluate(session, context, expression, budget,
+                                                      await_promise=await_promise,
+                                                      user_gesture=user_gesture)
+            except CDPError as exc:
+                # The frame navigated between the lookup and the call: nothing ran.
+                if attempt == 2 or context is None or not context_gone(exc):
+                    raise
+                self._core.stats["evaluate-retries"] += 1
+        raise AssertionError("unreachable")
 
     async def _context(self, frame_id: str | None,
-                       timeout: float | None) -> tuple[str | None, int | None]:
+                       budget: Budget) -> tuple[str | None, int | None]:
         try:
             return context_for_frame(self._core.state, frame_id)
         except FrameNotRoutable:
@@ -380,10 +424,114 @@ class Supervisor:
                     return False
                 return True
 
-            wait = min(CONTEXT_GRACE_S, timeout or self.options.command_timeout_s)
             with contextlib.suppress(TimeoutError):
-                await self._core.wait_until(ready, wait)
+                await self._core.wait_until(ready, min(CONTEXT_GRACE_S, budget.left()))
             return context_for_frame(self._core.state, frame_id)
+
+    async def accessibility(self, frame_id: str | None = None,
+                            timeout: float | None = None) -> pd.DataFrame:
+        """The accessibility tree of every frame, OOPIFs included, as one DataFrame:
+        ``ref``, ``role``, ``name``, ``frame_id``, ``backend_dom_node_id`` (empty where
+        the mapping is missing or ambiguous), ``ignored``, ``depth``, … in document
+        order. ``frame_id`` keeps that frame and the frames inside it; refs are the
+        same as in the full table. Refs (``role:name``, ``#n`` for the n-th duplicate)
+        are what ``evaluate_on`` and ``click`` take."""
+        budget = self._budget(timeout)
+        if frame_id is not None:
+            frame_of(self._core.state, frame_id)
+        return await self._call(self._accessibility(frame_id, budget))
+
+    async def _accessibility(self, frame_id: str | None, budget: Budget) -> pd.DataFrame:
+        snap = await self._take_ax_snapshot(budget)
+        return to_frame(snap.for_frame(self._core.state, frame_id), snap.skipped)
+
+    async def _take_ax_snapshot(self, budget: Budget) -> AXSnapshot:
+        snap = await take_snapshot(self._core, budget)
+        self._refs = snap.targets()
+        self._core.stats["accessibility-snapshots"] += 1
+        return snap
+
+    async def _target(self, ref: str, budget: Budget) -> RefTarget:
+        parse_ref(ref)
+        target = self._refs.get(ref)
+        if target is None:
+            # Refs are derived from the page, so one not seen yet may be there now.
+            target = (await self._take_ax_snapshot(budget)).targets().get(ref)
+        if target is None:
+            raise StaleRef(ref, "no element on the page has it now (sup.accessibility() "
+                                "lists the refs there are)")
+        return target
+
+    async def evaluate_on(self, ref: str | RemoteObject, function: str, *args: Any,
+                          timeout: float | None = None, await_promise: bool = True,
+                          user_gesture: bool = False) -> Any:
+        """Call ``function`` (JS source, e.g. ``"function (el) { return el.id }"``)
+        with the element behind ``ref`` (or a RemoteObject) as its first argument and
+        ``args`` after it, in the frame that element lives in. Values come back as
+        from ``evaluate``; a ref whose element is gone raises StaleRef."""
+        if not isinstance(function, str):
+            raise TypeError(f"function must be a str of JavaScript source, got "
+                            f"{type(function).__name__}")
+        if not isinstance(ref, str | RemoteObject):
+            raise TypeError(f"ref must be a ref str (from sup.accessibility()) or a "
+                            f"RemoteObject, got {type(ref).__name__}")
+        if isinstance(ref, RemoteObject) and not ref.object_id:
+            raise ValueError("ref is a RemoteObject without an object_id")
+        arguments = [call_argument(a, f"args[{i}]") for i, a in enumerate(args)]
+        budget = self._budget(timeout)
+        _check_flag("await_promise", await_promise)
+        _check_flag("user_gesture", user_gesture)
+        return await self._call(self._evaluate_on(ref, function, arguments, budget,
+                                                  await_promise, user_gesture))
+
+    async def _evaluate_on(self, ref: str | RemoteObject, function: str,
+                           arguments: list[dict[str, Any]], budget: Budget,
+                           await_promise: bool, user_gesture: bool) -> Any:
+        if isinstance(ref, RemoteObject):
+            assert ref.object_id is not None
+            session, element = ref.session_id, ref.object_id
+        else:
+            target = await self._target(ref, budget)
+            element = await resolve(self._core, target, budget, OBJECT_GROUP)
+            session = target.session_id
+        # The element goes in as the first argument; `this` is the element as well.
+        wrapped = f"function (...a) {{ return ({function}).apply(this, [this, ...a]); }}"
+        return await self._evaluator.call_on(session, element, wrapped, arguments, budget,
+                                             await_promise=await_promise,
+                                             user_gesture=user_gesture)
+
+    async def click(self, ref: str, timeout: float | None = None) -> dict[str, Any]:
+        """Click the element behind ``ref`` as a user would: scrolled into view, a real
+        mouse press and release at the centre of its box (a user activation, which
+        ``beforeunload`` needs). Returns where it clicked and, if the click opened a
+        dialog, its ``dialog_id``."""
+        if not isinstance(ref, str):
+            raise TypeError(f"ref must be a ref str (from sup.accessibility()), got "
+                            f"{type(ref).__name__}")
+        budget = self._budget(timeout)
+        return await self._call(self._click(ref, budget))
+
+    async def _click(self, ref: str, budget: Budget) -> dict[str, Any]:
+        target = await self._target(ref, budget)
+        await resolve(self._core, target, budget, OBJECT_GROUP)  # still the same element?
+        self._core.stats["clicks"] += 1
+        return await click_target(self._core, target, budget)
+
+    async def release_objects(self) -> None:
+        """Release every handle cdpnb's evaluate has kept (RemoteObjects it returned)
+        in the page and every OOPIF; their ``object_id``s stop working."""
+        await self._call(self._release_objects())
+
+    async def _release_objects(self) -> None:
+        state = self._core.state
+        sessions = {state.page_session_id} | {f.session_id for f in state.frames.values()
+                                              if f.is_oopif}
+        await asyncio.gather(*(self._evaluator.release_group(s, self.options.command_timeout_s)
+                               for s in sessions), return_exceptions=True)
+
+    def _budget(self, timeout: float | None) -> Budget:
+        limit = check_timeout("timeout", timeout, allow_none=True)
+        return Budget(self.options.command_timeout_s if limit is None else limit)
 
     async def navigate(self, url: str, timeout: float = 30.0) -> dict[str, Any]:
         """Navigate the supervisor's page to ``url`` and wait for its load event."""

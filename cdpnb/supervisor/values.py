@@ -1,40 +1,251 @@
-"""Turn a ``Runtime.RemoteObject`` into a Python value."""
+"""JavaScript values to Python and back.
+
+The rule: *data* comes back by value, faithfully. Data is what JSON holds plus
+the values JSON loses: ``undefined`` (:data:`Undefined`, not ``None``, which is
+``null``), ``NaN``, ``-0`` (``-0.0``), ``±Infinity`` and bigint (``int``), at any
+depth. Anything else (a DOM node, a function, a Map, a Date, ``window``, a cycle)
+comes back as a :class:`RemoteObject` that describes it and keeps a handle.
+
+Chromium's deep serialisation gives both in one reply. Backends without it (Node
+20 ignores ``serializationOptions``) get the plain RemoteObject, and a plain
+object or array is then fetched by value from its handle, falling back to the
+described object when it cannot be returned by value.
+"""
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Final, NamedTuple
 
 from cdpnb.errors import EvaluateError
 
-__all__ = ["raise_for_exception", "value_of"]
+__all__ = [
+    "RemoteObject",
+    "Undefined",
+    "UndefinedType",
+    "call_argument",
+    "decode",
+    "raise_for_exception",
+]
 
-_UNSERIALIZABLE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf, "-0": -0.0}
+
+class UndefinedType:
+    """The type of :data:`Undefined`; there is only ever one instance."""
+
+    _instance: UndefinedType | None = None
+
+    def __new__(cls) -> UndefinedType:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "Undefined"
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __reduce__(self) -> str:
+        # Pickles as the module global, so unpickling keeps it a singleton.
+        return "Undefined"
+
+    def __copy__(self) -> UndefinedType:
+        return self
+
+    def __deepcopy__(self, memo: object) -> UndefinedType:
+        return self
 
 
-def value_of(remote: dict[str, Any]) -> Any:
-    if "unserializableValue" in remote:
-        raw = str(remote["unserializableValue"])
-        if raw in _UNSERIALIZABLE:
-            return _UNSERIALIZABLE[raw]
-        if raw.endswith("n"):
-            return int(raw[:-1])
-        return raw
-    if "value" in remote:
-        return remote["value"]
-    if remote.get("type") == "undefined":
+#: JavaScript's ``undefined``. ``None`` is ``null``; test with ``value is Undefined``.
+Undefined: Final = UndefinedType()
+
+
+@dataclass(frozen=True)
+class RemoteObject:
+    """A JavaScript value that is not data: what CDP says about it, and its handle.
+
+    ``object_id`` lives in ``session_id`` until the document goes away or
+    ``Supervisor.release_objects`` releases it; pass the object itself back as an
+    ``evaluate_on`` argument, or its ``object_id`` to raw ``Runtime.*`` commands.
+    """
+
+    type: str
+    subtype: str | None = None
+    class_name: str | None = None
+    description: str | None = None
+    object_id: str | None = None
+    session_id: str | None = None
+    #: For a DOM node: its ``backendNodeId`` (deep serialisation only).
+    backend_node_id: int | None = None
+
+    def __repr__(self) -> str:
+        kind = self.subtype or self.type
+        name = f" {self.class_name}" if self.class_name else ""
+        text = self.description or ""
+        if len(text) > 60:
+            text = text[:59] + "…"
+        return f"<RemoteObject {kind}{name} {text!r}>"
+
+
+class NeedsValue(NamedTuple):
+    """A plain object or array on a backend without deep serialisation: fetch it by
+    value from ``object_id``."""
+
+    object_id: str
+
+
+_NUMBERS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf, "-0": -0.0}
+_PRIMITIVES = ("undefined", "string", "number", "boolean", "bigint")
+
+
+class _NotData(Exception):
+    pass
+
+
+def _number(raw: Any) -> Any:
+    if isinstance(raw, str):
+        if raw in _NUMBERS:
+            return _NUMBERS[raw]
+        raise _NotData(raw)
+    return raw
+
+
+def _unserializable(raw: str) -> Any:
+    if raw in _NUMBERS:
+        return _NUMBERS[raw]
+    if raw.endswith("n"):
+        return int(raw[:-1])
+    return raw
+
+
+def _from_deep(node: Any) -> Any:
+    if not isinstance(node, dict):
+        raise _NotData(node)
+    kind = node.get("type")
+    if kind == "undefined":
+        return Undefined
+    if kind == "null":
         return None
-    # Not serialisable by value (a DOM node, a function): describe it.
-    return {k: remote[k] for k in ("type", "subtype", "className", "description", "objectId")
-            if k in remote}
+    if kind in ("string", "boolean"):
+        return node.get("value")
+    if kind == "number":
+        return _number(node.get("value"))
+    if kind == "bigint":
+        return int(str(node.get("value")))
+    # A container without "value" was cut at maxDepth or is a back reference (a cycle).
+    if kind == "array" and isinstance(node.get("value"), list):
+        return [_from_deep(item) for item in node["value"]]
+    if kind == "object" and isinstance(node.get("value"), list):
+        out: dict[str, Any] = {}
+        for pair in node["value"]:
+            if not (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str)):
+                raise _NotData(pair)
+            out[pair[0]] = _from_deep(pair[1])
+        return out
+    raise _NotData(kind)
+
+
+def describe(remote: dict[str, Any], session_id: str | None) -> RemoteObject:
+    deep = remote.get("deepSerializedValue")
+    node_id = None
+    if isinstance(deep, dict) and deep.get("type") == "node":
+        raw = (deep.get("value") or {}).get("backendNodeId")
+        node_id = raw if isinstance(raw, int) and not isinstance(raw, bool) else None
+    return RemoteObject(
+        type=str(remote.get("type", "object")),
+        subtype=remote.get("subtype"),
+        class_name=remote.get("className"),
+        description=remote.get("description"),
+        object_id=remote.get("objectId"),
+        session_id=session_id if remote.get("objectId") else None,
+        backend_node_id=node_id,
+    )
+
+
+def decode(remote: dict[str, Any], session_id: str | None) -> Any:
+    """A ``Runtime.RemoteObject`` as a Python value, a :class:`RemoteObject`, or a
+    :class:`NeedsValue` telling the caller to fetch a plain object by value."""
+    kind = remote.get("type")
+    if kind in _PRIMITIVES or remote.get("subtype") == "null":
+        if kind == "undefined":
+            return Undefined
+        if "unserializableValue" in remote:
+            return _unserializable(str(remote["unserializableValue"]))
+        return remote.get("value")
+    if "value" in remote and "objectId" not in remote:
+        return remote["value"]  # a reply made with returnByValue
+    if "deepSerializedValue" in remote:
+        try:
+            return _from_deep(remote["deepSerializedValue"])
+        except _NotData:
+            return describe(remote, session_id)
+    object_id = remote.get("objectId")
+    plain = kind == "object" and (
+        (remote.get("subtype") is None and remote.get("className") == "Object")
+        or (remote.get("subtype") == "array" and remote.get("className") == "Array"))
+    if plain and isinstance(object_id, str):
+        return NeedsValue(object_id)
+    return describe(remote, session_id)
+
+
+def _json_check(value: Any, path: str) -> None:
+    if value is None or isinstance(value, str | bool | int):
+        return
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise TypeError(f"{path} is {value!r}, which JSON cannot carry inside a container; "
+                            "pass it as an argument of its own")
+        return
+    if isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            _json_check(item, f"{path}[{i}]")
+        return
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise TypeError(f"{path} has a non-str key {key!r}")
+            _json_check(item, f"{path}[{key!r}]")
+        return
+    raise TypeError(f"{path} is a {type(value).__name__}, which cannot be passed to JavaScript "
+                    "inside a container")
+
+
+def call_argument(value: Any, name: str) -> dict[str, Any]:
+    """A ``Runtime.CallArgument`` for ``value``; a TypeError names ``name`` if it has none.
+
+    Ints beyond 2**53 become bigint (a JS number would lose digits)."""
+    if value is Undefined:
+        return {}
+    if isinstance(value, RemoteObject):
+        if not value.object_id:
+            raise TypeError(f"{name} is a RemoteObject without an object_id")
+        return {"objectId": value.object_id}
+    if isinstance(value, float) and (not math.isfinite(value) or
+                                     (value == 0.0 and math.copysign(1.0, value) < 0)):
+        raw = "NaN" if math.isnan(value) else ("-0" if value == 0.0 else
+                                               ("Infinity" if value > 0 else "-Infinity"))
+        return {"unserializableValue": raw}
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 2**53:
+        return {"unserializableValue": f"{value}n"}
+    _json_check(value, name)
+    return {"value": value}
 
 
 def raise_for_exception(reply: dict[str, Any]) -> None:
+    """Raise EvaluateError (JS message and stack) if ``reply`` reports a thrown value."""
     details = reply.get("exceptionDetails")
     if not details:
         return
     exc = details.get("exception") or {}
-    message = str(exc.get("description") or details.get("text") or "JavaScript exception")
+    if exc.get("description"):
+        message = str(exc["description"])
+    elif "value" in exc or "unserializableValue" in exc:
+        # `throw "text"` or `throw 42`: no Error object, so no description.
+        thrown = exc.get("value", exc.get("unserializableValue"))
+        message = f"Uncaught {thrown!r}" if not isinstance(thrown, str) else f"Uncaught {thrown}"
+    else:
+        message = str(details.get("text") or "JavaScript exception")
     frames = (details.get("stackTrace") or {}).get("callFrames") or []
     stack = "\n".join(
         f"    at {f.get('functionName') or '<anonymous>'} ({f.get('url', '')}:"

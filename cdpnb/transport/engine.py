@@ -72,6 +72,10 @@ class Engine:
         try:
             return future.result(timeout)
         except concurrent.futures.TimeoutError:
+            if future.done():
+                # The call's own timeout (CommandTimeout, WaitTimeout, EvaluateTimeout are
+                # TimeoutErrors too): it is the answer, not our wait running out.
+                raise
             future.cancel()
             raise TimeoutError(f"cdpnb.sync call did not finish within {timeout} s") from None
         except KeyboardInterrupt:

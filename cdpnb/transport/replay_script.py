@@ -3,7 +3,9 @@
 The browser's side of a recording is a sequence of events and replies. A client
 replaying it sends commands; each is matched to the earliest unused recorded
 command with the same method, session and params, and its recorded reply goes
-back under the client's own id. Events go out in recorded order, and a reply is
+back under the client's own id. A command's ``timeout`` is left out of the match: it
+is what was left of the caller's time budget when it was sent, which differs from
+run to run, not part of what was asked. Events go out in recorded order, and a reply is
 never sent before the events that preceded it in the recording (what the client
 saw before that reply, it sees again).
 """
@@ -22,8 +24,13 @@ __all__ = ["ReplayScript", "Step", "command_key"]
 CommandKey = tuple[str, str | None, str]
 
 
+#: Params that say how long the caller waits, not what it asks for.
+BUDGET_PARAMS = frozenset({"timeout"})
+
+
 def command_key(method: str, session_id: str | None, params: dict[str, Any]) -> CommandKey:
-    return method, session_id, json.dumps(params, sort_keys=True, separators=(",", ":"))
+    asked = {k: v for k, v in params.items() if k not in BUDGET_PARAMS}
+    return method, session_id, json.dumps(asked, sort_keys=True, separators=(",", ":"))
 
 
 @dataclass(frozen=True, slots=True)
