@@ -81,6 +81,8 @@ class DialogBridge:
         self.core = core
         self.bypass_csp = bypass_csp
         self.enabled = False
+        #: True while install_everywhere works through the sessions already attached.
+        self.installing = False
         self.installed: set[str | None] = set()
         # dialog id -> (session, Fetch requestId) to answer it with
         self._requests: dict[str, tuple[str | None, str]] = {}
@@ -98,7 +100,14 @@ class DialogBridge:
 
     async def install_everywhere(self) -> None:
         """Turn the bridge on now: the page and every attached frame host."""
-        self.enabled = True
+        self.enabled = True  # children attaching meanwhile get it as they attach
+        self.installing = True
+        try:
+            await self._install_attached()
+        finally:
+            self.installing = False
+
+    async def _install_attached(self) -> None:
         state = self.core.state
         sessions = [state.page_session_id, *(s.session_id for s in state.sessions.values()
                                              if s.type == "iframe")]

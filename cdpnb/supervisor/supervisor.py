@@ -223,6 +223,8 @@ class Supervisor:
         if self.options.bridge == "auto":
             hint += " The dialog bridge is now on; dialogs from here on are answered through it."
             self._core.note("cdpnb.bridgeEnabled", {"reason": "fast-remote-dismissal"})
+            # Marked now, so a second fast close before the task runs does not start another.
+            self._bridge.enabled = self._bridge.installing = True
             self._core.spawn(self._bridge.install_everywhere(), name="cdpnb-bridge-on")
         else:
             hint += " Start the supervisor with bridge=True to answer them yourself."
@@ -304,8 +306,9 @@ class Supervisor:
 
     @property
     def bridge_enabled(self) -> bool:
-        """Whether alert/confirm/prompt are answered through the dialog bridge."""
-        return self._bridge.enabled
+        """Whether alert/confirm/prompt are answered through the dialog bridge (once
+        switched on, True when it is in place in the page and the frames attached)."""
+        return self._bridge.enabled and not self._bridge.installing
 
     @property
     def unsupported(self) -> dict[str, str]:
