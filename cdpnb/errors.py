@@ -23,6 +23,7 @@ __all__ = [
     "SeveralPendingDialogs",
     "StaleRef",
     "SupervisorStopped",
+    "TargetGone",
     "UnknownDialog",
     "UnknownFrame",
     "WaitTimeout",
@@ -113,6 +114,12 @@ class EvaluateTimeout(CommandTimeout):
         self.ended_by = ended_by
         self.session_id = session_id
         super().__init__(message)
+
+
+class TargetGone(CdpnbError):
+    """The target a command went to ended before it replied: an OOPIF removed or
+    navigated to another process, a closed page, a crashed renderer. No reply will
+    come, so the call fails at once instead of at its timeout."""
 
 
 class StaleRef(CdpnbError, LookupError):

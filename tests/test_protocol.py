@@ -699,3 +699,28 @@ def test_ids_unique_whatever_gets_answered(answers: list[int]) -> None:
         assert json.loads(text)["id"] == cmd.id
         ids.add(cmd.id)
         conn.receive(wire({"id": n, "result": {}}))
+
+
+def test_commands_on_a_session_that_ends_are_orphaned_once() -> None:
+    conn = CDPConnection()
+    conn.add_session("P", None)
+    conn.receive(json.dumps({"method": "Target.attachedToTarget", "sessionId": "P",
+                             "params": {"sessionId": "C", "targetInfo": {}}}))
+    conn.receive(json.dumps({"method": "Target.attachedToTarget", "sessionId": "C",
+                             "params": {"sessionId": "G", "targetInfo": {}}}))
+    on_child, _ = conn.command("Runtime.evaluate", {}, "C")
+    on_grandchild, _ = conn.command("Runtime.evaluate", {}, "G")
+    on_page, _ = conn.command("Runtime.evaluate", {}, "P")
+    conn.receive(json.dumps({"method": "Target.detachedFromTarget", "sessionId": "P",
+                             "params": {"sessionId": "C"}}))
+    orphans = conn.take_orphans()
+    assert sorted(c.id for c, _ in orphans) == [on_child.id, on_grandchild.id]
+    assert all("detached" in why for _, why in orphans)
+    assert conn.take_orphans() == [] and conn.pending == 1
+    # A reply that comes anyway is an abandoned command's, not a fault.
+    late = conn.receive(json.dumps({"id": on_child.id, "result": {}}))
+    assert isinstance(late, Reply) and dict(conn.faults) == {"late-reply": 1}
+    conn.receive(json.dumps({"method": "Inspector.targetCrashed", "sessionId": "P",
+                             "params": {}}))
+    assert [(c.id, why) for c, why in conn.take_orphans()] == [
+        (on_page.id, "its renderer crashed")]

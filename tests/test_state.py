@@ -1075,6 +1075,8 @@ EVENT_PARAMS: dict[str, st.SearchStrategy[Any]] = {
                                      waitingForDebugger=st.booleans()),
     "Target.detachedFromTarget": loose(sessionId=IDS, targetId=IDS),
     "Target.targetInfoChanged": loose(targetInfo=TARGET_INFO),
+    "Inspector.targetCrashed": loose(),
+    "Inspector.targetReloadedAfterCrash": loose(),
     "Page.frameAttached": loose(frameId=IDS, parentFrameId=IDS),
     "Page.frameNavigated": loose(frame=FRAME, type=st.text(max_size=4)),
     "Page.frameDetached": loose(frameId=IDS, reason=st.sampled_from(["swap", "remove"])),
@@ -1151,3 +1153,13 @@ def test_random_known_messages_never_raise_out_of_fold(msgs: list[Message]) -> N
     assert len(snap.frame_tree) <= len(full)
     assert len(state.recent_dialogs) <= 20
     assert len(state.console_errors) <= 50
+
+
+def test_a_crashed_session_is_remembered_until_reloaded_or_reconnected() -> None:
+    state = BrowserState()
+    crashed = fold(state, Event("Inspector.targetCrashed", {}, "S1", 0, 0))
+    assert crashed.crashed_sessions == frozenset({"S1"})
+    assert fold(crashed, Event("Inspector.targetCrashed", {}, None, 0, 0)) == crashed
+    back = fold(crashed, Event("Inspector.targetReloadedAfterCrash", {}, "S1", 0, 0))
+    assert back.crashed_sessions == frozenset()
+    assert fold(crashed, Note("cdpnb.connected", {}, None, 0, 0)).crashed_sessions == frozenset()

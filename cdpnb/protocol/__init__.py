@@ -1,7 +1,16 @@
 """Sans-I/O Chrome DevTools Protocol core: no sockets, no event loop."""
 
 from cdpnb.protocol.connection import CDPConnection, Received, error_of
-from cdpnb.protocol.messages import Command, ErrorReply, Event, Fault, Message, Note, Reply
+from cdpnb.protocol.messages import (
+    Command,
+    ErrorReply,
+    Event,
+    Fault,
+    Message,
+    Note,
+    Reply,
+    TransportFault,
+)
 
 __all__ = [
     "CDPConnection",
@@ -13,5 +22,6 @@ __all__ = [
     "Note",
     "Received",
     "Reply",
+    "TransportFault",
     "error_of",
 ]

@@ -12,7 +12,7 @@ from collections import Counter, OrderedDict
 from typing import Any
 
 from cdpnb.errors import CDPError
-from cdpnb.protocol.messages import Command, ErrorReply, Event, Fault, Reply
+from cdpnb.protocol.messages import Command, ErrorReply, Event, Fault, Reply, TransportFault
 
 __all__ = ["CDPConnection", "Received", "error_of"]
 
@@ -37,6 +37,7 @@ class CDPConnection:
         self._next_id = 1
         self._pending: dict[int, Command] = {}
         self._abandoned: OrderedDict[int, Command] = OrderedDict()
+        self._orphans: list[tuple[Command, str]] = []
         # session id -> parent session id (None is the browser/root connection)
         self._sessions: dict[str, str | None] = {}
         self.faults: Counter[str] = Counter()
@@ -68,6 +69,13 @@ class CDPConnection:
         if session_id is not None:
             frame["sessionId"] = session_id
         text = json.dumps(frame, separators=(",", ":"), ensure_ascii=False)
+        if not text.isascii():
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:
+                # A lone surrogate (page text such as a prompt's default, echoed back)
+                # has no UTF-8 form and would fail in the socket; JSON escapes carry it.
+                text = json.dumps(frame, separators=(",", ":"), ensure_ascii=True)
         self._pending[cmd.id] = cmd
         self.sent += 1
         return cmd, text
@@ -80,6 +88,20 @@ class CDPConnection:
         self._abandoned[command_id] = cmd
         while len(self._abandoned) > ABANDONED_MEMORY:
             self._abandoned.popitem(last=False)
+
+    def take_orphans(self) -> list[tuple[Command, str]]:
+        """Commands that will never get a reply because their session ended (the
+        target detached, e.g. an OOPIF removed) or its renderer crashed, each with
+        the reason; each is returned once. A reply that comes anyway is matched as
+        an abandoned command's."""
+        orphans, self._orphans = self._orphans, []
+        return orphans
+
+    def _orphan(self, session_id: str, why: str) -> None:
+        for cid, cmd in list(self._pending.items()):
+            if cmd.session_id == session_id:
+                self.abandon(cid)
+                self._orphans.append((cmd, why))
 
     def fail_all(self) -> list[Command]:
         """Forget every pending command (the connection is gone) and return them."""
@@ -110,6 +132,8 @@ class CDPConnection:
         while doomed:
             current = doomed.pop()
             self._sessions.pop(current, None)
+            self._orphan(current, "its session detached (the target closed, or the frame "
+                                  "was removed or navigated to another process)")
             doomed.extend(s for s, p in self._sessions.items() if p == current)
 
     # -- receiving -----------------------------------------------------------------
@@ -117,8 +141,10 @@ class CDPConnection:
     def receive(self, data: str | bytes, *, wall: float = 0.0, mono: float = 0.0) -> Received:
         """Parse one frame from the browser. Never raises: bad input becomes a Fault."""
         self.received += 1
+        if isinstance(data, TransportFault):
+            return self._fault(data.kind, data.detail, _excerpt(data), wall, mono)
         if isinstance(data, bytes | bytearray | memoryview):
-            return self._fault("binary-frame", f"{len(data)} bytes", "", wall, mono)
+            return self._fault("binary-frame", f"{len(data)} bytes", _excerpt(data), wall, mono)
         try:
             msg = json.loads(data)
         except (ValueError, RecursionError) as exc:
@@ -187,7 +213,14 @@ class CDPConnection:
             child = params.get("sessionId")
             if isinstance(child, str):
                 self._drop_session(child)
+        elif method == "Inspector.targetCrashed" and session_id is not None:
+            self._orphan(session_id, "its renderer crashed")
 
     def _fault(self, kind: str, detail: str, raw: str, wall: float, mono: float) -> Fault:
         self.faults[kind] += 1
         return Fault(kind, detail, raw[:RAW_EXCERPT], wall, mono)
+
+
+def _excerpt(data: bytes | bytearray | memoryview) -> str:
+    # Escaped, so a binary or non-UTF-8 payload still shows what it was in a log or trace.
+    return bytes(data[:RAW_EXCERPT]).decode("utf-8", "backslashreplace")

@@ -18,6 +18,7 @@ __all__ = [
     "Message",
     "Note",
     "Reply",
+    "TransportFault",
 ]
 
 JSON = dict[str, Any]
@@ -109,3 +110,24 @@ class Fault:
 
 
 Message = Command | Reply | ErrorReply | Event | Note
+
+
+class TransportFault(bytes):
+    """A frame the transport refused (too big, not UTF-8), passed on in its frame stream.
+
+    A ``bytes`` subclass so that it travels down the transport's ``str | bytes`` stream,
+    in order with the frames around it, to ``CDPConnection.receive``, which counts and
+    reports it like any other bad input. Its bytes are an excerpt of the payload, if any.
+    """
+
+    kind: str
+    detail: str
+
+    def __new__(cls, kind: str, detail: str, excerpt: bytes = b"") -> TransportFault:
+        fault = super().__new__(cls, excerpt)
+        fault.kind = kind
+        fault.detail = detail
+        return fault
+
+    def __repr__(self) -> str:
+        return f"TransportFault({self.kind!r}, {self.detail!r})"

@@ -25,6 +25,19 @@ def _frame_url(frame: Mapping[str, Any]) -> str:
     return str(frame.get("url", "")) + str(frame.get("urlFragment", ""))
 
 
+def _no_loop(frames: Mapping[str, FrameInfo], fid: str, parent_id: str | None) -> None:
+    """ValueError when ``parent_id`` is ``fid`` or one of its descendants: a frame in a
+    parent loop is unreachable from the top frame, so every tree would silently lose it."""
+    seen: set[str] = set()
+    current = parent_id
+    while current is not None and current not in seen:
+        if current == fid:
+            raise ValueError(f"frame {fid} would be its own ancestor (parent {parent_id})")
+        seen.add(current)
+        parent = frames.get(current)
+        current = parent.parent_frame_id if parent is not None else None
+
+
 def _is_oopif_root(state: BrowserState, session_id: str | None, frame_id: str) -> bool:
     session = state.sessions.get(session_id) if session_id else None
     return session is not None and session.type == "iframe" and session.target_id == frame_id
@@ -43,6 +56,7 @@ def _upsert(state: BrowserState, frames: dict[str, FrameInfo], session_id: str |
         parent_id: str | None = ident(parent, "frame.parentId")
     else:
         parent_id = old.parent_frame_id if old else None
+    _no_loop(frames, fid, parent_id)
     origin = str(frame.get("securityOrigin", ""))
     if origin in ("", "://", "null") and parent_id in frames:
         # about:srcdoc and about:blank frames run with their parent's origin; Chromium
@@ -98,10 +112,10 @@ def frame_attached(state: BrowserState, msg: Event) -> BrowserState:
     if old is not None:
         return state
     parent = msg.params.get("parentFrameId")
+    parent_id = ident(parent, "parentFrameId") if parent else None
+    _no_loop(state.frames, fid, parent_id)
     frames = dict(state.frames)
-    frames[fid] = FrameInfo(frame_id=fid,
-                            parent_frame_id=ident(parent, "parentFrameId") if parent else None,
-                            session_id=msg.session_id)
+    frames[fid] = FrameInfo(frame_id=fid, parent_frame_id=parent_id, session_id=msg.session_id)
     return state.evolve(frames=frames)
 
 
@@ -195,6 +209,18 @@ def detached_from_target(state: BrowserState, msg: Event) -> BrowserState:
         doomed = descendants({k: f.parent_frame_id for k, f in frames.items()}, orphans)
         frames = {k: v for k, v in frames.items() if k not in doomed}
     return state.evolve(sessions=sessions, frames=frames, contexts=contexts)
+
+
+def target_crashed(state: BrowserState, msg: Event) -> BrowserState:
+    if msg.session_id is None:
+        return state
+    return state.evolve(crashed_sessions=state.crashed_sessions | {msg.session_id})
+
+
+def target_reloaded_after_crash(state: BrowserState, msg: Event) -> BrowserState:
+    if msg.session_id not in state.crashed_sessions:
+        return state
+    return state.evolve(crashed_sessions=state.crashed_sessions - {msg.session_id})
 
 
 def target_info_changed(state: BrowserState, msg: Event) -> BrowserState:

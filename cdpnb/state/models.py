@@ -137,6 +137,8 @@ class BrowserState(_Frozen):
     frames: Mapping[str, FrameInfo] = Field(default_factory=dict)
     # (session id, frame id) -> default execution context id
     contexts: Mapping[tuple[str | None, str], int] = Field(default_factory=dict)
+    #: Sessions whose renderer crashed and has not been reloaded since.
+    crashed_sessions: frozenset[str] = frozenset()
     pending_dialogs: tuple[PendingDialog, ...] = ()
     recent_dialogs: tuple[DialogRecord, ...] = ()
     console_errors: tuple[ConsoleEntry, ...] = ()

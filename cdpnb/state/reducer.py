@@ -22,6 +22,8 @@ EVENT_RULES: dict[str, Rule] = {
     "Target.attachedToTarget": frames.attached_to_target,
     "Target.detachedFromTarget": frames.detached_from_target,
     "Target.targetInfoChanged": frames.target_info_changed,
+    "Inspector.targetCrashed": frames.target_crashed,
+    "Inspector.targetReloadedAfterCrash": frames.target_reloaded_after_crash,
     "Page.frameAttached": frames.frame_attached,
     "Page.frameNavigated": frames.frame_navigated,
     "Page.frameDetached": frames.frame_detached,
@@ -69,7 +71,8 @@ def fold(state: BrowserState, message: Message) -> BrowserState:
         return state
     try:
         return rule(state, message)
-    except (LookupError, TypeError, ValueError, AttributeError, ArithmeticError) as exc:
+    except (LookupError, TypeError, ValueError, AttributeError, ArithmeticError,
+            RecursionError) as exc:  # RecursionError: str() of a value nested too deep
         key = f"malformed:{message.method}"
         counters = {**state.counters, key: state.counters.get(key, 0) + 1}
         _ = exc  # the reason is visible in the supervisor's log, not in state

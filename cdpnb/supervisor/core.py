@@ -13,7 +13,13 @@ from collections import Counter
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from cdpnb.errors import CDPError, CommandTimeout, ConnectionLost, SupervisorStopped
+from cdpnb.errors import (
+    CDPError,
+    CommandTimeout,
+    ConnectionLost,
+    SupervisorStopped,
+    TargetGone,
+)
 from cdpnb.protocol import (
     CDPConnection,
     ErrorReply,
@@ -188,6 +194,13 @@ class Core:
             log.warning("cdpnb: ignored a bad CDP frame (%s): %s", received.kind, received.detail)
             return
         self.apply(received)
+        for command, why in conn.take_orphans():
+            future = self._replies.pop(command.id, None)
+            if future is not None and not future.done():
+                self.stats["commands-orphaned"] += 1
+                future.set_exception(TargetGone(
+                    f"{command.method} on session {command.session_id} will get no reply: "
+                    f"{why}"))
         if isinstance(received, Reply | ErrorReply):
             future = self._replies.pop(received.id, None)
             if future is not None and not future.done():

@@ -25,7 +25,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from cdpnb.errors import CDPError, CommandTimeout, EvaluateError, EvaluateTimeout
+from cdpnb.errors import CDPError, CommandTimeout, EvaluateError, EvaluateTimeout, TargetGone
 from cdpnb.state import BrowserState, PendingDialog
 from cdpnb.supervisor.core import Core
 from cdpnb.supervisor.values import (
@@ -36,7 +36,7 @@ from cdpnb.supervisor.values import (
     raise_for_exception,
 )
 
-__all__ = ["HEADROOM_S", "OBJECT_GROUP", "SCRIPT_METHODS", "Budget", "Evaluator",
+__all__ = ["HEADROOM_S", "MAX_DEPTH", "OBJECT_GROUP", "SCRIPT_METHODS", "Budget", "Evaluator",
            "context_gone"]
 
 #: How long past the budget the cleanup (terminateExecution) may take.
@@ -52,7 +52,10 @@ SCRIPT_METHODS = frozenset({"Runtime.evaluate", "Runtime.callFunctionOn",
 _TERMINATED = ((-32000, "Execution was terminated"), (-32603, "Internal error"))
 _NOT_BY_VALUE = ("couldn't be returned by value", "reference chain is too long")
 _DURATION_BUCKETS_MS = (10, 100, 1000, 10000)
-_DEEP = {"serialization": "deep"}
+#: Deeper data comes back as a RemoteObject: without a cap Chromium 156 fails the whole
+#: command past ~150 levels ("CBOR: stack limit exceeded"), after the script has run.
+MAX_DEPTH = 100
+_DEEP = {"serialization": "deep", "maxDepth": MAX_DEPTH}
 _THIS = "function () { return this; }"
 
 
@@ -155,6 +158,10 @@ class Evaluator:
 
     async def _guarded(self, method: str, params: dict[str, Any], session: str | None,
                        budget: Budget, in_page: bool | None) -> dict[str, Any]:
+        if session in self.core.state.crashed_sessions:
+            # A crashed renderer runs no script until it is reloaded: nothing would reply.
+            raise TargetGone(f"{method}: the renderer behind session {session} crashed; "
+                             "navigate (or Page.reload) to bring the page back")
         if budget.left() <= 0:
             raise EvaluateTimeout(
                 f"{method}: the {budget.seconds:g} s budget was spent before it could be sent "

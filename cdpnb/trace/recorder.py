@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Any
 
+from cdpnb.protocol import Command, ErrorReply, Fault, Reply
 from cdpnb.trace.format import (
     REDACTIONS,
     Record,
@@ -61,6 +62,8 @@ class Recorder:
         self.redactions = check_redactions(redact)
         self.counts: Counter[str] = Counter()
         self.write_errors = 0
+        #: Messages that could not be encoded (nested too deep); a fault line replaces each.
+        self.unrecordable = 0
         self.closed = False
         if self.path.is_dir():
             raise IsADirectoryError(f"record= names a directory, not a file: {self.path}")
@@ -81,10 +84,29 @@ class Recorder:
         """Record one message (a listener-shaped callable for the supervisor core)."""
         if self.closed:
             return
-        if self.redactions:
-            record = redact_message(record, self.redactions)
+        try:
+            if self.redactions:
+                record = redact_message(record, self.redactions)
+            line = encode(record)
+        except (RecursionError, ValueError) as exc:
+            # JSON parsed near the recursion limit can be too deep to write back from
+            # the deeper stack we are on; the reader must never die of it, so the line
+            # says what could not be recorded instead.
+            record, line = self._unrecordable(record, exc)
         self.counts[_DIRECTION[type(record).__name__]] += 1
-        self._write_line(encode(record))
+        self._write_line(line)
+
+    def _unrecordable(self, record: Record, exc: Exception) -> tuple[Fault, str]:
+        self.unrecordable += 1
+        what = record.kind if isinstance(record, Fault) else record.method
+        if isinstance(record, Command | Reply | ErrorReply):
+            what = f"{what} (id {record.id})"
+        fault = Fault("unrecordable", f"{_DIRECTION[type(record).__name__]} {what}: "
+                      f"{type(exc).__name__}: {exc}", "", record.wall, record.mono)
+        if self.unrecordable == 1:
+            log.error("cdpnb: a message could not be written to the trace %s (%s); a fault "
+                      "line stands in for it", self.path, fault.detail)
+        return fault, encode(fault)
 
     def _write_line(self, line: str) -> None:
         try:
@@ -103,6 +125,8 @@ class Recorder:
         counts = dict(self.counts)
         if self.write_errors:
             counts["write_errors"] = self.write_errors
+        if self.unrecordable:
+            counts["unrecordable"] = self.unrecordable
         self._write_line(dumps(footer(ended_at=time.time(), counts=counts)))
         self.closed = True
         try:

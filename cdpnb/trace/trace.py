@@ -96,11 +96,12 @@ class Trace:
 
     @property
     def complete(self) -> bool:
-        """Closed cleanly: the footer is there and no line was lost."""
+        """Closed cleanly: the footer is there and no message was lost (none failed to
+        be written, none had to be replaced by an ``unrecordable`` fault line)."""
         if self.footer is None or self.problems:
             return False
         counts = self.footer.get("counts") or {}
-        return not counts.get("write_errors")
+        return not counts.get("write_errors") and not counts.get("unrecordable")
 
     @property
     def messages(self) -> tuple[Message, ...]:
