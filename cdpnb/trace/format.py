@@ -77,10 +77,14 @@ def footer(*, ended_at: float, counts: dict[str, int]) -> dict[str, Any]:
     return {"cdpnb_trace_end": TRACE_VERSION, "ended_at": ended_at, "counts": counts}
 
 
+# ASCII escapes keep every line valid UTF-8, whatever the page sent: a lone surrogate
+# from JS ('\ud800') cannot be written as UTF-8 and would be lost. One encoder for
+# every line: json.dumps with options builds a new one per call, a cost per message.
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=True, default=repr)
+
+
 def dumps(obj: dict[str, Any]) -> str:
-    # ASCII escapes keep every line valid UTF-8, whatever the page sent: a lone
-    # surrogate from JS ('\ud800') cannot be written as UTF-8 and would be lost.
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=True, default=repr)
+    return _ENCODER.encode(obj)
 
 
 def encode(record: Record) -> str:

@@ -1,0 +1,439 @@
+"""cdpnb against the raw limit and against Playwright, side by side in one run.
+
+Every figure is a ratio of two (or three) clients measured on the same browser and
+page, interleaved round by round, so machine load hits them alike:
+
+- **command round trip**: ``sup.cdp("Runtime.evaluate", {"expression": "1"})`` vs a
+  bare ``websockets`` client on the same page vs Playwright's ``CDPSession.send``; and,
+  to tell the two apart, the same command sent from inside cdpnb's engine loop (the
+  protocol core, reducers and listeners) and the caller → engine → caller thread hop
+  with no I/O at all;
+- **dialog detection**: ``alert()`` sent → the dialog in cdpnb's state vs → the
+  ``Page.javascriptDialogOpening`` event read by the bare client (both listening to
+  the same page; cdpnb answers);
+- **bridge**: a ``prompt()`` round trip timed inside page JS, native vs bridged;
+- **event ingest**: a loopback server (its own process) streams events as fast as
+  it can; messages/s taken in by cdpnb's core (parse, record to a trace, fold) vs a
+  bare ``websockets`` + ``json.loads`` loop;
+- **attach**: ``Supervisor.start`` on a running browser (connect → ready), and
+  ``sup.snapshot()`` on a page with 300 frames.
+
+    .venv/bin/python benchmarks/bench_cdp.py [--rounds 300]
+
+Prints a table and writes ``benchmarks/results/cdp.json``. Not a test: speed is
+measured here, never asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import multiprocessing
+import os
+import platform
+import random
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import websockets
+from websockets.asyncio.client import ClientConnection, connect
+
+import cdpnb
+from cdpnb.probes import ScenarioServer
+from cdpnb.protocol import Event
+from cdpnb.state import BrowserState
+from cdpnb.supervisor.core import Core
+from cdpnb.trace import Recorder
+from cdpnb.transport.engine import engine
+
+RESULTS = Path(__file__).resolve().parent / "results" / "cdp.json"
+
+
+class BareClient:
+    """The raw limit: one websockets connection to a page, json in and out."""
+
+    def __init__(self, ws: ClientConnection) -> None:
+        self.ws = ws
+        self.next_id = 0
+        self.waiting: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self.on_event: Callable[[str, float], None] = lambda method, at: None
+        self.reader = asyncio.ensure_future(self._read())
+
+    @classmethod
+    async def open(cls, url: str) -> BareClient:
+        return cls(await connect(url, max_size=None, compression=None, ping_interval=None))
+
+    async def _read(self) -> None:
+        async for frame in self.ws:
+            at = time.perf_counter()
+            message = json.loads(frame)
+            if "id" in message:
+                future = self.waiting.pop(message["id"], None)
+                if future is not None:
+                    future.set_result(message)
+            else:
+                self.on_event(message.get("method", ""), at)
+
+    async def send(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        self.next_id += 1
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self.waiting[self.next_id] = future
+        await self.ws.send(json.dumps({"id": self.next_id, "method": method,
+                                       "params": params or {}}))
+        return await future
+
+    async def close(self) -> None:
+        await self.ws.close()
+        self.reader.cancel()
+
+
+def median_ms(samples: list[float]) -> float:
+    return statistics.median(samples) * 1000
+
+
+async def timed(call: Callable[[], Awaitable[Any]]) -> float:
+    started = time.perf_counter()
+    await call()
+    return time.perf_counter() - started
+
+
+# -- command round trip and dialog detection ----------------------------------------------
+
+
+async def command_round_trip(sup: cdpnb.Supervisor, bare: BareClient, backend: cdpnb.Backend,
+                             rounds: int) -> dict[str, Any]:
+    from playwright.async_api import async_playwright
+
+    params = {"expression": "1"}
+    session = sup.page_session_id
+
+    async def on_engine() -> float:
+        # The same command from inside cdpnb's engine loop: what the protocol core,
+        # the reducers and the listeners cost, without the thread hop to the caller.
+        started = time.perf_counter()
+        await sup._core.send("Runtime.evaluate", params, session)
+        return time.perf_counter() - started
+
+    inner: list[float] = []
+
+    async def core_only() -> None:
+        inner.append(await engine.run(on_engine()))
+
+    async def nothing() -> None:
+        return None
+
+    async def hop_only() -> None:
+        await engine.run(nothing())
+
+    clients: dict[str, Callable[[], Awaitable[Any]]] = {
+        "engine hop alone (no I/O)": hop_only,
+        "cdpnb": lambda: sup.cdp("Runtime.evaluate", params),
+        "bare websockets": lambda: bare.send("Runtime.evaluate", params),
+        "cdpnb core, on its own loop": core_only,
+    }
+    async with async_playwright() as pw:
+        browser = await pw.chromium.connect_over_cdp(backend.http_url)
+        page = next(p for c in browser.contexts for p in c.pages
+                    if p.url == sup.state.frames[sup.state.page_target_id or ""].url)
+        cdp_session = await page.context.new_cdp_session(page)
+        clients["playwright CDPSession"] = lambda: cdp_session.send("Runtime.evaluate", params)
+        samples: dict[str, list[float]] = {name: [] for name in clients}
+        for _ in range(20):  # warm-up
+            for call in clients.values():
+                await call()
+        order = list(clients)
+        for _ in range(rounds):
+            random.shuffle(order)
+            for name in order:
+                samples[name].append(await timed(clients[name]))
+        await cdp_session.detach()
+        await browser.close()  # disconnects; the browser is ours
+    # The core's own time is measured inside the engine loop, not around the hop.
+    samples["cdpnb core, on its own loop"] = inner[-rounds:]
+    bare_ms = median_ms(samples["bare websockets"])
+    return {name: {"median_ms": round(median_ms(s), 4),
+                   "ratio_to_bare": round(median_ms(s) / bare_ms, 3)}
+            for name, s in samples.items()}
+
+
+async def dialog_detection(sup: cdpnb.Supervisor, bare: BareClient,
+                           rounds: int) -> dict[str, Any]:
+    await bare.send("Page.enable")
+    seen_bare: list[float] = []
+    bare.on_event = lambda method, at: (seen_bare.append(at)
+                                        if method == "Page.javascriptDialogOpening" else None)
+    to_cdpnb: list[float] = []
+    to_bare: list[float] = []
+    for i in range(rounds):
+        mark = sup.state.dialog_seq
+        seen_cdpnb: list[float] = []
+
+        def opened(state: BrowserState, mark: int = mark,
+                   seen: list[float] = seen_cdpnb) -> bool:
+            # Runs on cdpnb's engine thread as each message is folded: the moment the
+            # dialog is in the state, i.e. in what sup.snapshot() returns.
+            if state.dialog_seq > mark and not seen:
+                seen.append(time.perf_counter())
+            return bool(seen)
+
+        waiting = asyncio.ensure_future(sup.wait_for(opened, timeout=5))
+        await asyncio.sleep(0.005)
+        seen_bare.clear()
+        sent = time.perf_counter()
+        await bare.send("Runtime.evaluate", {"expression": f"setTimeout(() => alert({i}), 0)"})
+        await waiting
+        for _ in range(5000):  # the bare reader runs on this loop: give it turns
+            if seen_bare:
+                break
+            await asyncio.sleep(0.001)
+        to_cdpnb.append(seen_cdpnb[0] - sent)
+        to_bare.append(seen_bare[0] - sent)
+        await sup.wait_for(lambda s: not s.pending_dialogs, timeout=5)
+    bare.on_event = lambda method, at: None
+    return {"cdpnb_state_ms": round(median_ms(to_cdpnb), 3),
+            "bare_event_ms": round(median_ms(to_bare), 3),
+            "ratio_to_bare": round(median_ms(to_cdpnb) / median_ms(to_bare), 3)}
+
+
+PROMPT_IN_PAGE = ("(() => { const t = performance.now(); prompt('q', 'd'); "
+                  "return performance.now() - t })()")
+
+
+async def bridge_round_trip(backend: cdpnb.Backend, site: ScenarioServer,
+                            rounds: int) -> dict[str, Any]:
+    native = await cdpnb.Supervisor.start(backend, policy="auto_accept", bridge=False)
+    bridged = await cdpnb.Supervisor.start(backend, policy="auto_accept", bridge=True)
+    try:
+        for sup in (native, bridged):
+            await sup.navigate(site.url("/blank"))
+        samples: dict[str, list[float]] = {"native": [], "bridge": []}
+        for _ in range(rounds):
+            for name, sup in random.sample([("native", native), ("bridge", bridged)], 2):
+                samples[name].append(await sup.evaluate(PROMPT_IN_PAGE, timeout=10) / 1000)
+        via = {d.via for d in bridged.state.recent_dialogs}
+        assert via == {"bridge"}, via
+    finally:
+        await native.stop()
+        await bridged.stop()
+    return {"native_ms": round(median_ms(samples["native"]), 3),
+            "bridge_ms": round(median_ms(samples["bridge"]), 3),
+            "ratio_bridge_to_native": round(median_ms(samples["bridge"])
+                                            / median_ms(samples["native"]), 3)}
+
+
+async def attach_and_snapshot(backend: cdpnb.Backend, site: ScenarioServer,
+                              rounds: int) -> dict[str, Any]:
+    starts = []
+    for _ in range(rounds):
+        started = time.perf_counter()
+        sup = await cdpnb.Supervisor.start(backend)
+        starts.append(time.perf_counter() - started)
+        await sup.stop()
+    sup = await cdpnb.Supervisor.start(backend)
+    try:
+        await sup.navigate(site.url("/many?n=300"), timeout=60)
+        await sup.wait_for(lambda s: len(s.frames) >= 301, timeout=30)
+        snaps = [await asyncio.to_thread(lambda: timed_sync(sup.snapshot)) for _ in range(50)]
+        snap = sup.snapshot()
+        full = [timed_sync(lambda: sup.frame_tree(full=True)) for _ in range(20)]
+        frames = len(sup.state.frames)
+    finally:
+        await sup.stop()
+    return {"start_ms": round(median_ms(starts), 2),
+            "snapshot_300_frames_ms": round(median_ms(snaps), 3),
+            "full_frame_tree_300_frames_ms": round(median_ms(full), 3),
+            "frames": frames, "snapshot_children": len(snap.frame_tree.children),
+            "snapshot_truncated": snap.frame_tree.truncated}
+
+
+def timed_sync(call: Callable[[], Any]) -> float:
+    started = time.perf_counter()
+    call()
+    return time.perf_counter() - started
+
+
+# -- event ingest ------------------------------------------------------------------------
+
+EVENT = {"method": "Runtime.consoleAPICalled",
+         "params": {"type": "log", "args": [{"type": "string", "value": "x" * 40}],
+                    "executionContextId": 1, "timestamp": 1.0}}
+
+
+def _stream_server(port_out: Any, count: int) -> None:
+    """A child process: each connection gets ``count`` events as fast as it can send."""
+    frame = json.dumps(EVENT)
+
+    async def handle(ws: Any) -> None:
+        for _ in range(count // 1000):
+            for _ in range(1000):
+                await ws.send(frame)
+            await asyncio.sleep(0)
+        await ws.wait_closed()
+
+    async def main() -> None:
+        async with websockets.serve(handle, "127.0.0.1", 0, compression=None,
+                                    max_queue=None, ping_interval=None) as server:
+            port_out.send(next(iter(server.sockets)).getsockname()[1])
+            await asyncio.Future()
+
+    asyncio.run(main())
+
+
+async def ingest_bare(url: str, count: int) -> float:
+    started = time.perf_counter()
+    n = 0
+    async with connect(url, compression=None, ping_interval=None, max_size=None) as ws:
+        async for frame in ws:
+            json.loads(frame)
+            n += 1
+            if n == count:
+                break
+    return count / (time.perf_counter() - started)
+
+
+async def ingest_cdpnb(url: str, count: int, record_to: Path | None) -> float:
+    core = Core(url, command_timeout_s=5, connect_timeout_s=5)
+    recorder = Recorder(record_to) if record_to is not None else None
+    core.recorder = recorder
+    done = asyncio.get_running_loop().create_future()
+
+    seen = [0]
+
+    def counted(message: object) -> None:
+        if type(message) is Event:
+            seen[0] += 1
+            if seen[0] == count:
+                done.set_result(None)
+
+    started = time.perf_counter()
+    await core.connect()
+    core.subscribe(counted)
+    await done
+    rate = count / (time.perf_counter() - started)
+    await core.close()
+    if recorder is not None:
+        recorder.close()
+    return rate
+
+
+async def event_ingest(count: int, rounds: int) -> dict[str, Any]:
+    parent, child = multiprocessing.Pipe()
+    server = multiprocessing.get_context("spawn").Process(
+        target=_stream_server, args=(child, count), daemon=True)
+    server.start()
+    try:
+        url = f"ws://127.0.0.1:{parent.recv()}/devtools/browser/bench"
+        rates: dict[str, list[float]] = {"cdpnb": [], "cdpnb, not recording": [], "bare": []}
+        with tempfile.TemporaryDirectory() as tmp:
+            for i in range(rounds):
+                for name in random.sample(list(rates), len(rates)):
+                    if name == "bare":
+                        rates[name].append(await ingest_bare(url, count))
+                    else:
+                        trace = Path(tmp) / f"{i}.jsonl" if name == "cdpnb" else None
+                        rates[name].append(await ingest_cdpnb(url, count, trace))
+    finally:
+        server.kill()
+        server.join()
+    cdpnb_rate, bare_rate = statistics.median(rates["cdpnb"]), statistics.median(rates["bare"])
+    unrecorded = statistics.median(rates["cdpnb, not recording"])
+    return {"messages": count, "cdpnb_per_s": round(cdpnb_rate),
+            "cdpnb_not_recording_per_s": round(unrecorded),
+            "bare_per_s": round(bare_rate), "ratio_to_bare": round(cdpnb_rate / bare_rate, 3),
+            "ratio_not_recording_to_bare": round(unrecorded / bare_rate, 3),
+            "cdpnb_does": "parse, record to a JSONL trace flushed per line, fold into state"}
+
+
+# -- run ---------------------------------------------------------------------------------
+
+
+async def run(rounds: int, ingest_messages: int) -> dict[str, Any]:
+    results: dict[str, Any] = {}
+    with ScenarioServer() as site:
+        async with cdpnb.launch("chromium") as backend:
+            sup = await cdpnb.Supervisor.start(backend, policy="auto_accept", bridge=False)
+            await sup.navigate(site.url("/blank"))
+            page_ws = backend.cdp_url.split("/devtools/")[0] + \
+                f"/devtools/page/{sup.page_target_id}"
+            bare = await BareClient.open(page_ws)
+            try:
+                results["dialog_detection"] = await dialog_detection(sup, bare, rounds // 3)
+                results["command_round_trip"] = await command_round_trip(sup, bare, backend,
+                                                                         rounds)
+            finally:
+                await bare.close()
+                await sup.stop()
+            results["bridge_prompt"] = await bridge_round_trip(backend, site, rounds // 6)
+            results["attach"] = await attach_and_snapshot(backend, site, 15)
+            results["browser"] = backend.version
+    results["event_ingest"] = await event_ingest(ingest_messages, 3)
+    return results
+
+
+def table(results: dict[str, Any]) -> str:
+    rtt = results["command_round_trip"]
+    dialog = results["dialog_detection"]
+    bridge = results["bridge_prompt"]
+    ingest = results["event_ingest"]
+    attach = results["attach"]
+    rows = [
+        ("command round trip, cdpnb", f"{rtt['cdpnb']['median_ms']:.3f} ms",
+         f"{rtt['cdpnb']['ratio_to_bare']:.2f}× bare"),
+        ("  of which cdpnb's core, on its own loop",
+         f"{rtt['cdpnb core, on its own loop']['median_ms']:.3f} ms",
+         f"{rtt['cdpnb core, on its own loop']['ratio_to_bare']:.2f}× bare"),
+        ("  the thread hop alone (no I/O)",
+         f"{rtt['engine hop alone (no I/O)']['median_ms']:.3f} ms", ""),
+        ("command round trip, bare websockets",
+         f"{rtt['bare websockets']['median_ms']:.3f} ms", "1.00×"),
+        ("command round trip, Playwright CDPSession",
+         f"{rtt['playwright CDPSession']['median_ms']:.3f} ms",
+         f"{rtt['playwright CDPSession']['ratio_to_bare']:.2f}× bare"),
+        ("alert() → in cdpnb's state / bare event",
+         f"{dialog['cdpnb_state_ms']:.3f} / {dialog['bare_event_ms']:.3f} ms",
+         f"{dialog['ratio_to_bare']:.2f}× bare"),
+        ("prompt() in page JS, bridge / native",
+         f"{bridge['bridge_ms']:.3f} / {bridge['native_ms']:.3f} ms",
+         f"{bridge['ratio_bridge_to_native']:.2f}× native"),
+        ("event ingest, cdpnb / bare",
+         f"{ingest['cdpnb_per_s']:,} / {ingest['bare_per_s']:,} msg/s",
+         f"{ingest['ratio_to_bare']:.2f}× bare"),
+        ("event ingest, cdpnb not recording",
+         f"{ingest['cdpnb_not_recording_per_s']:,} msg/s",
+         f"{ingest['ratio_not_recording_to_bare']:.2f}× bare"),
+        ("Supervisor.start on a running browser", f"{attach['start_ms']:.1f} ms", ""),
+        ("sup.snapshot(), 300 frames", f"{attach['snapshot_300_frames_ms']:.3f} ms",
+         f"truncated={attach['snapshot_truncated']}"),
+    ]
+    width = max(len(r[0]) for r in rows)
+    return "\n".join(f"{a:<{width}}  {b:>26}  {c}" for a, b, c in rows)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=300,
+                        help="round trips per client (dialogs: a third, prompts: a sixth)")
+    parser.add_argument("--ingest-messages", type=int, default=200_000)
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    args = parser.parse_args()
+    if args.rounds < 6 or args.ingest_messages < 1000:
+        parser.error("--rounds must be >= 6 and --ingest-messages >= 1000")
+    results = asyncio.run(run(args.rounds, args.ingest_messages))
+    results["machine"] = {"python": sys.version.split()[0], "cpus": os.cpu_count(),
+                          "platform": platform.platform(),
+                          "load": os.getloadavg(), "when": time.strftime("%Y-%m-%d %H:%M")}
+    print(table(results))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=2) + "\n")
+    print(f"\nwritten to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
