@@ -30,7 +30,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from cdpnb.errors import CDPError, CommandTimeout, StaleRef
+from cdpnb.errors import CDPError, CommandTimeout, StaleRef, TargetGone
 from cdpnb.state import BrowserState
 from cdpnb.state.frames import descendants
 from cdpnb.supervisor.core import Core
@@ -279,8 +279,8 @@ async def _owner(core: Core, frame_id: str, parent_session: str | None,
     try:
         reply = await core.send("DOM.getFrameOwner", {"frameId": frame_id}, parent_session,
                                 budget.left())
-    except CDPError:
-        return None
+    except (CDPError, CommandTimeout, TargetGone):
+        return None  # placed after its parent's rows instead
     return _node_id(reply.get("backendNodeId"))
 
 
@@ -306,7 +306,8 @@ async def take_snapshot(core: Core, budget: Budget) -> AXSnapshot:
     skipped: dict[str, str] = {}
     for frame, tree, owner_id in zip(frames, trees, owners, strict=True):
         if isinstance(tree, BaseException):
-            if frame.frame_id == top or not isinstance(tree, CDPError | CommandTimeout):
+            if frame.frame_id == top or not isinstance(tree, CDPError | CommandTimeout
+                                                       | TargetGone):
                 raise tree
             skipped[frame.frame_id] = str(tree)
             continue

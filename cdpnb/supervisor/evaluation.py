@@ -92,7 +92,9 @@ def blocking_dialog(state: BrowserState, session_id: str | None) -> PendingDialo
     """An open dialog in a frame that ``session_id`` renders: its script waits, not hangs."""
     for dialog in state.pending_dialogs:
         frame = state.frames.get(dialog.frame_id or "")
-        if frame is not None and frame.session_id == session_id:
+        # A dialog whose frame is not known counts too: terminating a script that only
+        # waits for an answer would lose what it does next, so doubt spares it.
+        if frame is None or frame.session_id == session_id:
             return dialog
     return None
 
@@ -214,19 +216,24 @@ class Evaluator:
     # -- results -----------------------------------------------------------------------
 
     async def _value(self, reply: dict[str, Any], session: str | None, budget: Budget) -> Any:
+        remote = reply.get("result") or {}
         try:
             raise_for_exception(reply)
         except EvaluateError:
             self.core.stats["evaluate-errors"] += 1
+            # Neither the thrown value nor the result is handed out: release both.
+            thrown = ((reply.get("exceptionDetails") or {}).get("exception") or {})
+            for handle in (thrown.get("objectId"), remote.get("objectId")):
+                if isinstance(handle, str):
+                    self.release(session, handle)
             raise
-        remote = reply.get("result") or {}
         value = decode(remote, session)
         if isinstance(value, NeedsValue):
             value = await self._by_value(remote, value.object_id, session, budget)
         if isinstance(value, RemoteObject):
             self.core.stats["evaluate-by-reference"] += 1
         elif isinstance(remote.get("objectId"), str):
-            self._release(session, remote["objectId"])
+            self.release(session, remote["objectId"])
         return value
 
     async def _by_value(self, remote: dict[str, Any], object_id: str, session: str | None,
@@ -241,8 +248,8 @@ class Evaluator:
             return describe(remote, session)
         return decode(reply.get("result") or {}, session)
 
-    def _release(self, session: str | None, object_id: str) -> None:
-        # Off the caller's path: the value is already in hand.
+    def release(self, session: str | None, object_id: str) -> None:
+        """Release one handle, off the caller's path (the value is already in hand)."""
         self.core.spawn(self.core.send("Runtime.releaseObject", {"objectId": object_id},
                                        session), name="cdpnb-release-object")
 

@@ -28,6 +28,7 @@ from cdpnb.state.snapshot import build_frame_tree, snapshot_of
 from cdpnb.supervisor.accessibility import (
     AXSnapshot,
     RefTarget,
+    make_ref,
     parse_ref,
     resolve,
     take_snapshot,
@@ -455,11 +456,18 @@ class Supervisor:
         return snap
 
     async def _target(self, ref: str, budget: Budget) -> RefTarget:
-        parse_ref(ref)
+        ref = make_ref(*parse_ref(ref))  # one spelling: 'button:OK#1' is 'button:OK'
         target = self._refs.get(ref)
         if target is None:
-            # Refs are derived from the page, so one not seen yet may be there now.
-            target = (await self._take_ax_snapshot(budget)).targets().get(ref)
+            # Refs are derived from the page, so one not seen yet may be there now. The
+            # refs already handed out stay as they were: only the missing one is added.
+            snap = await take_snapshot(self._core, budget)
+            if snap.skipped:
+                raise StaleRef(ref, "it is not in the last accessibility snapshot, and a "
+                                    f"new one could not read every frame ({snap.skipped})")
+            target = snap.targets().get(ref)
+            if target is not None:
+                self._refs[ref] = target
         if target is None:
             raise StaleRef(ref, "no element on the page has it now (sup.accessibility() "
                                 "lists the refs there are)")
@@ -497,11 +505,16 @@ class Supervisor:
             target = await self._target(ref, budget)
             element = await resolve(self._core, target, budget, OBJECT_GROUP)
             session = target.session_id
-        # The element goes in as the first argument; `this` is the element as well.
-        wrapped = f"function (...a) {{ return ({function}).apply(this, [this, ...a]); }}"
-        return await self._evaluator.call_on(session, element, wrapped, arguments, budget,
-                                             await_promise=await_promise,
-                                             user_gesture=user_gesture)
+        # The element goes in as the first argument; `this` is the element as well. The
+        # newline ends a trailing `//` comment in the caller's source.
+        wrapped = f"function (...a) {{ return ({function}\n).apply(this, [this, ...a]); }}"
+        try:
+            return await self._evaluator.call_on(session, element, wrapped, arguments, budget,
+                                                 await_promise=await_promise,
+                                                 user_gesture=user_gesture)
+        finally:
+            if not isinstance(ref, RemoteObject):  # the caller's own handle stays theirs
+                self._evaluator.release(session, element)
 
     async def click(self, ref: str, timeout: float | None = None) -> dict[str, Any]:
         """Click the element behind ``ref`` as a user would: scrolled into view, a real
@@ -516,7 +529,9 @@ class Supervisor:
 
     async def _click(self, ref: str, budget: Budget) -> dict[str, Any]:
         target = await self._target(ref, budget)
-        await resolve(self._core, target, budget, OBJECT_GROUP)  # still the same element?
+        # Still the same element? The handle is only the proof; it is not kept.
+        self._evaluator.release(target.session_id,
+                                await resolve(self._core, target, budget, OBJECT_GROUP))
         self._core.stats["clicks"] += 1
         return await click_target(self._core, target, budget)
 
@@ -529,6 +544,7 @@ class Supervisor:
         state = self._core.state
         sessions = {state.page_session_id} | {f.session_id for f in state.frames.values()
                                               if f.is_oopif}
+        sessions.discard(None)  # not connected to a page: nothing to release
         await asyncio.gather(*(self._evaluator.release_group(s, self.options.command_timeout_s)
                                for s in sessions), return_exceptions=True)
 
