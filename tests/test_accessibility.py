@@ -199,6 +199,8 @@ async def test_evaluate_on_a_ref_in_the_page_and_in_the_oopif(
     # A ref not taken yet is looked up on the page as it is now.
     sup._refs.clear()
     assert await sup.evaluate_on("link:Leave", "el => el.tagName") == "A"
+    # One spelling per ref; a trailing line comment in the function is harmless.
+    assert await sup.evaluate_on("button:Go#1", "el => el.id // the first Go") == "go"
 
 
 @pytest.mark.browser
