@@ -61,6 +61,8 @@ async def test_a_renderer_crash_fails_calls_at_once_and_navigation_recovers(
         await pending
     with pytest.raises(cdpnb.TargetGone, match="navigate"):
         await sup.evaluate("1", timeout=20)
+    with pytest.raises(cdpnb.TargetGone, match="crashed"):  # any command, not only script
+        await sup.cdp("DOM.getDocument", timeout=20)
     assert time.monotonic() - began < 1.0
     assert sup.page_session_id in sup.state.crashed_sessions
     await sup.navigate(site.url("/child"))

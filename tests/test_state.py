@@ -1163,3 +1163,7 @@ def test_a_crashed_session_is_remembered_until_reloaded_or_reconnected() -> None
     back = fold(crashed, Event("Inspector.targetReloadedAfterCrash", {}, "S1", 0, 0))
     assert back.crashed_sessions == frozenset()
     assert fold(crashed, Note("cdpnb.connected", {}, None, 0, 0)).crashed_sessions == frozenset()
+    attached = fold(crashed, Event("Target.attachedToTarget", {
+        "sessionId": "S1", "targetInfo": {"targetId": "T1", "type": "iframe"}}, None, 0, 0))
+    detached = fold(attached, Event("Target.detachedFromTarget", {"sessionId": "S1"}, None, 0, 0))
+    assert detached.crashed_sessions == frozenset()

@@ -208,7 +208,8 @@ def detached_from_target(state: BrowserState, msg: Event) -> BrowserState:
     if orphans:
         doomed = descendants({k: f.parent_frame_id for k, f in frames.items()}, orphans)
         frames = {k: v for k, v in frames.items() if k not in doomed}
-    return state.evolve(sessions=sessions, frames=frames, contexts=contexts)
+    return state.evolve(sessions=sessions, frames=frames, contexts=contexts,
+                        crashed_sessions=state.crashed_sessions - gone)
 
 
 def target_crashed(state: BrowserState, msg: Event) -> BrowserState:

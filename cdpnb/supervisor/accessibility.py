@@ -24,6 +24,7 @@ one frame claim the same DOM node, both rows leave it empty rather than guess.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -225,12 +226,7 @@ def order_rows(frames: Sequence[FrameAX], top_frame_id: str | None) -> list[AXRo
         if frame.frame_id not in placed:
             rows.extend(emit(frame, 0))
     refs = assign_refs(None if r.ignored else (r.role, r.name) for r in rows)
-    return [AXRow(ref, *_fields(r)) for ref, r in zip(refs, rows, strict=True)]
-
-
-def _fields(row: AXRow) -> tuple[Any, ...]:
-    return (row.role, row.name, row.frame_id, row.backend_dom_node_id, row.ignored, row.depth,
-            row.ax_node_id, row.parent_ax_node_id, row.session_id)
+    return [dataclasses.replace(r, ref=ref) for ref, r in zip(refs, rows, strict=True)]
 
 
 # -- live snapshot ---------------------------------------------------------------------

@@ -38,6 +38,9 @@ log = logging.getLogger("cdpnb.supervisor")
 
 Listener = Callable[[Message], None]
 
+#: What a crashed renderer's session still takes: the commands that reload it.
+REVIVING_METHODS = frozenset({"Page.navigate", "Page.reload"})
+
 
 class Core:
     """Connection, protocol and state of one supervisor."""
@@ -107,6 +110,10 @@ class Core:
             reason = self.last_disconnect_reason or "not connected"
             raise ConnectionLost(f"cannot send {method}: CDP connection to "
                                  f"{redact(self.url)} is down ({reason})")
+        if session_id in self.state.crashed_sessions and method not in REVIVING_METHODS:
+            # A crashed renderer answers nothing until it is reloaded.
+            raise TargetGone(f"{method}: the renderer behind session {session_id} crashed; "
+                             "navigate (or Page.reload) to bring the page back")
         conn = self._conn
         cmd, text = conn.command(method, params, session_id, wall=time.time(),
                                  mono=time.monotonic())

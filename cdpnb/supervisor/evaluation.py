@@ -25,7 +25,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from cdpnb.errors import CDPError, CommandTimeout, EvaluateError, EvaluateTimeout, TargetGone
+from cdpnb.errors import CDPError, CommandTimeout, EvaluateError, EvaluateTimeout
 from cdpnb.state import BrowserState, PendingDialog
 from cdpnb.supervisor.core import Core
 from cdpnb.supervisor.values import (
@@ -160,10 +160,6 @@ class Evaluator:
 
     async def _guarded(self, method: str, params: dict[str, Any], session: str | None,
                        budget: Budget, in_page: bool | None) -> dict[str, Any]:
-        if session in self.core.state.crashed_sessions:
-            # A crashed renderer runs no script until it is reloaded: nothing would reply.
-            raise TargetGone(f"{method}: the renderer behind session {session} crashed; "
-                             "navigate (or Page.reload) to bring the page back")
         if budget.left() <= 0:
             raise EvaluateTimeout(
                 f"{method}: the {budget.seconds:g} s budget was spent before it could be sent "

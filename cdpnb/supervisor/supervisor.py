@@ -355,7 +355,7 @@ class Supervisor:
         attached ``session_id``. ``timeout`` bounds the call; a script-running command
         (``Runtime.evaluate``, ``Runtime.callFunctionOn``, …) still running then is
         ended with ``Runtime.terminateExecution`` and raises EvaluateTimeout."""
-        limit = check_timeout("timeout", timeout, allow_none=True)
+        budget = self._budget(timeout)
         if sum((frame_id is not None, browser, session_id is not None)) > 1:
             raise ValueError("pass at most one of frame_id, browser=True and session_id")
         if session_id is not None and not isinstance(session_id, str):
@@ -363,7 +363,6 @@ class Supervisor:
         if not isinstance(method, str) or not method:
             raise TypeError(f"method must be a CDP method name such as 'Runtime.evaluate', "
                             f"got {method!r}")
-        budget = Budget(self.options.command_timeout_s if limit is None else limit)
         return await self._call(self._cdp(method, params, frame_id, budget, browser, session_id))
 
     async def _cdp(self, method: str, params: dict[str, Any] | None, frame_id: str | None,
