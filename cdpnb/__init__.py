@@ -7,9 +7,11 @@ from cdpnb.errors import (
     BrowserStartError,
     CDPError,
     CdpnbError,
+    CdpnbWarning,
     CommandTimeout,
     ConnectionLost,
     DialogError,
+    DialogNotAnswerable,
     DialogResponseFailed,
     ElementNotClickable,
     EndpointError,
@@ -26,10 +28,10 @@ from cdpnb.errors import (
     UnknownFrame,
     WaitTimeout,
 )
-from cdpnb.state import DialogRecord, FrameTree, PendingDialog, Snapshot
+from cdpnb.state import DialogRecord, FrameTree, PageNode, PendingDialog, Snapshot
 
 if TYPE_CHECKING:
-    from cdpnb import sync
+    from cdpnb import sync, testing
     from cdpnb.backends import Backend, launch
     from cdpnb.backends.replay import replay
     from cdpnb.probes import ProbeResult, probe
@@ -42,6 +44,7 @@ if TYPE_CHECKING:
 # free of asyncio and websockets, as the layering promises.
 _LAZY = {
     "sync": ("cdpnb.sync", None),
+    "testing": ("cdpnb.testing", None),
     "Backend": ("cdpnb.backends", "Backend"),
     "launch": ("cdpnb.backends", "launch"),
     "Supervisor": ("cdpnb.supervisor", "Supervisor"),
@@ -80,9 +83,11 @@ __all__ = [
     "BrowserStartError",
     "CDPError",
     "CdpnbError",
+    "CdpnbWarning",
     "CommandTimeout",
     "ConnectionLost",
     "DialogError",
+    "DialogNotAnswerable",
     "DialogRecord",
     "DialogResponseFailed",
     "ElementNotClickable",
@@ -93,6 +98,7 @@ __all__ = [
     "FrameTree",
     "NavigationError",
     "NoPendingDialog",
+    "PageNode",
     "PendingDialog",
     "ProbeResult",
     "RemoteObject",
@@ -114,4 +120,5 @@ __all__ = [
     "registry",
     "replay",
     "sync",
+    "testing",
 ]

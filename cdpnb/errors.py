@@ -9,9 +9,11 @@ __all__ = [
     "BrowserStartError",
     "CDPError",
     "CdpnbError",
+    "CdpnbWarning",
     "CommandTimeout",
     "ConnectionLost",
     "DialogError",
+    "DialogNotAnswerable",
     "DialogResponseFailed",
     "ElementNotClickable",
     "EndpointError",
@@ -160,4 +162,24 @@ class UnknownDialog(DialogError, LookupError):
 
 
 class DialogResponseFailed(DialogError):
-    """``Page.handleJavaScriptDialog`` failed; the dialog was not answered by us."""
+    """``Page.handleJavaScriptDialog`` failed, or the browser gave the answer to another
+    dialog; the dialog named was not answered by us."""
+
+
+class DialogNotAnswerable(DialogError):
+    """The browser cannot answer this dialog (it holds the page's one dialog handle for
+    another, or lost it); cdpnb never sends an answer that could reach another frame.
+    ``answerable`` names the dialog the browser would answer instead, if any."""
+
+    def __init__(self, message: str, *, dialog_id: str, reason: str,
+                 answerable: str | None = None) -> None:
+        self.dialog_id = dialog_id
+        self.reason = reason
+        self.answerable = answerable
+        super().__init__(message)
+
+
+class CdpnbWarning(UserWarning):
+    """Advice about the endpoint or the page (an auto-dismissing client, a page the
+    browser would crash on, a page cdpnb replaced). Filter it with ``warnings``;
+    ``Supervisor.hints`` keeps every one."""

@@ -112,7 +112,8 @@ async def test_dialog_open_across_a_dropped_connection_gets_a_fresh_page(
         # Nothing stale: the dialog we can no longer answer is history, not pending.
         await settle(sup, lambda s: not s.pending_dialogs)
         assert sup.snapshot().recent_dialogs[-1].id == dialog.id
-        assert sup.snapshot().recent_dialogs[-1].closed_by == "remote"
+        last = sup.snapshot().recent_dialogs[-1]
+        assert (last.closed_by, last.reason) == ("cdpnb", "disconnected")
         await settle(sup, lambda s: sup.stats().get("reconnects") == 1, timeout=10)
         assert sup.stats()["wedged-page-replaced"] == 1
         assert sup.page_target_id != target
@@ -193,17 +194,16 @@ async def test_failed_dialog_answer_is_never_recorded_as_answered(
         assert await sup.evaluate("window.r") is True
 
 
-async def test_several_pending_dialogs_need_an_id(proxy: CDPProxy, site: ScenarioServer) -> None:
-    # Chromium shows one native dialog per page at a time; a second one at once is what
-    # a proxy or bridge can produce, so inject its opening event.
-    async with await cdpnb.Supervisor.start(proxy.url) as sup:
-        await sup.navigate(site.url("/blank"))
+async def test_several_pending_dialogs_need_an_id(chromium: cdpnb.Backend,
+                                                  site: ScenarioServer) -> None:
+    # One native dialog per page is answerable, but bridged ones are one per frame: two
+    # frames, two open dialogs, and respond() needs to be told which.
+    async with await cdpnb.Supervisor.start(chromium, bridge=True) as sup:
+        frames = await open_two_site(sup, site)
         await sup.evaluate("setTimeout(() => { window.r = confirm('first') }, 0)")
         first = await sup.wait_for_dialog(timeout=5)
-        await proxy.inject(json.dumps({
-            "method": "Page.javascriptDialogOpening", "sessionId": sup.page_session_id,
-            "params": {"type": "alert", "message": "second", "url": "x", "frameId": "F2",
-                       "hasBrowserHandler": True, "defaultPrompt": ""}}))
+        await sup.evaluate("setTimeout(() => { window.r = alert('second') }, 0)",
+                           frame_id=frames["oopif"])
         await settle(sup, lambda s: len(s.pending_dialogs) == 2)
         with pytest.raises(cdpnb.SeveralPendingDialogs, match=r"d-1 \(confirm 'first'\); "
                                                               r"d-2 \(alert 'second'\)"):
@@ -211,3 +211,4 @@ async def test_several_pending_dialogs_need_an_id(proxy: CDPProxy, site: Scenari
         record = await sup.respond("dismiss", dialog_id=first.id)
         assert record.id == first.id and record.accepted is False
         assert await sup.evaluate("window.r") is False
+        await sup.respond("accept")  # one left: no id needed

@@ -125,10 +125,10 @@ def _attached(fid: str, parent: str | None) -> Event:
 def test_a_frame_that_would_be_its_own_ancestor_is_refused() -> None:
     state = BrowserState()
     for message in (_attached("A", None), _attached("B", "A"), _attached("C", "B")):
-        state = fold(state, message)
+        state = fold(state, message).state
     navigated = Event("Page.frameNavigated", {"frame": {"id": "A", "parentId": "C",
                                                         "url": "x"}}, None, 0, 0)
-    after = fold(state, navigated)
+    after = fold(state, navigated).state
     for frame in after.frames:  # every parent chain ends: no frame lost in a loop
         seen = {frame}
         parent = after.frames[frame].parent_frame_id
@@ -136,7 +136,7 @@ def test_a_frame_that_would_be_its_own_ancestor_is_refused() -> None:
             assert parent not in seen, after.frames
             seen.add(parent)
             parent = after.frames[parent].parent_frame_id
-    looped = fold(state, _attached("Z", "Z"))
+    looped = fold(state, _attached("Z", "Z")).state
     assert "Z" not in looped.frames
     assert looped.counters["malformed:Page.frameAttached"] == 1
 

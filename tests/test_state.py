@@ -189,20 +189,20 @@ def test_frame_tree_reply_lists_main_and_srcdoc_with_parent_origin() -> None:
 
 def test_frame_tree_reply_on_other_method_or_error_is_ignored() -> None:
     state = page_state()
-    assert fold(state, Reply(8, "Page.getResourceTree", {"frameTree": {}}, PS)) is state
-    assert fold(state, ErrorReply(9, "Page.getFrameTree", -32000, "nope", None, PS)) is state
+    assert fold(state, Reply(8, "Page.getResourceTree", {"frameTree": {}}, PS)).state is state
+    assert fold(state, ErrorReply(9, "Page.getFrameTree", -32000, "nope", None, PS)).state is state
 
 
 def test_oopif_is_stitched_into_the_page_frame_table() -> None:
     state = page_state()
     steps = oopif_steps()
 
-    state = fold(state, steps[0])  # PS frameAttached
+    state = fold(state, steps[0]).state  # PS frameAttached
     assert state.frames[OOP].parent_frame_id == MAIN
     assert state.frames[OOP].session_id == PS
     assert state.frames[OOP].is_oopif is False
 
-    state = fold(state, steps[1])  # PS attachedToTarget (waiting for debugger)
+    state = fold(state, steps[1]).state  # PS attachedToTarget (waiting for debugger)
     assert state.sessions[CS].target_id == OOP
     assert state.sessions[CS].type == "iframe"
     assert state.sessions[CS].parent_session_id == PS
@@ -211,13 +211,13 @@ def test_oopif_is_stitched_into_the_page_frame_table() -> None:
     assert state.frames[OOP].session_id == CS
     assert state.frames[OOP].parent_frame_id == MAIN
 
-    state = fold(state, steps[2])  # CS frameNavigated
+    state = fold(state, steps[2]).state  # CS frameNavigated
     oop = state.frames[OOP]
     assert (oop.url, oop.origin, oop.parent_frame_id, oop.session_id, oop.is_oopif) == (
         CHILD_URL, CHILD_ORIGIN, MAIN, CS, True)
 
     before_swap = state
-    state = fold(state, steps[3])  # PS frameDetached reason swap: NOT a removal
+    state = fold(state, steps[3]).state  # PS frameDetached reason swap: NOT a removal
     assert state == before_swap
     assert state.frames[OOP].is_oopif is True
     assert state.frames[OOP].session_id == CS
@@ -243,14 +243,14 @@ def test_parent_session_frame_navigated_does_not_steal_an_oopif() -> None:
     state = oopif_state()
     # the parent session still names the frame a child session renders
     after = fold(state, ev("Page.frameNavigated",
-                           {"frame": frame(OOP, "about:blank", "://", MAIN)}, PS, T0 + 2))
+                           {"frame": frame(OOP, "about:blank", "://", MAIN)}, PS, T0 + 2)).state
     assert after.frames[OOP] == state.frames[OOP]
 
 
 def test_late_frame_attached_for_known_frame_changes_nothing() -> None:
     state = oopif_state()
     again = ev("Page.frameAttached", {"frameId": OOP, "parentFrameId": MAIN}, PS, T0 + 2)
-    assert fold(state, again) is state
+    assert fold(state, again).state is state
 
 
 def test_oopif_removal_frame_detached_then_target_detached() -> None:
@@ -266,7 +266,7 @@ def test_oopif_removal_frame_detached_then_target_detached() -> None:
 
 def test_oopif_removal_frame_detached_alone_removes_frame() -> None:
     state = fold(oopif_state(),
-                 ev("Page.frameDetached", {"frameId": OOP, "reason": "remove"}, PS, T0 + 3))
+                 ev("Page.frameDetached", {"frameId": OOP, "reason": "remove"}, PS, T0 + 3)).state
     assert OOP not in state.frames
 
 
@@ -298,7 +298,7 @@ def test_main_frame_navigation_prunes_all_child_frames() -> None:
     assert set(state.frames) == {MAIN, SRC, OOP, "GRAND"}
     state = fold(state, ev("Page.frameNavigated",
                            {"frame": frame(MAIN, "http://127.0.0.1:1/next", PAGE_ORIGIN),
-                            "type": "Navigation"}, PS, T0 + 4))
+                            "type": "Navigation"}, PS, T0 + 4)).state
     assert set(state.frames) == {MAIN}
     assert state.frames[MAIN].url == "http://127.0.0.1:1/next"
     assert state.frames[MAIN].parent_frame_id is None
@@ -320,7 +320,7 @@ def test_child_frame_navigation_prunes_only_its_own_subtree() -> None:
 
 def test_navigated_within_document_updates_url_only() -> None:
     state = fold(oopif_state(), ev("Page.navigatedWithinDocument",
-                                   {"frameId": OOP, "url": CHILD_URL + "#x"}, CS, T0 + 2))
+                                   {"frameId": OOP, "url": CHILD_URL + "#x"}, CS, T0 + 2)).state
     assert state.frames[OOP].url == CHILD_URL + "#x"
     assert state.frames[OOP].is_oopif is True
     assert state.frames[OOP].origin == CHILD_ORIGIN
@@ -329,7 +329,7 @@ def test_navigated_within_document_updates_url_only() -> None:
 def test_target_info_changed_updates_session_url() -> None:
     state = fold(oopif_state(), ev("Target.targetInfoChanged", {"targetInfo": {
         "targetId": OOP, "type": "iframe", "url": CHILD_URL, "title": "", "attached": True}},
-        PS, T0 + 2))
+        PS, T0 + 2)).state
     assert state.sessions[CS].url == CHILD_URL
 
 
@@ -435,7 +435,7 @@ def test_frame_tree_exactly_thirty_children_is_not_truncated() -> None:
 
 def test_detaching_a_mid_chain_session_drops_nested_children() -> None:
     state = nested_chain(4)
-    state = fold(state, detached("C1", PS, T0 + 9))
+    state = fold(state, detached("C1", PS, T0 + 9)).state
     assert set(state.sessions) == {PS}
     # F1's iframe element is still in MAIN: it stays, back in the page's process
     assert state.frames["F1"].is_oopif is False
@@ -508,7 +508,7 @@ def test_snapshot_to_dict_does_not_mutate_the_snapshot() -> None:
 
 def test_dialog_opening_makes_pending_dialog() -> None:
     state = fold(page_state(), dialog_opening("prompt", "Name?", default_prompt="anon",
-                                              has_browser_handler=False, wall=T0 + 5))
+                                              has_browser_handler=False, wall=T0 + 5)).state
     [d] = state.pending_dialogs
     assert (d.id, d.type, d.message, d.default_prompt, d.frame_id, d.session_id, d.url,
             d.opened_at, d.has_browser_handler, d.via, d.answering) == (
@@ -517,7 +517,7 @@ def test_dialog_opening_makes_pending_dialog() -> None:
 
 
 def test_dialog_in_oopif_arrives_on_page_session_with_its_frame_id() -> None:
-    state = fold(oopif_state(), dialog_opening("alert", "from child", frame_id=OOP))
+    state = fold(oopif_state(), dialog_opening("alert", "from child", frame_id=OOP)).state
     [d] = state.pending_dialogs
     assert d.frame_id == OOP
     assert d.session_id == PS
@@ -572,7 +572,7 @@ def test_answered_not_ok_clears_intent_and_dialog_stays_pending() -> None:
     assert d.answering is None
     assert state.recent_dialogs == ()
     # a later close, with no answer of ours on its way, is someone else's
-    state = fold(state, dialog_closed(True, wall=T0 + 20))
+    state = fold(state, dialog_closed(True, wall=T0 + 20)).state
     [r] = state.recent_dialogs
     assert r.closed_by == "remote"
 
@@ -587,16 +587,16 @@ def test_answering_sets_intent_on_the_pending_dialog() -> None:
 
 
 def test_notes_for_unknown_dialog_ids_change_nothing() -> None:
-    state = fold(page_state(), dialog_opening())
-    assert fold(state, answering("d-9", True)) is state
-    assert fold(state, answered("d-9", True)) is state
+    state = fold(page_state(), dialog_opening()).state
+    assert fold(state, answering("d-9", True)).state is state
+    assert fold(state, answered("d-9", True)).state is state
     # answered for a dialog we never said we were answering
-    assert fold(state, answered("d-1", True)) is state
+    assert fold(state, answered("d-1", True)).state is state
 
 
 def test_close_event_with_no_pending_dialog_changes_nothing() -> None:
     state = page_state()
-    assert fold(state, dialog_closed(True)) is state
+    assert fold(state, dialog_closed(True)).state is state
 
 
 def test_prompt_accept_text_is_recorded() -> None:
@@ -665,18 +665,19 @@ def test_recent_dialogs_capped_at_twenty_and_ids_keep_counting() -> None:
     assert state.recent_dialogs[-1].message == "m24"
     assert state.dialogs_closed_total == 25
     assert state.dialog_seq == 25
-    state = fold(state, dialog_opening("alert", "next", wall=T0 + 100))
+    state = fold(state, dialog_opening("alert", "next", wall=T0 + 100)).state
     assert state.pending_dialogs[0].id == "d-26"
 
 
 def test_bridge_dialog_note_is_a_pending_dialog_via_bridge() -> None:
     state = fold(page_state(), Note("cdpnb.bridgeDialogOpening", {
-        "type": "confirm", "message": "bridged", "frameId": MAIN, "url": PAGE_URL,
-        "defaultPrompt": ""}, PS, T0 + 1))
+        "type": "confirm", "message": "bridged", "frameId": MAIN, "requestId": "R1",
+        "defaultPrompt": ""}, PS, T0 + 1)).state
     [d] = state.pending_dialogs
     assert (d.id, d.via, d.type, d.message) == ("d-1", "bridge", "confirm", "bridged")
+    assert (d.request_id, d.url, d.page_session_id) == ("R1", PAGE_URL, PS)  # url: the frame's
     # a native close event is not about a bridged dialog
-    assert fold(state, dialog_closed(True)) is state
+    assert fold(state, dialog_closed(True)).state is state
 
 
 # -- console -------------------------------------------------------------------------------
@@ -684,9 +685,9 @@ def test_bridge_dialog_note_is_a_pending_dialog_via_bridge() -> None:
 
 def test_console_error_is_recorded_and_log_is_not() -> None:
     state = page_state()
-    assert fold(state, console_error("just info", level="log")) is state
-    assert fold(state, console_error("careful", level="warning")) is state
-    state = fold(state, console_error("boom", wall=T0 + 3))
+    assert fold(state, console_error("just info", level="log")).state is state
+    assert fold(state, console_error("careful", level="warning")).state is state
+    state = fold(state, console_error("boom", wall=T0 + 3)).state
     [e] = state.console_errors
     assert (e.kind, e.level, e.text, e.url, e.line, e.column, e.session_id, e.at) == (
         "console", "error", "boom", PAGE_URL, 4, 12, PS, T0 + 3)
@@ -700,7 +701,7 @@ def test_console_error_text_joins_arguments() -> None:
                  {"type": "object", "description": "Error: x"},
                  {"type": "number", "unserializableValue": "NaN"}],
         "executionContextId": 1, "timestamp": 1.0,
-    }))
+    })).state
     assert state.console_errors[0].text == "count 3 Error: x NaN"
 
 
@@ -713,7 +714,7 @@ def test_exception_thrown_is_recorded() -> None:
             "exception": {"type": "object", "subtype": "error", "className": "TypeError",
                           "description": "TypeError: x is not a function"},
         },
-    }, CS, T0 + 4))
+    }, CS, T0 + 4)).state
     [e] = state.console_errors
     assert (e.kind, e.level, e.text, e.url, e.line, e.column, e.session_id, e.at) == (
         "exception", "error", "TypeError: x is not a function", PAGE_URL, 2, 5, CS, T0 + 4)
@@ -728,7 +729,7 @@ def test_console_errors_capped_at_fifty_oldest_dropped() -> None:
 
 
 def test_console_text_is_bounded() -> None:
-    state = fold(page_state(), console_error("x" * 100_000))
+    state = fold(page_state(), console_error("x" * 100_000)).state
     assert 0 < len(state.console_errors[0].text) <= 2000
 
 
@@ -748,12 +749,13 @@ def test_default_contexts_are_keyed_by_session_and_frame() -> None:
 def test_context_destroyed_matches_session_and_id() -> None:
     state = fold_all([context_created(1, MAIN, PS), context_created(1, OOP, CS)], oopif_state())
     after = fold(state, ev("Runtime.executionContextDestroyed",
-                           {"executionContextId": 1, "executionContextUniqueId": "u1"}, CS))
+                           {"executionContextId": 1, "executionContextUniqueId": "u1"}, CS)).state
     assert after.contexts == {(PS, MAIN): 1}
-    after2 = fold(state, ev("Runtime.executionContextDestroyed", {"executionContextId": 1}, PS))
+    after2 = fold(state, ev("Runtime.executionContextDestroyed", {"executionContextId": 1},
+                            PS)).state
     assert after2.contexts == {(CS, OOP): 1}
     unknown = ev("Runtime.executionContextDestroyed", {"executionContextId": 99}, PS)
-    assert fold(state, unknown) is state
+    assert fold(state, unknown).state is state
 
 
 def test_context_recreated_replaces_the_old_id() -> None:
@@ -763,7 +765,7 @@ def test_context_recreated_replaces_the_old_id() -> None:
 
 def test_contexts_cleared_only_for_its_session() -> None:
     state = fold_all([context_created(1, MAIN, PS), context_created(1, OOP, CS)], oopif_state())
-    after = fold(state, ev("Runtime.executionContextsCleared", {}, PS))
+    after = fold(state, ev("Runtime.executionContextsCleared", {}, PS)).state
     assert after.contexts == {(CS, OOP): 1}
 
 
@@ -780,27 +782,28 @@ def busy_state() -> BrowserState:
     ], oopif_state())
 
 
-def test_disconnected_closes_pending_dialogs_as_remote() -> None:
-    state = fold(busy_state(), note("cdpnb.disconnected", {"reason": "eof"}, T0 + 10))
+def test_disconnected_closes_pending_dialogs_as_given_up_by_cdpnb() -> None:
+    state = fold(busy_state(), note("cdpnb.disconnected", {"reason": "eof"}, T0 + 10)).state
     assert state.connected is False
     assert state.pending_dialogs == ()
     assert [r.id for r in state.recent_dialogs] == ["d-1", "d-2"]
     last = state.recent_dialogs[-1]
-    assert (last.closed_by, last.closed_at, last.accepted, last.message) == (
-        "remote", T0 + 10, None, "still open")
+    assert (last.closed_by, last.reason, last.closed_at, last.accepted, last.message) == (
+        "cdpnb", "disconnected", T0 + 10, None, "still open")
     assert state.dialogs_closed_total == 2
 
 
-def test_disconnected_closes_even_a_dialog_we_were_answering_as_remote() -> None:
+def test_disconnected_closes_even_a_dialog_we_were_answering_unanswered() -> None:
     state = fold_all([answering("d-2", True), note("cdpnb.disconnected", {}, T0 + 10)],
                      busy_state())
-    assert state.recent_dialogs[-1].closed_by == "remote"
+    last = state.recent_dialogs[-1]
+    assert (last.closed_by, last.reason, last.accepted) == ("cdpnb", "disconnected", None)
 
 
 def test_connected_starts_fresh_live_state_but_keeps_history() -> None:
-    old = fold(busy_state(), note("cdpnb.disconnected", {}, T0 + 10))
-    old = fold(old, ev("Page.frameDetached", {}, PS))  # leaves a malformed counter
-    state = fold(old, note("cdpnb.connected", {}, T0 + 11))
+    old = fold(busy_state(), note("cdpnb.disconnected", {}, T0 + 10)).state
+    old = fold(old, ev("Page.frameDetached", {}, PS)).state  # leaves a malformed counter
+    state = fold(old, note("cdpnb.connected", {}, T0 + 11)).state
     assert state.connected is True
     assert state.sessions == {}
     assert state.frames == {}
@@ -818,10 +821,11 @@ def test_connected_starts_fresh_live_state_but_keeps_history() -> None:
     assert state.pending_dialogs[0].id == "d-3"
 
 
-def test_connected_without_disconnect_closes_leftover_dialogs_as_remote() -> None:
-    state = fold(busy_state(), note("cdpnb.connected", {}, T0 + 11))
+def test_connected_without_disconnect_closes_leftover_dialogs_unanswered() -> None:
+    state = fold(busy_state(), note("cdpnb.connected", {}, T0 + 11)).state
     assert state.pending_dialogs == ()
-    assert state.recent_dialogs[-1].closed_by == "remote"
+    assert (state.recent_dialogs[-1].closed_by, state.recent_dialogs[-1].reason) == (
+        "cdpnb", "disconnected")
     assert state.recent_dialogs[-1].closed_at == T0 + 11
 
 
@@ -935,12 +939,12 @@ def test_malformed_known_message_changes_nothing_and_is_counted(
 ) -> None:
     base = robust_base()
     snapshot_before = copy.deepcopy(base)
-    after = fold(base, message)
+    after = fold(base, message).state
     assert base == snapshot_before  # the input state is untouched
     assert after.counters == {f"malformed:{message.method}": 1}, label
     assert after.evolve(counters={}) == base, label
     # counting accumulates
-    again = fold(after, message)
+    again = fold(after, message).state
     assert again.counters == {f"malformed:{message.method}": 2}
 
 
@@ -950,7 +954,7 @@ def test_malformed_event_from_the_wire_does_not_escape_fold() -> None:
     got = conn.receive('{"method":"Runtime.executionContextCreated","params":{"context":'
                        '{"id":1e400,"auxData":{"isDefault":true,"frameId":"MAIN"}}}}')
     assert isinstance(got, Event)
-    state = fold(page_state(), got)
+    state = fold(page_state(), got).state
     assert state.contexts == {}
     assert state.counters == {"malformed:Runtime.executionContextCreated": 1}
 
@@ -970,7 +974,7 @@ def test_malformed_event_from_the_wire_does_not_escape_fold() -> None:
 ])
 def test_unknown_method_returns_the_identical_state(message: Message) -> None:
     state = robust_base()
-    assert fold(state, message) is state
+    assert fold(state, message).state is state
 
 
 def full_sequence() -> list[Message]:
@@ -1005,9 +1009,9 @@ def test_fold_is_pure() -> None:
     state = BrowserState()
     for msg in msgs:
         before = copy.deepcopy(state)
-        after = fold(state, msg)
+        after = fold(state, msg).state
         assert state == before
-        assert fold(before, msg) == after
+        assert fold(before, msg).state == after
         state = after
     assert state == first
 
@@ -1081,6 +1085,9 @@ EVENT_PARAMS: dict[str, st.SearchStrategy[Any]] = {
     "Page.frameNavigated": loose(frame=FRAME, type=st.text(max_size=4)),
     "Page.frameDetached": loose(frameId=IDS, reason=st.sampled_from(["swap", "remove"])),
     "Page.navigatedWithinDocument": loose(frameId=IDS, url=st.text(max_size=5)),
+    "Page.frameStartedNavigating": loose(frameId=IDS, url=st.text(max_size=3),
+                                         navigationType=st.sampled_from(
+                                             ["differentDocument", "sameDocument"])),
     "Page.javascriptDialogOpening": loose(
         type=st.sampled_from(["alert", "confirm", "prompt", "beforeunload"]),
         message=st.text(max_size=5), defaultPrompt=st.text(max_size=3), frameId=IDS,
@@ -1101,13 +1108,24 @@ NOTE_PARAMS: dict[str, st.SearchStrategy[Any]] = {
     "cdpnb.connected": loose(),
     "cdpnb.disconnected": loose(),
     "cdpnb.pageTarget": loose(target_id=IDS, session_id=IDS),
+    "cdpnb.pageReplacing": loose(session_id=IDS),
+    "cdpnb.directTarget": loose(reason=st.text(max_size=3)),
+    "cdpnb.bridgeEnabled": loose(reason=st.text(max_size=3)),
     "cdpnb.dialogAnswering": loose(
         dialog_id=st.sampled_from(["d-1", "d-2", "d-3"]), accept=st.booleans(),
         prompt_text=st.none() | st.text(max_size=3),
-        closed_by=st.sampled_from(["agent", "auto_policy", "watchdog", "remote"])),
+        closed_by=st.sampled_from(["agent", "auto_policy", "watchdog", "remote", "cdpnb"]),
+        reason=st.sampled_from(["released", "navigation"])),
     "cdpnb.dialogAnswered": loose(dialog_id=st.sampled_from(["d-1", "d-2", "d-3"]),
-                                  ok=st.booleans()),
-    "cdpnb.bridgeDialogOpening": EVENT_PARAMS["Page.javascriptDialogOpening"],
+                                  ok=st.booleans(),
+                                  error=st.sampled_from(["No dialog is showing",
+                                                         "Not attached to an active page",
+                                                         "other"])),
+    "cdpnb.bridgeDialogOpening": loose(
+        type=st.sampled_from(["alert", "confirm", "prompt"]), message=st.text(max_size=5),
+        defaultPrompt=st.text(max_size=3), frameId=IDS, requestId=st.text(max_size=3)),
+    "cdpnb.bridgeRequestRefused": loose(requestId=st.text(max_size=3), frameId=IDS,
+                                        reason=st.text(max_size=3)),
 }
 
 
@@ -1144,9 +1162,9 @@ def test_random_known_messages_never_raise_out_of_fold(msgs: list[Message]) -> N
     state = fold_all(page_setup())
     for msg in msgs:
         before = state
-        state = fold(state, msg)
+        state = fold(state, msg).state
         assert isinstance(state, BrowserState)
-        assert fold(before, msg) == state  # same input, same output
+        assert fold(before, msg).state == state  # same input, same output
     snap = snapshot_of(state)
     json.dumps(snap.to_dict())
     full = build_frame_tree(state, None, None)
@@ -1157,13 +1175,15 @@ def test_random_known_messages_never_raise_out_of_fold(msgs: list[Message]) -> N
 
 def test_a_crashed_session_is_remembered_until_reloaded_or_reconnected() -> None:
     state = BrowserState()
-    crashed = fold(state, Event("Inspector.targetCrashed", {}, "S1", 0, 0))
+    crashed = fold(state, Event("Inspector.targetCrashed", {}, "S1", 0, 0)).state
     assert crashed.crashed_sessions == frozenset({"S1"})
-    assert fold(crashed, Event("Inspector.targetCrashed", {}, None, 0, 0)) == crashed
-    back = fold(crashed, Event("Inspector.targetReloadedAfterCrash", {}, "S1", 0, 0))
+    assert fold(crashed, Event("Inspector.targetCrashed", {}, None, 0, 0)).state == crashed
+    back = fold(crashed, Event("Inspector.targetReloadedAfterCrash", {}, "S1", 0, 0)).state
     assert back.crashed_sessions == frozenset()
-    assert fold(crashed, Note("cdpnb.connected", {}, None, 0, 0)).crashed_sessions == frozenset()
+    reconnected = fold(crashed, Note("cdpnb.connected", {}, None, 0, 0)).state
+    assert reconnected.crashed_sessions == frozenset()
     attached = fold(crashed, Event("Target.attachedToTarget", {
-        "sessionId": "S1", "targetInfo": {"targetId": "T1", "type": "iframe"}}, None, 0, 0))
-    detached = fold(attached, Event("Target.detachedFromTarget", {"sessionId": "S1"}, None, 0, 0))
+        "sessionId": "S1", "targetInfo": {"targetId": "T1", "type": "iframe"}}, None, 0, 0)).state
+    detached = fold(attached, Event("Target.detachedFromTarget", {"sessionId": "S1"},
+                                    None, 0, 0)).state
     assert detached.crashed_sessions == frozenset()

@@ -39,7 +39,7 @@ DTYPES = {
                 "type": CAT, "message": NULLABLE_STR, "default_prompt": NULLABLE_STR,
                 "frame_id": NULLABLE_STR, "url": NULLABLE_STR, "session_id": CAT, "via": CAT,
                 "has_browser_handler": "boolean", "accepted": "boolean",
-                "answer": NULLABLE_STR, "closed_by": CAT, "open_ms": "Float64"},
+                "answer": NULLABLE_STR, "closed_by": CAT, "reason": CAT, "open_ms": "Float64"},
     "frames": {"time": UTC, "t": "float64", "event": CAT, "frame_id": NULLABLE_STR,
                "parent_frame_id": NULLABLE_STR, "url": NULLABLE_STR, "origin": NULLABLE_STR,
                "session_id": CAT, "parent_session_id": CAT, "is_oopif": "boolean",
@@ -211,7 +211,7 @@ def dialog_script() -> Script:
     s.event("Page.javascriptDialogClosed", {"frameId": "MAIN", "result": False,
                                             "userInput": ""}, dt=0.002)  # closed by someone else
     s.note("cdpnb.bridgeDialogOpening", {"type": "confirm", "message": "bridged",
-                                         "frameId": "OOPIF", "url": "http://b/"}, CHILD)
+                                         "frameId": "OOPIF", "requestId": "R-6"}, CHILD)
     s.note("cdpnb.dialogAnswering", {"dialog_id": "d-6", "accept": True, "prompt_text": None,
                                      "closed_by": "agent"}, CHILD)
     s.note("cdpnb.dialogAnswered", {"dialog_id": "d-6", "ok": True}, CHILD)
@@ -230,7 +230,8 @@ def test_dialogs_one_row_per_dialog_of_each_type_and_each_closer() -> None:
                                       "confirm", "alert", "alert"]
     assert frame["message"][0] == "héllo <script>alert(1)</script>"
     assert frame["closed_by"].tolist()[:7] == ["agent", "auto_policy", "agent", "watchdog",
-                                               "remote", "agent", "remote"]
+                                               "remote", "agent", "cdpnb"]
+    assert pd.isna(frame["reason"][5]) and frame["reason"][6] == "disconnected"
     assert pd.isna(frame["closed_by"][7])
     assert frame["accepted"].tolist() == [True, False, True, False, False, True, pd.NA, pd.NA]
     assert frame["answer"].tolist() == [pd.NA, pd.NA, "ünï <b>", pd.NA, pd.NA, pd.NA, pd.NA,
@@ -281,7 +282,8 @@ def test_dialogs_keeps_every_row_beyond_the_reducers_recent_cap() -> None:
     assert len(frame) == 50
     assert frame["dialog_id"].tolist() == [f"d-{i}" for i in range(1, 51)]
     assert (frame["closed_by"][:25] == "agent").all()
-    assert (frame["closed_by"][25:] == "remote").all()
+    assert (frame["closed_by"][25:] == "cdpnb").all()  # given up on: the connection went
+    assert (frame["reason"][25:] == "disconnected").all()
     assert frame["closed_at"].notna().all()
 
 

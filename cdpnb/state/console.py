@@ -5,7 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from cdpnb.protocol import Event
+from cdpnb.state.changes import Change, ConsoleError
 from cdpnb.state.models import BrowserState, ConsoleEntry
+
+Out = list[Change]
 
 CONSOLE_ERRORS_KEPT = 50
 #: Console text is page-controlled; keep an entry bounded however much a page logs.
@@ -19,12 +22,13 @@ def _describe(arg: dict[str, Any]) -> str:
     return str(arg.get("unserializableValue") or arg.get("description") or arg.get("type", ""))
 
 
-def _append(state: BrowserState, entry: ConsoleEntry) -> BrowserState:
+def _append(state: BrowserState, entry: ConsoleEntry, out: Out) -> BrowserState:
+    out.append(ConsoleError(entry))
     kept = (*state.console_errors, entry)[-CONSOLE_ERRORS_KEPT:]
     return state.evolve(console_errors=kept, console_errors_total=state.console_errors_total + 1)
 
 
-def console_api_called(state: BrowserState, msg: Event) -> BrowserState:
+def console_api_called(state: BrowserState, msg: Event, out: Out) -> BrowserState:
     level = msg.params["type"]
     if not isinstance(level, str):
         raise ValueError(f"console type must be a string, got {level!r}")
@@ -46,10 +50,11 @@ def console_api_called(state: BrowserState, msg: Event) -> BrowserState:
             session_id=msg.session_id,
             at=msg.wall,
         ),
+        out,
     )
 
 
-def exception_thrown(state: BrowserState, msg: Event) -> BrowserState:
+def exception_thrown(state: BrowserState, msg: Event, out: Out) -> BrowserState:
     details = msg.params["exceptionDetails"]
     exc = details.get("exception") or {}
     text = str(exc.get("description") or details.get("text") or "exception")
@@ -65,4 +70,5 @@ def exception_thrown(state: BrowserState, msg: Event) -> BrowserState:
             session_id=msg.session_id,
             at=msg.wall,
         ),
+        out,
     )

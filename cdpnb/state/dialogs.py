@@ -1,27 +1,176 @@
-"""Dialog reducer: opened, being answered, closed — and by whom.
+"""Dialog reducer: the browser's dialog model, as measured, in one place.
 
-``closed_by`` cannot be read from CDP, so the supervisor folds a note
-(``cdpnb.dialogAnswering``) before it sends ``Page.handleJavaScriptDialog`` and
-another (``cdpnb.dialogAnswered``) with the outcome. A ``javascriptDialogClosed``
-for a dialog with no answer on its way was closed by someone else: ``remote``.
+What Debian Chromium 156 and chromium-headless-shell 156 do (measured with raw CDP on
+a page with cross-site iframes; the README's "Measured browser behaviour" has the
+whole table). Both: native dialogs from every frame of a page (main, srcdoc, OOPIF)
+arrive on that page target's top session with ``frameId``; ``javascriptDialogClosed``
+carries ``frameId`` too, and comes before the reply to ``handleJavaScriptDialog``;
+only the top session can answer, and there is no dialog id in the answer: the
+browser answers the dialog it holds the page's one handle for.
+
+* **Overlap** (a second frame opens a dialog while one is open). ``chromium``
+  (``hasBrowserHandler: true``) closes the older one itself within 0–3 ms (``Closed``,
+  result false) and loses the handle of the newer one: every answer then fails with
+  -32602 "No dialog is showing" and its frame stays blocked. A same-document
+  navigation of the top frame closes it (result false) and keeps the page.
+  ``headless-shell`` keeps both open and answers the *newest*; the older one can never
+  be answered again, even after the newest closed; only a new page frees its frame.
+* **Navigation** of the top frame (browser-initiated) while a dialog is open:
+  ``chromium`` closes it (``Closed`` result false, after ``frameStartedNavigating``);
+  ``headless-shell`` sends nothing, the navigation never commits, every answer fails
+  with "Not attached to an active page" and the page is stuck until closed.
+* **Frame removed** with its dialog open (an OOPIF whose ``<iframe>`` went): no
+  ``Closed``, ever. Answering it crashed the browser (SIGSEGV). On ``chromium`` any
+  later dialog, navigation, reload or close of that page crashes the browser too.
+* An OOPIF navigated by its parent while its dialog is open keeps it answerable; the
+  navigation completes after the answer.
+
+So: at most one native dialog per page is answerable, and the reducer always knows
+which (``PendingDialog.unanswerable`` is None for it and says why for the others). An
+answer is only ever sent for that one; when the browser closes a dialog that was not
+the one our answer was for, the record says so (``reason="misdelivered"``).
+
+``closed_by`` cannot be read from CDP: the supervisor folds ``cdpnb.dialogAnswering``
+before it sends an answer and ``cdpnb.dialogAnswered`` with the outcome. A ``Closed``
+that no answer, rule or release of ours explains was someone else's: ``remote``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from cdpnb.protocol import Event, Note
+from cdpnb.state.changes import (
+    BridgeRequestRefused,
+    Change,
+    DialogAmended,
+    DialogClosed,
+    DialogOpened,
+    DialogUnanswerable,
+    PageHazard,
+)
 from cdpnb.state.models import BrowserState, DialogAnswer, DialogRecord, PendingDialog
+
+__all__ = [
+    "DIALOG_TYPES",
+    "FAST_REMOTE_MS",
+    "RECENT_DIALOGS_KEPT",
+    "UNANSWERABLE",
+    "answerable_dialog",
+    "close_all_pending",
+    "close_dialogs_of",
+    "dialogs_gone_with_frames",
+    "navigation_started",
+]
+
+Out = list[Change]
 
 RECENT_DIALOGS_KEPT = 20
 DIALOG_TYPES = ("alert", "confirm", "prompt", "beforeunload")
+#: A native dialog closed by someone else this fast was not closed by a person.
+FAST_REMOTE_MS = 50.0
+#: Page text is untrusted: a bridged call's message and default are kept this long.
+MAX_BRIDGE_TEXT = 10_000
+
+#: A second dialog opens on a page while another is open there. By the page's
+#: ``hasBrowserHandler``: (what every open one becomes, what the new one becomes).
+OVERLAP: dict[bool | None, tuple[str, str | None]] = {
+    True: ("superseded", "orphaned"),     # chromium: closes the old, loses the new
+    False: ("handle_taken", None),        # headless-shell: answers the newest only
+    None: ("handle_taken", None),         # unknown builds: the cautious reading
+}
+#: A different-document navigation of the top frame starts while a dialog is open.
+NAVIGATION: dict[bool | None, str] = {True: "navigation", False: "wedged", None: "wedged"}
+#: Reasons whose dialog the browser is about to close itself: its Closed is the browser's.
+BROWSER_CLOSES = frozenset({"superseded", "navigation"})
+
+#: Why a dialog cannot be answered, in words (``{other}`` names the answerable one).
+UNANSWERABLE: dict[str, str] = {
+    "superseded": "a dialog opened in another frame of this page, and Chromium closes "
+                  "the older one itself",
+    "orphaned": "it superseded another dialog, and Chromium then loses the page's dialog "
+                "handle (every answer fails with \"No dialog is showing\"); cdpnb "
+                "releases it with a same-document navigation of the top frame",
+    "handle_taken": "a newer dialog ({other}) holds the page's only dialog handle: "
+                    "headless-shell answers the newest dialog and never this one again; "
+                    "cdpnb replaces the page once no answerable dialog is left on it",
+    "navigation": "the page started navigating, and Chromium closes the dialog itself",
+    "wedged": "the page started navigating while it was open: the browser can no longer "
+              "answer it (\"Not attached to an active page\") and the page is stuck "
+              "until cdpnb replaces it",
+    "handle_lost": "the browser says no dialog is showing: it holds no handle for it",
+}
+#: Error texts of a failed Page.handleJavaScriptDialog that mean "never answerable".
+ANSWER_ERRORS: dict[str, str] = {
+    "No dialog is showing": "handle_lost",
+    "Not attached to an active page": "wedged",
+}
 
 
-def dialog_opening(state: BrowserState, msg: Event) -> BrowserState:
+# -- helpers ------------------------------------------------------------------------------
+
+
+def _replace(state: BrowserState, updated: Iterable[PendingDialog]) -> BrowserState:
+    by_id = {d.id: d for d in updated}
+    if not by_id:
+        return state
+    return state.evolve(pending_dialogs=tuple(by_id.get(d.id, d) for d in state.pending_dialogs))
+
+
+def _find(state: BrowserState, dialog_id: Any) -> PendingDialog | None:
+    return next((d for d in state.pending_dialogs if d.id == dialog_id), None)
+
+
+def _native_on(state: BrowserState, page: str | None) -> list[PendingDialog]:
+    return [d for d in state.pending_dialogs if d.via == "native" and d.page_session_id == page]
+
+
+def answerable_dialog(state: BrowserState, page: str | None) -> PendingDialog | None:
+    """The native dialog the browser would answer on ``page`` (a page session), if any."""
+    return next((d for d in _native_on(state, page) if d.unanswerable is None), None)
+
+
+def _count(state: BrowserState, key: str) -> BrowserState:
+    return state.evolve(counters={**state.counters, key: state.counters.get(key, 0) + 1})
+
+
+def page_session_of(state: BrowserState, session_id: str | None) -> str | None:
+    """The supervised page session a session belongs to (itself, or an ancestor)."""
+    seen: set[str] = set()
+    current = session_id
+    while current is not None and current not in seen:
+        if current in state.pages:
+            return current
+        seen.add(current)
+        info = state.sessions.get(current)
+        current = info.parent_session_id if info is not None else None
+    return state.page_session_id if session_id is None else None
+
+
+# -- opening ------------------------------------------------------------------------------
+
+
+def dialog_opening(state: BrowserState, msg: Event, out: Out) -> BrowserState:
+    """``Page.javascriptDialogOpening`` on a page's top session."""
     p = msg.params
     kind = p.get("type")
     if kind not in DIALOG_TYPES:
         raise ValueError(f"unknown dialog type {kind!r}")
+    handler = p.get("hasBrowserHandler")
+    if handler is not None and not isinstance(handler, bool):
+        raise ValueError(f"hasBrowserHandler must be a boolean, got {handler!r}")
+    page = msg.session_id
+    older_becomes, newer_becomes = OVERLAP[handler]
+    changed: list[PendingDialog] = []
+    overlapped = False
+    for d in _native_on(state, page):
+        if d.unanswerable in BROWSER_CLOSES:
+            continue  # already on its way out
+        overlapped = True
+        if older_becomes == "handle_taken" and d.unanswerable is not None:
+            continue  # it lost the handle before; nothing new
+        changed.append(d.model_copy(update={"unanswerable": older_becomes}))
     seq = state.dialog_seq + 1
     frame_id = p.get("frameId")
     dialog = PendingDialog(
@@ -30,24 +179,80 @@ def dialog_opening(state: BrowserState, msg: Event) -> BrowserState:
         message=str(p.get("message", "")),
         default_prompt=str(p.get("defaultPrompt", "") or ""),
         frame_id=str(frame_id) if frame_id else None,
-        session_id=msg.session_id,
+        session_id=page,
         url=str(p.get("url", "")),
         opened_at=msg.wall,
-        has_browser_handler=p.get("hasBrowserHandler"),
-        via="bridge" if msg.method == "cdpnb.bridgeDialogOpening" else "native",
+        has_browser_handler=handler,
+        unanswerable=newer_becomes if overlapped else None,
+        page_session_id=page,
     )
+    state = _replace(state, changed)
+    state = state.evolve(dialog_seq=seq, pending_dialogs=(*state.pending_dialogs, dialog))
+    if overlapped:
+        state = _count(state, "dialog-overlaps")
+    out.append(DialogOpened(dialog))
+    out.extend(DialogUnanswerable(d) for d in changed)
+    if dialog.unanswerable is not None:
+        out.append(DialogUnanswerable(dialog))
+    return state
+
+
+def bridge_dialog_opening(state: BrowserState, msg: Note, out: Out) -> BrowserState:
+    """``cdpnb.bridgeDialogOpening``: a bridged call the bridge checked (secret, shape).
+
+    The frame comes from the paused request (the browser), the URL from the frame
+    table: nothing the page wrote is trusted beyond the message and the default. A
+    frame's bridged call blocks its script, so a second one from the same frame while
+    one is pending cannot be the page's own: it is refused, never a dialog.
+    """
+    p = msg.params
+    kind = p["type"]
+    if kind not in ("alert", "confirm", "prompt"):
+        raise ValueError(f"unknown bridged dialog type {kind!r}")
+    request_id = str(p["requestId"])
+    frame_id = p.get("frameId")
+    frame_id = str(frame_id) if frame_id else None
+    if frame_id is not None and any(d.via == "bridge" and d.frame_id == frame_id
+                                    for d in state.pending_dialogs):
+        out.append(BridgeRequestRefused(msg.session_id, request_id, frame_id,
+                                        "its frame already has a bridged dialog open"))
+        return _count(state, "bridge-refused")
+    frame = state.frames.get(frame_id or "")
+    seq = state.dialog_seq + 1
+    dialog = PendingDialog(
+        id=f"d-{seq}",
+        type=kind,
+        message=str(p.get("message", ""))[:MAX_BRIDGE_TEXT],
+        default_prompt=str(p.get("defaultPrompt", "") or "")[:MAX_BRIDGE_TEXT],
+        frame_id=frame_id,
+        session_id=msg.session_id,
+        url=frame.url if frame is not None else "",
+        opened_at=msg.wall,
+        via="bridge",
+        request_id=request_id,
+        page_session_id=page_session_of(state, msg.session_id),
+    )
+    out.append(DialogOpened(dialog))
     return state.evolve(dialog_seq=seq, pending_dialogs=(*state.pending_dialogs, dialog))
 
 
-def close_dialog(
-    state: BrowserState,
-    dialog: PendingDialog,
-    at: float,
-    closed_by: Any,
-    accepted: bool | None,
-    prompt_text: str | None,
-) -> BrowserState:
-    record = DialogRecord(
+def bridge_request_refused(state: BrowserState, msg: Note, out: Out) -> BrowserState:
+    """``cdpnb.bridgeRequestRefused``: the bridge turned away a request (no secret, bad
+    shape); it never becomes a dialog."""
+    p = msg.params
+    frame_id = p.get("frameId")
+    out.append(BridgeRequestRefused(msg.session_id, str(p["requestId"]),
+                                    str(frame_id) if frame_id else None, str(p["reason"])))
+    return _count(state, "bridge-refused")
+
+
+# -- closing ------------------------------------------------------------------------------
+
+
+def _record(dialog: PendingDialog, at: float, closed_by: Any, accepted: bool | None,
+            prompt_text: str | None, reason: str | None = None,
+            answer_for: str | None = None) -> DialogRecord:
+    return DialogRecord(
         id=dialog.id,
         type=dialog.type,
         message=dialog.message,
@@ -58,100 +263,211 @@ def close_dialog(
         opened_at=dialog.opened_at,
         closed_at=at,
         closed_by=closed_by,
+        reason=reason,
+        answer_for=answer_for,
         accepted=accepted,
         prompt_text=prompt_text if dialog.type == "prompt" and accepted else None,
         via=dialog.via,
+        page_session_id=dialog.page_session_id,
     )
-    return state.evolve(
+
+
+def _close(state: BrowserState, dialog: PendingDialog, record: DialogRecord,
+           out: Out) -> BrowserState:
+    state = state.evolve(
         pending_dialogs=tuple(d for d in state.pending_dialogs if d.id != dialog.id),
         recent_dialogs=(*state.recent_dialogs, record)[-RECENT_DIALOGS_KEPT:],
         dialogs_closed_total=state.dialogs_closed_total + 1,
     )
+    if (record.closed_by == "remote" and record.via == "native"
+            and record.open_ms <= FAST_REMOTE_MS):
+        state = _count(state, "fast-remote-dismissals")
+    if record.closed_by == "watchdog":
+        state = _count(state, "watchdog-dismissals")
+    out.append(DialogClosed(record))
+    return state
 
 
 def _closing_candidate(state: BrowserState, msg: Event) -> PendingDialog | None:
-    native = [d for d in state.pending_dialogs if d.via == "native"]
+    native = _native_on(state, msg.session_id)
     frame_id = msg.params.get("frameId")
-    for pool in (
-        [d for d in native if frame_id and d.frame_id == frame_id],
-        [d for d in native if d.session_id == msg.session_id and d.answering],
-        [d for d in native if d.session_id == msg.session_id],
-        native,
-    ):
+    if frame_id:
+        return next((d for d in native if d.frame_id == frame_id), None)
+    # Endpoints without frameId in Closed (older Chromium): ours, then the answerable one.
+    for pool in ([d for d in native if d.answering], [d for d in native if d.answerable],
+                 native):
         if pool:
-            # Chromium shows one dialog per page at a time; the oldest is the open one.
             return pool[0]
     return None
 
 
-def dialog_closed(state: BrowserState, msg: Event) -> BrowserState:
+def dialog_closed(state: BrowserState, msg: Event, out: Out) -> BrowserState:
+    """``Page.javascriptDialogClosed``: who closed it, and whether an answer of ours
+    reached a dialog it was not meant for."""
     dialog = _closing_candidate(state, msg)
     if dialog is None:
         return state
-    accepted = msg.params.get("result")
+    accepted_raw = msg.params.get("result")
+    accepted = bool(accepted_raw) if accepted_raw is not None else None
     user_input = msg.params.get("userInput")
-    answer = dialog.answering
-    closed_by = answer.closed_by if answer else "remote"
-    if answer is not None and accepted is not None and bool(accepted) != answer.accept:
-        # Our answer was on its way, but the dialog closed the other way: someone else
-        # (an auto-dismissing client) got there first.
-        closed_by = "remote"
     prompt_text = user_input if isinstance(user_input, str) else None
-    if answer and answer.accept and prompt_text is None:
-        prompt_text = answer.prompt_text
-    return close_dialog(state, dialog, msg.wall, closed_by,
-                        bool(accepted) if accepted is not None else None, prompt_text)
+    answer = dialog.answering
+    if answer is not None:
+        closed_by = answer.closed_by
+        reason = answer.reason
+        if accepted is not None and accepted != answer.accept:
+            # Our answer was on its way, but it closed the other way: someone else
+            # (an auto-dismissing client) got there first.
+            closed_by, reason = "remote", None
+        if answer.accept and prompt_text is None:
+            prompt_text = answer.prompt_text
+        return _close(state, dialog, _record(dialog, msg.wall, closed_by, accepted,
+                                             prompt_text, reason), out)
+    if dialog.unanswerable in BROWSER_CLOSES:
+        return _close(state, dialog, _record(dialog, msg.wall, "browser", accepted,
+                                             prompt_text, dialog.unanswerable), out)
+    meant_for = next((d for d in _native_on(state, msg.session_id)
+                      if d.answering is not None and d.answering.delivered_to is None
+                      and d.answering.reason != "released" and d.id != dialog.id), None)
+    if meant_for is not None and meant_for.answering is not None and (
+            accepted is None or accepted == meant_for.answering.accept):
+        # The browser answered the dialog it held the handle of, not the one we named:
+        # a newer dialog opened while our answer was on its way (headless-shell).
+        sent = meant_for.answering
+        state = _replace(state, [meant_for.model_copy(
+            update={"answering": sent.model_copy(update={"delivered_to": dialog.id})})])
+        state = _count(state, "answers-misdelivered")
+        return _close(state, dialog, _record(dialog, msg.wall, sent.closed_by, accepted,
+                                             prompt_text, "misdelivered", meant_for.id), out)
+    return _close(state, dialog, _record(dialog, msg.wall, "remote", accepted, prompt_text),
+                  out)
 
 
-def _find(state: BrowserState, dialog_id: Any) -> PendingDialog | None:
-    return next((d for d in state.pending_dialogs if d.id == dialog_id), None)
-
-
-def dialog_answering(state: BrowserState, msg: Note) -> BrowserState:
-    """``cdpnb.dialogAnswering``: we are about to answer ``dialog_id``."""
+def dialog_answering(state: BrowserState, msg: Note, out: Out) -> BrowserState:
+    """``cdpnb.dialogAnswering``: an answer to ``dialog_id`` is about to be sent
+    (``closed_by="cdpnb"`` with a ``reason``: cdpnb frees the dialog itself, e.g. a
+    release of an unanswerable one, or a dismissal before navigating)."""
     p = msg.params
     dialog = _find(state, p["dialog_id"])
     if dialog is None:
         return state
+    reason = p.get("reason")
     answer = DialogAnswer(accept=bool(p["accept"]), prompt_text=p.get("prompt_text"),
-                          closed_by=p.get("closed_by", "agent"))
-    updated = dialog.model_copy(update={"answering": answer})
-    pending = tuple(updated if d.id == dialog.id else d for d in state.pending_dialogs)
-    return state.evolve(pending_dialogs=pending)
+                          closed_by=p.get("closed_by", "agent"),
+                          reason=str(reason) if reason else None)
+    return _replace(state, [dialog.model_copy(update={"answering": answer})])
 
 
-def dialog_answered(state: BrowserState, msg: Note) -> BrowserState:
+def dialog_answered(state: BrowserState, msg: Note, out: Out) -> BrowserState:
     """``cdpnb.dialogAnswered``: the outcome of our answer (``ok`` or ``error``)."""
-    dialog = _find(state, msg.params["dialog_id"])
-    if dialog is None and not msg.params.get("ok"):
-        return _reattribute_to_remote(state, str(msg.params["dialog_id"]))
-    if dialog is None or dialog.answering is None:
+    p = msg.params
+    dialog = _find(state, p["dialog_id"])
+    if dialog is None:
+        if not p.get("ok"):
+            return _reattribute_to_remote(state, str(p["dialog_id"]), out)
         return state
-    if msg.params.get("ok"):
-        answer = dialog.answering
+    answer = dialog.answering
+    if answer is None:
+        return state
+    if p.get("ok"):
+        if answer.delivered_to is not None:
+            # The browser took the answer, for another dialog: this one is still open,
+            # and (the newer one holding the handle) can no longer be answered.
+            updated = dialog.model_copy(update={"answering": None})
+            if not updated.answerable:
+                out.append(DialogUnanswerable(updated))
+            return _replace(state, [updated])
+        # No Closed came (bridged dialogs have none): the answer's success closes it.
         text = answer.prompt_text
         if answer.accept and dialog.type == "prompt" and text is None:
             text = ""
-        return close_dialog(state, dialog, msg.wall, answer.closed_by, answer.accept, text)
-    # The browser refused: the dialog is not answered by us, whatever we intended.
-    updated = dialog.model_copy(update={"answering": None})
-    pending = tuple(updated if d.id == dialog.id else d for d in state.pending_dialogs)
-    return state.evolve(pending_dialogs=pending)
+        return _close(state, dialog, _record(dialog, msg.wall, answer.closed_by,
+                                             answer.accept, text, answer.reason), out)
+    # The browser refused: not answered by us, whatever we intended.
+    lost = next((why for text, why in ANSWER_ERRORS.items()
+                 if text in str(p.get("error", ""))), None)
+    update: dict[str, Any] = {"answering": None}
+    if lost is not None and dialog.via == "native" and dialog.unanswerable is None:
+        update["unanswerable"] = lost
+    updated = dialog.model_copy(update=update)
+    if not updated.answerable:
+        # Said again when it was already so: nothing of ours is on its way any more.
+        out.append(DialogUnanswerable(updated))
+    return _replace(state, [updated])
 
 
-def _reattribute_to_remote(state: BrowserState, dialog_id: str) -> BrowserState:
+def _reattribute_to_remote(state: BrowserState, dialog_id: str, out: Out) -> BrowserState:
     """Our answer failed, yet the dialog had closed as if we answered it: it was not us."""
     records = list(state.recent_dialogs)
     for i, record in enumerate(records):
-        if record.id == dialog_id and record.closed_by != "remote":
+        if record.id == dialog_id and record.closed_by not in ("remote", "browser"):
             prompt_text = record.prompt_text if record.accepted else None
-            records[i] = record.model_copy(update={"closed_by": "remote",
+            records[i] = record.model_copy(update={"closed_by": "remote", "reason": None,
                                                    "prompt_text": prompt_text})
+            out.append(DialogAmended(records[i]))
             return state.evolve(recent_dialogs=tuple(records))
     return state
 
 
-def close_all_pending(state: BrowserState, at: float) -> BrowserState:
-    for dialog in state.pending_dialogs:
-        state = close_dialog(state, dialog, at, "remote", None, None)
+# -- dialogs that end with their frame, page or connection --------------------------------
+
+
+def close_dialogs_of(state: BrowserState, dialogs: Iterable[PendingDialog], at: float,
+                     closed_by: str, reason: str, out: Out) -> BrowserState:
+    """Close ``dialogs`` in state only (nothing is sent): they cannot be answered."""
+    for dialog in list(dialogs):
+        state = _close(state, dialog, _record(dialog, at, closed_by, None, None, reason), out)
     return state
+
+
+def dialogs_gone_with_frames(state: BrowserState, gone: set[str], at: float, reason: str,
+                             out: Out) -> BrowserState:
+    """Frames ``gone`` left the tree: their open dialogs went with them. The browser
+    sends no Closed for those, and answering one crashed it (chromium and
+    headless-shell 156), so they are closed here and never answered. On chromium the
+    page keeps a dangling dialog that crashes the browser at its next dialog,
+    navigation or close: the page is marked with that hazard."""
+    doomed = [d for d in state.pending_dialogs if d.frame_id in gone]
+    if not doomed:
+        return state
+    replaced = [d for d in doomed if (page := state.pages.get(d.page_session_id or ""))
+                is not None and page.replacing]
+    # A page cdpnb is replacing takes its frames along first: that is the replacement.
+    state = close_dialogs_of(state, replaced, at, "cdpnb", "page_replaced", out)
+    doomed = [d for d in doomed if d not in replaced]
+    state = close_dialogs_of(state, doomed, at, "browser", reason, out)
+    for dialog in doomed:
+        page = state.pages.get(dialog.page_session_id or "")
+        if dialog.via == "native" and dialog.has_browser_handler and page is not None \
+                and page.hazard is None:
+            hazard = (f"{dialog.id} ({dialog.type}) was open in frame {dialog.frame_id} when "
+                      "that frame went; Chromium 156 keeps a dangling dialog and crashes "
+                      "(SIGSEGV) at this page's next native dialog, navigation, reload or "
+                      "close")
+            page = page.model_copy(update={"hazard": hazard})
+            state = state.evolve(pages={**state.pages, page.session_id: page})
+            out.append(PageHazard(page))
+    return state
+
+
+def navigation_started(state: BrowserState, msg: Event, out: Out) -> BrowserState:
+    """``Page.frameStartedNavigating``: a different-document navigation of a page's top
+    frame makes its open dialogs unanswerable (chromium closes them; headless-shell is
+    stuck). A beforeunload dialog is exempt: the navigation waits for its answer."""
+    p = msg.params
+    if p.get("navigationType") not in (None, "differentDocument"):
+        return state
+    page = state.pages.get(msg.session_id or "")
+    frame_id = p.get("frameId")
+    if page is None or frame_id != page.target_id:
+        return state
+    changed = [d.model_copy(update={"unanswerable": NAVIGATION[d.has_browser_handler]})
+               for d in _native_on(state, page.session_id)
+               if d.type != "beforeunload" and d.unanswerable not in BROWSER_CLOSES]
+    out.extend(DialogUnanswerable(d) for d in changed)
+    return _replace(state, changed)
+
+
+def close_all_pending(state: BrowserState, at: float, reason: str, out: Out) -> BrowserState:
+    """Every open dialog, closed in state: the connection that could answer them is gone."""
+    return close_dialogs_of(state, state.pending_dialogs, at, "cdpnb", reason, out)

@@ -14,23 +14,35 @@ if TYPE_CHECKING:
 __all__ = ["dialog_html", "dialog_repr", "dialogs_html", "frame_tree_html", "snapshot_html"]
 
 _CLOSED_BY_COLOUR = {"agent": "#2a7", "auto_policy": "#27a", "watchdog": "#c70",
-                     "remote": "#a33"}
+                     "remote": "#a33", "browser": "#777", "cdpnb": "#74a"}
 
 
 def dialog_repr(d: PendingDialog | DialogRecord) -> str:
     kind = type(d).__name__
     extra = ""
     if isinstance(d, DialogRecord):
-        extra = f" closed_by={d.closed_by} accepted={d.accepted} open_ms={d.open_ms:.1f}"
+        why = f" reason={d.reason}" if d.reason else ""
+        extra = (f" closed_by={d.closed_by}{why} accepted={d.accepted} "
+                 f"open_ms={d.open_ms:.1f}")
+    elif d.unanswerable:
+        extra = f" unanswerable={d.unanswerable}"
     frame = f" frame={clip(d.frame_id, 12)}" if d.frame_id else ""
     via = " via=bridge" if d.via == "bridge" else ""
     return f"<{kind} {d.id} {d.type} {short_repr(d.message)}{frame}{via}{extra}>"
 
 
+def _status(d: PendingDialog | DialogRecord) -> str:
+    if isinstance(d, DialogRecord):
+        label = f"{d.closed_by}: {d.reason}" if d.reason else d.closed_by
+        return badge(label, _CLOSED_BY_COLOUR.get(d.closed_by, "#555"))
+    if d.unanswerable:
+        return badge(f"unanswerable: {d.unanswerable}", "#a33")
+    return badge("open", "#b50")
+
+
 def _dialog_row(d: PendingDialog | DialogRecord) -> list[object]:
     closed_by = getattr(d, "closed_by", None)
-    status = (badge(closed_by, _CLOSED_BY_COLOUR.get(closed_by, "#555")) if closed_by
-              else badge("open", "#b50"))
+    status = _status(d)
     answer = ""
     if closed_by is not None:
         accepted = getattr(d, "accepted", None)
@@ -51,9 +63,9 @@ def dialog_html(d: PendingDialog | DialogRecord) -> str:
 
 
 def dialogs_html(dialogs: Iterable[PendingDialog | DialogRecord],
-                 max_rows: int = MAX_ROWS) -> str:
+                 max_rows: int = MAX_ROWS, total: int | None = None) -> str:
     return table(_DIALOG_COLUMNS, map(_dialog_row, dialogs), raw_columns=_RAW,
-                 max_rows=max_rows)
+                 max_rows=max_rows, total=total)
 
 
 def _node_line(node: FrameNode) -> str:
@@ -79,9 +91,23 @@ def _console_row(e: ConsoleEntry) -> list[object]:
     return [when(e.at), e.kind, e.level, e.text, where]
 
 
+def _pages_html(s: Snapshot) -> str:
+    if len(s.pages) <= 1 and s.page_gone is None and not any(p.hazard for p in s.pages):
+        return ""
+    rows = [[clip(p.target_id, 12), "own page" if p.main else "popup",
+             clip(p.opener_target_id, 12) if p.opener_target_id else "", p.url, p.frames,
+             p.pending_dialogs, p.hazard or ""] for p in s.pages]
+    gone = (f'<div style="color:#a33">the supervisor\'s page is gone: {text(s.page_gone)}</div>'
+            if s.page_gone else "")
+    more = " (more not shown)" if s.pages_truncated else ""
+    return (f"<div><b>pages</b> ({len(s.pages)}{more}){gone}"
+            + table(("target", "kind", "opener", "url", "frames", "dialogs", "hazard"), rows)
+            + "</div>")
+
+
 def snapshot_html(s: Snapshot) -> str:
     state = badge("connected", "#2a7") if s.connected else badge("disconnected", "#a33")
-    pending = dialogs_html(s.pending_dialogs)
+    pending = dialogs_html(s.pending_dialogs, total=s.pending_total or None)
     # newest first: the last ones are what a reader looks for
     recent = dialogs_html(reversed(s.recent_dialogs), MAX_ROWS // 2)
     console = table(("at (UTC)", "kind", "level", "text", "where"),
@@ -89,8 +115,10 @@ def snapshot_html(s: Snapshot) -> str:
     return (
         '<div style="font-family:var(--jp-ui-font-family,sans-serif);font-size:12px">'
         f"<b>cdpnb snapshot</b> {state} page {text(clip(s.page_target_id, 12))}"
+        f"{_pages_html(s)}"
         f"<div><b>frames</b> ({len(s.frame_tree)}){frame_tree_html(s.frame_tree)}</div>"
-        f"<div><b>pending dialogs</b> ({len(s.pending_dialogs)}){pending}</div>"
+        f"<div><b>pending dialogs</b> ({s.pending_total or len(s.pending_dialogs)})"
+        f"{pending}</div>"
         f"<div><b>recent dialogs</b> ({len(s.recent_dialogs)}){recent}</div>"
         f"<div><b>console errors</b> ({len(s.console_errors)}){console}</div>"
         "</div>"

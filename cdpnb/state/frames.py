@@ -10,8 +10,19 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from cdpnb.protocol import Event, Note, Reply
+from cdpnb.protocol import Event, Reply
+from cdpnb.state.changes import (
+    Change,
+    FrameAdded,
+    FrameNavigated,
+    FrameRemoved,
+    SessionAttached,
+    SessionDetached,
+)
+from cdpnb.state.dialogs import dialogs_gone_with_frames
 from cdpnb.state.models import BrowserState, FrameInfo, SessionInfo
+
+Out = list[Change]
 
 
 def ident(value: Any, what: str) -> str:
@@ -44,13 +55,14 @@ def _is_oopif_root(state: BrowserState, session_id: str | None, frame_id: str) -
 
 
 def _upsert(state: BrowserState, frames: dict[str, FrameInfo], session_id: str | None,
-            frame: Mapping[str, Any]) -> None:
+            frame: Mapping[str, Any]) -> str | None:
+    """Put ``frame`` (a CDP Frame) into ``frames``; its id, or None when it was left out."""
     fid = ident(frame["id"], "frame.id")
     old = frames.get(fid)
     oopif = _is_oopif_root(state, session_id, fid)
     if old is not None and old.is_oopif and not oopif and old.session_id != session_id:
         # The parent session still names a frame that a child session now renders.
-        return
+        return None
     parent = frame.get("parentId")
     if parent is not None:
         parent_id: str | None = ident(parent, "frame.parentId")
@@ -71,6 +83,7 @@ def _upsert(state: BrowserState, frames: dict[str, FrameInfo], session_id: str |
         session_id=session_id,
         is_oopif=oopif,
     )
+    return fid
 
 
 def _walk(tree: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
@@ -99,14 +112,30 @@ def _subtree(frames: Mapping[str, FrameInfo], root: str) -> set[str]:
 # -- Page domain ------------------------------------------------------------------
 
 
-def frame_tree(state: BrowserState, msg: Reply) -> BrowserState:
+def frame_tree(state: BrowserState, msg: Reply, out: Out) -> BrowserState:
     frames = dict(state.frames)
     for frame in _walk(msg.result["frameTree"]):
-        _upsert(state, frames, msg.session_id, frame)
+        fid = _upsert(state, frames, msg.session_id, frame)
+        if fid is not None and fid not in state.frames:
+            out.append(FrameAdded(frames[fid]))
     return state.evolve(frames=frames)
 
 
-def frame_attached(state: BrowserState, msg: Event) -> BrowserState:
+def _removed(state: BrowserState, doomed: set[str], msg: Event, reason: str,
+             out: Out) -> BrowserState:
+    """Drop ``doomed`` frames, their contexts, and the dialogs open in them."""
+    if not doomed:
+        return state
+    out.extend(FrameRemoved(state.frames[f], reason) for f in doomed if f in state.frames)
+    frames = {k: v for k, v in state.frames.items() if k not in doomed}
+    contexts = {k: v for k, v in state.contexts.items() if k[1] not in doomed}
+    state = state.evolve(frames=frames, contexts=contexts)
+    return dialogs_gone_with_frames(state, doomed, msg.wall,
+                                    "frame_removed" if reason == "remove" else
+                                    "frame_navigated", out)
+
+
+def frame_attached(state: BrowserState, msg: Event, out: Out) -> BrowserState:
     fid = ident(msg.params["frameId"], "frameId")
     old = state.frames.get(fid)
     if old is not None:
@@ -116,49 +145,51 @@ def frame_attached(state: BrowserState, msg: Event) -> BrowserState:
     _no_loop(state.frames, fid, parent_id)
     frames = dict(state.frames)
     frames[fid] = FrameInfo(frame_id=fid, parent_frame_id=parent_id, session_id=msg.session_id)
+    out.append(FrameAdded(frames[fid]))
     return state.evolve(frames=frames)
 
 
-def frame_navigated(state: BrowserState, msg: Event) -> BrowserState:
+def frame_navigated(state: BrowserState, msg: Event, out: Out) -> BrowserState:
     frame = msg.params["frame"]
     fid = ident(frame["id"], "frame.id")
     # A new document has none of the old one's child frames, and Chromium sends no
     # frameDetached for them: prune them here.
     doomed = _subtree(state.frames, fid) - {fid} if fid in state.frames else set()
-    frames = {k: v for k, v in state.frames.items() if k not in doomed}
-    _upsert(state, frames, msg.session_id, frame)
-    if not doomed:
-        return state.evolve(frames=frames)
-    contexts = {k: v for k, v in state.contexts.items() if k[1] not in doomed}
-    return state.evolve(frames=frames, contexts=contexts)
+    state = _removed(state, doomed, msg, "navigated", out)
+    frames = dict(state.frames)
+    if _upsert(state, frames, msg.session_id, frame) is None:
+        return state
+    state = state.evolve(frames=frames)
+    out.append(FrameNavigated(frames[fid]))
+    # A dialog still open in the frame's old document went with it (a Closed would
+    # have come first had anyone answered it).
+    return dialogs_gone_with_frames(state, {fid}, msg.wall, "frame_navigated", out)
 
 
-def navigated_within_document(state: BrowserState, msg: Event) -> BrowserState:
+def navigated_within_document(state: BrowserState, msg: Event, out: Out) -> BrowserState:
     fid = ident(msg.params["frameId"], "frameId")
     old = state.frames.get(fid)
     if old is None:
         return state
     frames = dict(state.frames)
     frames[fid] = old.model_copy(update={"url": str(msg.params.get("url", old.url))})
+    out.append(FrameNavigated(frames[fid]))
     return state.evolve(frames=frames)
 
 
-def frame_detached(state: BrowserState, msg: Event) -> BrowserState:
+def frame_detached(state: BrowserState, msg: Event, out: Out) -> BrowserState:
     fid = ident(msg.params["frameId"], "frameId")
     old = state.frames.get(fid)
     if msg.params.get("reason") == "swap" or old is None:
         # A swap hands the frame to another process; it is not a removal.
         return state
-    doomed = _subtree(state.frames, fid)
-    frames = {k: v for k, v in state.frames.items() if k not in doomed}
-    contexts = {k: v for k, v in state.contexts.items() if k[1] not in doomed}
-    return state.evolve(frames=frames, contexts=contexts)
+    return _removed(state, _subtree(state.frames, fid), msg, "remove", out)
 
 
 # -- Target domain ----------------------------------------------------------------
 
 
-def attached_to_target(state: BrowserState, msg: Event) -> BrowserState:
+def attached_to_target(state: BrowserState, msg: Event, out: Out) -> BrowserState:
     sid = ident(msg.params["sessionId"], "sessionId")
     info = msg.params["targetInfo"]
     session = SessionInfo(
@@ -170,6 +201,7 @@ def attached_to_target(state: BrowserState, msg: Event) -> BrowserState:
         waiting_for_debugger=bool(msg.params.get("waitingForDebugger", False)),
     )
     sessions = {**state.sessions, sid: session}
+    out.append(SessionAttached(session))
     if session.type != "iframe":
         return state.evolve(sessions=sessions)
     frames = dict(state.frames)
@@ -183,14 +215,17 @@ def attached_to_target(state: BrowserState, msg: Event) -> BrowserState:
         session_id=sid,
         is_oopif=True,
     )
+    if old is None:
+        out.append(FrameAdded(frames[session.target_id]))
     return state.evolve(sessions=sessions, frames=frames)
 
 
-def detached_from_target(state: BrowserState, msg: Event) -> BrowserState:
+def detached_from_target(state: BrowserState, msg: Event, out: Out) -> BrowserState:
     sid = ident(msg.params["sessionId"], "sessionId")
     if sid not in state.sessions:
         return state
     gone = descendants({k: v.parent_session_id for k, v in state.sessions.items()}, {sid})
+    out.extend(SessionDetached(state.sessions[s]) for s in gone)
     sessions = {k: v for k, v in state.sessions.items() if k not in gone}
     frames: dict[str, FrameInfo] = {}
     parent_session = state.sessions[sid].parent_session_id
@@ -208,23 +243,28 @@ def detached_from_target(state: BrowserState, msg: Event) -> BrowserState:
     if orphans:
         doomed = descendants({k: f.parent_frame_id for k, f in frames.items()}, orphans)
         frames = {k: v for k, v in frames.items() if k not in doomed}
-    return state.evolve(sessions=sessions, frames=frames, contexts=contexts,
-                        crashed_sessions=state.crashed_sessions - gone)
+    vanished = set(state.frames) - set(frames)
+    out.extend(FrameRemoved(state.frames[f], "session_gone") for f in vanished)
+    state = state.evolve(sessions=sessions, frames=frames, contexts=contexts,
+                         crashed_sessions=state.crashed_sessions - gone)
+    # An OOPIF whose <iframe> stays (navigated to another process) keeps its dialog:
+    # measured, it stays answerable. Only frames that left the tree take theirs along.
+    return dialogs_gone_with_frames(state, vanished, msg.wall, "frame_removed", out)
 
 
-def target_crashed(state: BrowserState, msg: Event) -> BrowserState:
+def target_crashed(state: BrowserState, msg: Event, out: Out) -> BrowserState:
     if msg.session_id is None:
         return state
     return state.evolve(crashed_sessions=state.crashed_sessions | {msg.session_id})
 
 
-def target_reloaded_after_crash(state: BrowserState, msg: Event) -> BrowserState:
+def target_reloaded_after_crash(state: BrowserState, msg: Event, out: Out) -> BrowserState:
     if msg.session_id not in state.crashed_sessions:
         return state
     return state.evolve(crashed_sessions=state.crashed_sessions - {msg.session_id})
 
 
-def target_info_changed(state: BrowserState, msg: Event) -> BrowserState:
+def target_info_changed(state: BrowserState, msg: Event, out: Out) -> BrowserState:
     info = msg.params["targetInfo"]
     tid = ident(info["targetId"], "targetInfo.targetId")
     sessions = dict(state.sessions)
@@ -233,22 +273,17 @@ def target_info_changed(state: BrowserState, msg: Event) -> BrowserState:
         if s.target_id == tid:
             sessions[sid] = s.model_copy(update={"url": str(info.get("url", s.url))})
             changed = True
-    return state.evolve(sessions=sessions) if changed else state
-
-
-def page_target(state: BrowserState, msg: Note) -> BrowserState:
-    """``cdpnb.pageTarget``: the page target this supervisor created and owns."""
-    tid = str(msg.params["target_id"])
-    sid = str(msg.params["session_id"])
-    session = SessionInfo(session_id=sid, target_id=tid, type="page", parent_session_id=None)
-    return state.evolve(page_target_id=tid, page_session_id=sid,
-                        sessions={**state.sessions, sid: session})
+    if not changed:
+        return state
+    pages = {sid: p.model_copy(update={"url": sessions[sid].url})
+             for sid, p in state.pages.items() if sid in sessions and p.target_id == tid}
+    return state.evolve(sessions=sessions, pages={**state.pages, **pages})
 
 
 # -- Runtime execution contexts -----------------------------------------------------
 
 
-def context_created(state: BrowserState, msg: Event) -> BrowserState:
+def context_created(state: BrowserState, msg: Event, out: Out) -> BrowserState:
     ctx = msg.params["context"]
     aux = ctx.get("auxData") or {}
     if not aux.get("isDefault") or not aux.get("frameId"):
@@ -263,13 +298,13 @@ def _context_id(value: Any) -> int:
     return value
 
 
-def context_destroyed(state: BrowserState, msg: Event) -> BrowserState:
+def context_destroyed(state: BrowserState, msg: Event, out: Out) -> BrowserState:
     cid = _context_id(msg.params["executionContextId"])
     contexts = {k: v for k, v in state.contexts.items()
                 if not (k[0] == msg.session_id and v == cid)}
     return state.evolve(contexts=contexts) if len(contexts) != len(state.contexts) else state
 
 
-def contexts_cleared(state: BrowserState, msg: Event) -> BrowserState:
+def contexts_cleared(state: BrowserState, msg: Event, out: Out) -> BrowserState:
     contexts = {k: v for k, v in state.contexts.items() if k[0] != msg.session_id}
     return state.evolve(contexts=contexts)

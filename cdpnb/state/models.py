@@ -8,17 +8,25 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "CLOSED_BY",
     "BrowserState",
     "ConsoleEntry",
     "DialogAnswer",
     "DialogRecord",
     "FrameInfo",
+    "PageInfo",
     "PendingDialog",
     "SessionInfo",
 ]
 
 DialogType = Literal["alert", "confirm", "prompt", "beforeunload"]
-ClosedBy = Literal["agent", "auto_policy", "watchdog", "remote"]
+#: Who ended a dialog. ``agent``: respond(); ``auto_policy``: auto_dismiss/auto_accept;
+#: ``watchdog``: must_respond's timeout; ``remote``: someone else answered it (another
+#: client, a proxy, a person); ``browser``: the browser closed it itself, or it went
+#: with its frame or page (``reason`` says which); ``cdpnb``: cdpnb released it or gave
+#: up on it (``reason``: released, page_replaced, disconnected).
+ClosedBy = Literal["agent", "auto_policy", "watchdog", "remote", "browser", "cdpnb"]
+CLOSED_BY: tuple[str, ...] = ("agent", "auto_policy", "watchdog", "remote", "browser", "cdpnb")
 
 
 class _Frozen(BaseModel):
@@ -48,12 +56,33 @@ class FrameInfo(_Frozen):
     is_oopif: bool = False
 
 
+class PageInfo(_Frozen):
+    """A page target under supervision: the supervisor's own, or one it opened."""
+
+    session_id: str
+    target_id: str
+    #: The page (target id) and frame that opened this one (window.open, a link with
+    #: target=_blank); None for the supervisor's own page.
+    opener_target_id: str | None = None
+    opener_frame_id: str | None = None
+    url: str = ""
+    main: bool = False
+    #: Why this page is dangerous to touch (a Chromium bug cdpnb knows of), or None.
+    hazard: str | None = None
+    #: Set while cdpnb replaces this page (its dialogs then close as page_replaced).
+    replacing: bool = False
+
+
 class DialogAnswer(_Frozen):
     """An answer we have sent and not yet seen confirmed."""
 
     accept: bool
     prompt_text: str | None = None
     closed_by: ClosedBy = "agent"
+    #: Why cdpnb answers it itself (``released``, ``navigation``); None for an answer.
+    reason: str | None = None
+    #: The dialog the browser closed with this answer when it was not this one.
+    delivered_to: str | None = None
 
 
 class PendingDialog(_Frozen):
@@ -70,6 +99,17 @@ class PendingDialog(_Frozen):
     has_browser_handler: bool | None = None
     via: Literal["native", "bridge"] = "native"
     answering: DialogAnswer | None = None
+    #: Why the browser cannot answer this dialog (see ``cdpnb.state.dialogs``), or None
+    #: when it is the one the browser would answer.
+    unanswerable: str | None = None
+    #: For a bridged dialog: the paused Fetch request that answers it.
+    request_id: str | None = None
+    #: The page target whose dialog this is (its top session receives native dialogs).
+    page_session_id: str | None = None
+
+    @property
+    def answerable(self) -> bool:
+        return self.unanswerable is None
 
     def __repr__(self) -> str:
         from cdpnb.state.display import dialog_repr  # display imports these models
@@ -95,9 +135,15 @@ class DialogRecord(_Frozen):
     opened_at: float
     closed_at: float
     closed_by: ClosedBy
+    #: Why it closed when nobody answered it (superseded, navigation, frame_removed,
+    #: page_closed, released, ...); ``misdelivered`` when an answer meant for
+    #: ``answer_for`` reached it instead.
+    reason: str | None = None
+    answer_for: str | None = None
     accepted: bool | None = None
     prompt_text: str | None = None
     via: Literal["native", "bridge"] = "native"
+    page_session_id: str | None = None
 
     @property
     def open_ms(self) -> float:
@@ -133,6 +179,10 @@ class BrowserState(_Frozen):
     connected: bool = False
     page_target_id: str | None = None
     page_session_id: str | None = None
+    #: Why the supervisor's own page is gone (closed by someone else, crashed), or None.
+    page_gone: str | None = None
+    #: Supervised pages by session: the supervisor's own and the pages it opened.
+    pages: Mapping[str, PageInfo] = Field(default_factory=dict)
     sessions: Mapping[str, SessionInfo] = Field(default_factory=dict)
     frames: Mapping[str, FrameInfo] = Field(default_factory=dict)
     # (session id, frame id) -> default execution context id
@@ -146,6 +196,12 @@ class BrowserState(_Frozen):
     dialogs_closed_total: int = 0
     console_errors_total: int = 0
     counters: Mapping[str, int] = Field(default_factory=dict)
+    #: Commands the endpoint does not have (method -> its error), from -32601 replies.
+    unsupported: Mapping[str, str] = Field(default_factory=dict)
+    #: The endpoint is a single target (Node's inspector): no Target domain for pages.
+    direct: bool = False
+    #: Whether dialogs go through the dialog bridge (``cdpnb.bridgeEnabled`` notes).
+    bridge_enabled: bool = False
 
     def evolve(self, **changes: Any) -> BrowserState:
         """A copy with ``changes``; no validation, reducers pass well-typed values."""

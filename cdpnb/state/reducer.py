@@ -1,32 +1,56 @@
-"""``fold(state, message) -> state``: the one code path for live sessions and replay.
+"""``fold(state, message) -> Folded(state, changes)``: the one code path for live
+sessions and replay.
 
-The rules are data: which reducer handles which (kind, method). A message no rule
-names leaves the state as it is. A rule that meets a malformed known event
-(missing keys, wrong types) leaves the state untouched and counts it.
+Everything that affects the state lives in ``cdpnb.state``, and the transitions are
+tables: which rule handles which (kind, method). A rule takes the state, the message
+and a list to append the changes it makes to (``cdpnb.state.changes``), and returns
+the new state. A message no rule names leaves the state as it is, with no changes. A
+rule that meets a malformed known message (missing keys, wrong types) leaves the state
+untouched, counts it, and reports a ``Malformed`` change.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, NamedTuple
 
 from cdpnb.protocol import Command, ErrorReply, Event, Message, Note, Reply
-from cdpnb.state import connection, console, dialogs, frames
+from cdpnb.state import connection, console, dialogs, frames, pages
+from cdpnb.state.changes import Change, Malformed
 from cdpnb.state.models import BrowserState
 
-__all__ = ["EVENT_RULES", "NOTE_RULES", "REPLY_RULES", "fold", "fold_all"]
+__all__ = ["EVENT_RULES", "NOTE_RULES", "REPLY_RULES", "Folded", "fold", "fold_all"]
 
-Rule = Callable[[BrowserState, Any], BrowserState]
+Rule = Callable[[BrowserState, Any, list[Change]], BrowserState]
+
+
+class Folded(NamedTuple):
+    """The state after a message, and what the message changed (in order)."""
+
+    state: BrowserState
+    changes: tuple[Change, ...]
+
+
+def _chain(*rules: Rule) -> Rule:
+    def chained(state: BrowserState, message: Any, out: list[Change]) -> BrowserState:
+        for rule in rules:
+            state = rule(state, message, out)
+        return state
+
+    chained.__name__ = "+".join(r.__name__ for r in rules)
+    return chained
+
 
 EVENT_RULES: dict[str, Rule] = {
-    "Target.attachedToTarget": frames.attached_to_target,
-    "Target.detachedFromTarget": frames.detached_from_target,
+    "Target.attachedToTarget": _chain(frames.attached_to_target, pages.page_attached),
+    "Target.detachedFromTarget": pages.page_detached,
     "Target.targetInfoChanged": frames.target_info_changed,
-    "Inspector.targetCrashed": frames.target_crashed,
+    "Inspector.targetCrashed": pages.page_crashed,
     "Inspector.targetReloadedAfterCrash": frames.target_reloaded_after_crash,
     "Page.frameAttached": frames.frame_attached,
     "Page.frameNavigated": frames.frame_navigated,
     "Page.frameDetached": frames.frame_detached,
+    "Page.frameStartedNavigating": dialogs.navigation_started,
     "Page.navigatedWithinDocument": frames.navigated_within_document,
     "Page.javascriptDialogOpening": dialogs.dialog_opening,
     "Page.javascriptDialogClosed": dialogs.dialog_closed,
@@ -44,10 +68,14 @@ REPLY_RULES: dict[str, Rule] = {
 NOTE_RULES: dict[str, Rule] = {
     "cdpnb.connected": connection.connected,
     "cdpnb.disconnected": connection.disconnected,
-    "cdpnb.pageTarget": frames.page_target,
+    "cdpnb.pageTarget": pages.page_target,
+    "cdpnb.pageReplacing": pages.page_replacing,
+    "cdpnb.directTarget": pages.direct_target,
+    "cdpnb.bridgeEnabled": pages.bridge_enabled,
     "cdpnb.dialogAnswering": dialogs.dialog_answering,
     "cdpnb.dialogAnswered": dialogs.dialog_answered,
-    "cdpnb.bridgeDialogOpening": dialogs.dialog_opening,
+    "cdpnb.bridgeDialogOpening": dialogs.bridge_dialog_opening,
+    "cdpnb.bridgeRequestRefused": dialogs.bridge_request_refused,
 }
 
 
@@ -59,29 +87,40 @@ def _rule_for(message: Message) -> Rule | None:
         return REPLY_RULES.get(message.method)
     if kind is Note:
         return NOTE_RULES.get(message.method)
-    if kind in (Command, ErrorReply):
+    if kind is ErrorReply:
+        # Whatever the command: -32601 marks a capability the endpoint lacks.
+        return pages.method_missing
+    if kind is Command:
         return None
     raise TypeError(f"fold() takes a protocol message, got {kind.__name__}")
 
 
-def fold(state: BrowserState, message: Message) -> BrowserState:
-    """The state after ``message``. Pure: same inputs, same output."""
+_NOTHING: tuple[Change, ...] = ()
+
+
+def fold(state: BrowserState, message: Message) -> Folded:
+    """The state after ``message`` and the changes it made. Pure: same inputs, same
+    output; an unchanged state is the same object."""
     rule = _rule_for(message)
     if rule is None:
-        return state
+        return Folded(state, _NOTHING)
+    out: list[Change] = []
     try:
-        return rule(state, message)
+        return Folded(rule(state, message, out), tuple(out))
     except (LookupError, TypeError, ValueError, AttributeError, ArithmeticError,
             RecursionError) as exc:  # RecursionError: str() of a value nested too deep
         key = f"malformed:{message.method}"
         counters = {**state.counters, key: state.counters.get(key, 0) + 1}
-        _ = exc  # the reason is visible in the supervisor's log, not in state
-        return state.evolve(counters=counters)
+        try:
+            error = f"{type(exc).__name__}: {exc}"
+        except RecursionError:
+            error = type(exc).__name__
+        return Folded(state.evolve(counters=counters), (Malformed(message.method, error),))
 
 
 def fold_all(messages: Iterable[Message], state: BrowserState | None = None) -> BrowserState:
     """Fold a whole stream, e.g. a recorded trace."""
     current = state if state is not None else BrowserState()
     for message in messages:
-        current = fold(current, message)
+        current = fold(current, message).state
     return current

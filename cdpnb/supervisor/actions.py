@@ -18,7 +18,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from cdpnb.errors import CDPError, CommandTimeout, ElementNotClickable, StaleRef
-from cdpnb.state import BrowserState
+from cdpnb.protocol import Message
+from cdpnb.state import Change, PendingDialog
+from cdpnb.state.changes import DialogOpened
 from cdpnb.supervisor.accessibility import RefTarget
 from cdpnb.supervisor.core import Core
 from cdpnb.supervisor.evaluation import Budget
@@ -39,29 +41,35 @@ def quad_centre(quads: Sequence[Sequence[float]]) -> tuple[float, float] | None:
 
 
 async def _send_or_dialog(core: Core, params: dict[str, Any], session: str | None,
-                          budget: Budget, mark: int) -> bool:
-    """Dispatch one mouse event; True if a dialog opened before its reply came."""
+                          budget: Budget) -> PendingDialog | None:
+    """Dispatch one mouse event; the dialog it opened, if one opened before its reply."""
+    opened: asyncio.Future[PendingDialog] = core.waiter()
+
+    def on_change(_: Message, changes: tuple[Change, ...]) -> None:
+        for change in changes:
+            if isinstance(change, DialogOpened) and not opened.done():
+                opened.set_result(change.dialog)
+
+    unsubscribe = core.subscribe(on_change)
     sending = asyncio.ensure_future(core.send("Input.dispatchMouseEvent", params, session,
                                               budget.left()))
-
-    def opened(state: BrowserState) -> bool:
-        return state.dialog_seq > mark
-
-    dialog = asyncio.ensure_future(core.wait_until(opened, budget.left()))
     try:
-        await asyncio.wait({sending, dialog}, return_when=asyncio.FIRST_COMPLETED)
+        either: set[asyncio.Future[Any]] = {sending, opened}
+        await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+        if opened.done() and not opened.cancelled() and opened.exception() is None:
+            return opened.result()
         if sending.done():
             sending.result()
-            return False
-        if not dialog.cancelled() and dialog.exception() is None:
-            return True
+            return None
+        opened.result()  # the stop or loss that ended the wait
         raise CommandTimeout("no reply")
     finally:
-        for task in (sending, dialog):
-            if not task.done():
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
+        unsubscribe()
+        core.forget(opened)
+        if not sending.done():
+            sending.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await sending
 
 
 async def click(core: Core, target: RefTarget, budget: Budget) -> dict[str, Any]:
@@ -80,18 +88,17 @@ async def click(core: Core, target: RefTarget, budget: Budget) -> dict[str, Any]
     if centre is None:
         raise ElementNotClickable(f"ref {target.ref!r} has no visible area to click")
     x, y = centre
-    mark = core.state.dialog_seq
     base = {"x": x, "y": y, "button": "left", "clickCount": 1}
-    dialog_opened = False
+    dialog: PendingDialog | None = None
     for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
         params = {**base, "type": kind, **({"button": "none"} if kind == "mouseMoved" else {})}
         try:
-            dialog_opened = await _send_or_dialog(core, params, session, budget, mark)
+            dialog = await _send_or_dialog(core, params, session, budget)
         except CommandTimeout:
             raise CommandTimeout(f"clicking {target.ref!r}: Input.dispatchMouseEvent "
                                  f"({kind}) got no reply within the {budget.seconds:g} s "
                                  "budget (is the page busy?)") from None
-        if dialog_opened:
+        if dialog is not None:
             if kind == "mousePressed":
                 # The renderer handles the release once the dialog is answered, as it
                 # would a user's; not awaited, the click has done its part.
@@ -99,7 +106,5 @@ async def click(core: Core, target: RefTarget, budget: Budget) -> dict[str, Any]
                                      {**base, "type": "mouseReleased"}, session),
                            name="cdpnb-click-release")
             break
-    state = core.state
-    dialog_id = state.pending_dialogs[-1].id if dialog_opened and state.pending_dialogs else None
     return {"ref": target.ref, "frame_id": target.frame_id, "x": x, "y": y,
-            "dialog_id": dialog_id}
+            "dialog_id": dialog.id if dialog is not None else None}

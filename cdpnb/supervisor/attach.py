@@ -1,7 +1,8 @@
 """The attach sequence: our own page target, then every child while it waits.
 
 Each child (an OOPIF, a worker) is paused by ``waitForDebuggerOnStart`` until we
-release it, so nothing it does (a dialog at load, a nested iframe) escapes us.
+release it, so nothing it does (a dialog at load, a nested iframe) escapes us. Pages
+a supervised page opens are the page attacher's (``cdpnb.supervisor.pages``).
 """
 
 from __future__ import annotations
@@ -10,12 +11,15 @@ import asyncio
 import logging
 from typing import Any
 
-from cdpnb.errors import CDPError, CommandTimeout, ConnectionLost
+from cdpnb.errors import CDPError, CommandTimeout, ConnectionLost, TargetGone
 from cdpnb.protocol import Event, Message
+from cdpnb.state import Change
+from cdpnb.state.pages import METHOD_NOT_FOUND
 from cdpnb.supervisor.bridge import DialogBridge
 from cdpnb.supervisor.core import Core
+from cdpnb.supervisor.pages import PageAttacher
 
-__all__ = ["AUTO_ATTACH", "METHOD_NOT_FOUND", "ChildAttacher", "attach_page"]
+__all__ = ["AUTO_ATTACH", "METHOD_NOT_FOUND", "ChildAttacher", "attach_page", "create_page"]
 
 log = logging.getLogger("cdpnb.supervisor")
 
@@ -26,8 +30,6 @@ AUTO_ATTACH: dict[str, Any] = {"autoAttach": True, "waitForDebuggerOnStart": Tru
 WEDGED_PAGE_TIMEOUT_S = 3.0
 #: Session types that have a Page domain and can host frames.
 FRAME_HOSTS = ("page", "iframe")
-#: JSON-RPC's "method not found": the endpoint lacks that domain or command.
-METHOD_NOT_FOUND = -32601
 
 
 async def _enable_frame_host(core: Core, session_id: str, *, lifecycle: bool,
@@ -57,9 +59,25 @@ async def _attach(core: Core, target_id: str, setup_timeout: float | None,
                            setup_timeout)
 
 
+async def create_page(core: Core, pages: PageAttacher) -> str:
+    """A fresh page of our own while the browser-level auto-attach is on: the page
+    comes paused on an auto-attached session, which becomes ours. Its target id."""
+    async with pages.creating():
+        created = await core.send("Target.createTarget", {"url": "about:blank"})
+        target_id = created["targetId"]
+        session_id, waiting = await pages.claim(target_id)
+    core.note("cdpnb.pageTarget", {"target_id": target_id, "session_id": session_id})
+    await pages.set_up(session_id, waiting, strict=True)
+    return str(target_id)
+
+
 async def attach_page(core: Core, reuse_target_id: str | None = None,
-                      bridge: DialogBridge | None = None) -> None:
+                      bridge: DialogBridge | None = None,
+                      pages: PageAttacher | None = None) -> None:
     """Create (or re-attach to) the supervisor's own page target and set it up."""
+    if pages is not None and pages.active:
+        await create_page(core, pages)
+        return
     if bridge is not None:
         bridge.forget_sessions()
     if reuse_target_id is not None:
@@ -91,9 +109,9 @@ async def _attach_direct(core: Core, why: CDPError) -> None:
         try:
             await core.send(method, params)
         except CDPError as exc:
+            # -32601 is folded into state.unsupported by the reducers.
             if exc.code != METHOD_NOT_FOUND:
                 raise
-            core.unsupported[method] = f"{exc.code} {exc.message}"
 
 
 async def _replace_wedged_page(core: Core, target_id: str) -> None:
@@ -116,11 +134,12 @@ class ChildAttacher:
         self.core = core
         self.bridge = bridge
 
-    def __call__(self, message: Message) -> None:
+    def __call__(self, message: Message, changes: tuple[Change, ...]) -> None:
         if type(message) is not Event or message.method != "Target.attachedToTarget":
             return
         if message.session_id is None:
-            # attachToTarget from the browser connection announces our own page here.
+            # Pages (ours, popups, others') are announced on the browser connection:
+            # the page attacher's.
             return
         params = message.params
         session_id = params.get("sessionId")
@@ -139,7 +158,7 @@ class ChildAttacher:
             if kind in FRAME_HOSTS:
                 await _enable_frame_host(core, session_id, lifecycle=False, bridge=self.bridge)
             core.stats["children-set-up"] += 1
-        except (CDPError, CommandTimeout) as exc:
+        except (CDPError, CommandTimeout, TargetGone) as exc:
             # The child may have gone already (iframe removed mid-setup).
             core.stats["child-setup-failures"] += 1
             log.info("cdpnb: setting up child session %s failed: %s", session_id, exc)
@@ -147,5 +166,5 @@ class ChildAttacher:
             if waiting:
                 try:
                     await core.send("Runtime.runIfWaitingForDebugger", session_id=session_id)
-                except (CDPError, CommandTimeout, ConnectionLost) as exc:
+                except (CDPError, CommandTimeout, ConnectionLost, TargetGone) as exc:
                     log.info("cdpnb: releasing child session %s failed: %s", session_id, exc)

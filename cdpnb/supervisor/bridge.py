@@ -1,70 +1,102 @@
 """The dialog bridge: alert/confirm/prompt answered over intercepted XHR.
 
 For endpoints where something else auto-dismisses native dialogs (Playwright with
-no handler, cloud CDP proxies), a script replaces ``alert``/``confirm``/``prompt``
-with a synchronous XHR to a reserved ``.invalid`` host. ``Fetch.enable`` with that
-host's pattern pauses each call as ``Fetch.requestPaused`` on our session, before
-any DNS look-up; the supervisor folds it as a ``cdpnb.bridgeDialogOpening`` note, so
-it is the same pending dialog as a native one (``via="bridge"``), and answers it
-with ``Fetch.fulfillRequest``. If the XHR fails (a CSP ``connect-src``, no
-interception), the page falls back to the native dialog: never a silent answer.
+no handler, cloud CDP proxies), and for pages where a native dialog would crash the
+browser, a script replaces ``alert``/``confirm``/``prompt`` with a synchronous XHR to
+a reserved ``.invalid`` host. ``Fetch.enable`` with that host's pattern pauses each
+call as ``Fetch.requestPaused`` on our session, before any DNS look-up; the
+supervisor folds it as a ``cdpnb.bridgeDialogOpening`` note, so it is the same
+pending dialog as a native one (``via="bridge"``, with its ``request_id``), and
+answers it with ``Fetch.fulfillRequest``. If the XHR fails (a CSP ``connect-src``,
+no interception), the page falls back to the native dialog: never a silent answer.
+
+The page cannot forge a dialog: the script carries a secret of this supervisor in
+its request body, kept in a closure with the XHR methods captured before any page
+script runs; a request without it is refused (an error body, a
+``cdpnb.bridgeRequestRefused`` note, never a dialog). The frame comes from the
+browser (the paused request's ``frameId``) and the URL from the frame table, not
+from the page's JSON; the state refuses a second call from a frame that has one
+open (the first one blocks that frame's script, so the second cannot be its own).
 """
 
 from __future__ import annotations
 
 import base64
+import hmac
 import json
 import logging
+import secrets
 from typing import Any
 from urllib.parse import urlsplit
 
-from cdpnb.errors import CDPError, CommandTimeout, ConnectionLost
+from cdpnb.errors import CDPError, CommandTimeout, ConnectionLost, TargetGone
 from cdpnb.protocol import Event, Message
-from cdpnb.state import PendingDialog
+from cdpnb.state import Change, PendingDialog
+from cdpnb.state.changes import BridgeRequestRefused
 from cdpnb.supervisor.core import Core
 
-__all__ = ["BRIDGE_HOST", "BRIDGE_SCRIPT", "DialogBridge"]
+__all__ = ["BRIDGE_HOST", "DialogBridge", "bridge_script", "is_bridge_url"]
 
 log = logging.getLogger("cdpnb.supervisor")
 
 #: RFC 6761 reserves .invalid: it never resolves, so a leak is an error, not a request.
 BRIDGE_HOST = "cdpnb-bridge.invalid"
+BRIDGE_PATH = "/dialog"
 PATTERNS = [{"urlPattern": f"*://{BRIDGE_HOST}/*", "requestStage": "Request"}]
-BRIDGE_SCRIPT = """(() => {
+#: A bridged call's JSON is page-made: bounded before it is parsed.
+MAX_REQUEST_BYTES = 64 * 1024
+_EXPECTED = (CDPError, CommandTimeout, ConnectionLost, TargetGone)
+
+_SCRIPT = """(() => {
   if (window.__cdpnbBridge) return;
+  // Captured before any page script runs: later patches by the page never see a call.
+  const XHR = window.XMLHttpRequest, proto = XHR.prototype, apply = Reflect.apply;
+  const open = proto.open, send = proto.send, setHeader = proto.setRequestHeader;
+  const status = Object.getOwnPropertyDescriptor(proto, "status").get;
+  const body = Object.getOwnPropertyDescriptor(proto, "responseText").get;
+  const stringify = JSON.stringify, parse = JSON.parse, toText = String;
   const native = {alert: window.alert, confirm: window.confirm, prompt: window.prompt};
+  const key = "%(key)s";
   const ask = (type, message, defaultPrompt) => {
     try {
       const scheme = location.protocol === "https:" ? "https:" : "http:";
-      const xhr = new XMLHttpRequest();
-      xhr.open("POST", scheme + "//%(host)s/dialog", false);
-      xhr.setRequestHeader("Content-Type", "text/plain");
-      xhr.send(JSON.stringify({type: type, message: message, defaultPrompt: defaultPrompt,
-                               url: location.href}));
-      if (xhr.status !== 200) return null;
-      const answer = JSON.parse(xhr.responseText);
+      const xhr = new XHR();
+      apply(open, xhr, ["POST", scheme + "//%(host)s%(path)s", false]);
+      apply(setHeader, xhr, ["Content-Type", "text/plain"]);
+      apply(send, xhr, [stringify({key: key, type: type, message: message,
+                                   defaultPrompt: defaultPrompt})]);
+      if (apply(status, xhr, []) !== 200) return null;
+      const answer = parse(apply(body, xhr, []));
       return typeof answer === "object" && answer !== null ? answer : null;
     } catch (e) {
       return null;
     }
   };
-  const text = (value, fallback) => value === undefined ? fallback : String(value);
+  const text = (value, fallback) => value === undefined ? fallback : toText(value);
   window.alert = function alert(message) {
     const answer = ask("alert", text(message, ""), "");
-    if (answer === null) return native.alert.apply(this, arguments);
+    if (answer === null) return apply(native.alert, this, arguments);
   };
   window.confirm = function confirm(message) {
     const answer = ask("confirm", text(message, ""), "");
-    if (answer === null) return native.confirm.apply(this, arguments);
+    if (answer === null) return apply(native.confirm, this, arguments);
     return answer.accept === true;
   };
   window.prompt = function prompt(message, defaultPrompt) {
     const answer = ask("prompt", text(message, ""), text(defaultPrompt, ""));
-    if (answer === null) return native.prompt.apply(this, arguments);
-    return answer.accept === true ? String(answer.promptText ?? "") : null;
+    if (answer === null) return apply(native.prompt, this, arguments);
+    return answer.accept === true ? toText(answer.promptText ?? "") : null;
   };
   Object.defineProperty(window, "__cdpnbBridge", {value: true});
-})();""".replace("%(host)s", BRIDGE_HOST)
+})();"""
+
+
+def bridge_script(key: str) -> str:
+    """The page script for a supervisor whose secret is ``key`` (URL-safe text)."""
+    if not key.replace("-", "").replace("_", "").isalnum():
+        raise ValueError("the bridge key must be URL-safe text")
+    return (_SCRIPT.replace("%(host)s", BRIDGE_HOST).replace("%(path)s", BRIDGE_PATH)
+            .replace("%(key)s", key))
 
 
 def is_bridge_url(url: str) -> bool:
@@ -75,17 +107,18 @@ def is_bridge_url(url: str) -> bool:
 
 
 class DialogBridge:
-    """Installs the bridge on sessions and turns paused bridge requests into dialogs."""
+    """Installs the bridge on sessions, checks paused bridge requests, answers them."""
 
     def __init__(self, core: Core, *, bypass_csp: bool = False) -> None:
         self.core = core
         self.bypass_csp = bypass_csp
+        #: The supervisor's switch: install the bridge on every frame host attached.
         self.enabled = False
         #: True while install_everywhere works through the sessions already attached.
         self.installing = False
         self.installed: set[str | None] = set()
-        # dialog id -> (session, Fetch requestId) to answer it with
-        self._requests: dict[str, tuple[str | None, str]] = {}
+        self._key = secrets.token_urlsafe(18)
+        self.script = bridge_script(self._key)
 
     async def install(self, session_id: str | None) -> None:
         """On one page or child session; for a child, while it still waits."""
@@ -94,23 +127,42 @@ class DialogBridge:
             await core.send("Page.setBypassCSP", {"enabled": True}, session_id=session_id)
         await core.send("Fetch.enable", {"patterns": PATTERNS}, session_id=session_id)
         await core.send("Page.addScriptToEvaluateOnNewDocument",
-                        {"source": BRIDGE_SCRIPT, "runImmediately": True},
+                        {"source": self.script, "runImmediately": True},
                         session_id=session_id)
         self.installed.add(session_id)
 
-    async def install_everywhere(self) -> None:
-        """Turn the bridge on now: the page and every attached frame host."""
-        self.enabled = True  # children attaching meanwhile get it as they attach
+    def switch_on(self, reason: str) -> None:
+        """Turn the bridge on from now (attached frames included) and say so."""
+        if not self.enabled:
+            self.core.note("cdpnb.bridgeEnabled", {"reason": reason})
+        # Marked now, so a second call before the task runs does not start another.
+        self.enabled = self.installing = True
+        self.core.spawn(self.install_everywhere(), name="cdpnb-bridge-on")
+
+    async def install_everywhere(self, page_session_id: str | None = None) -> None:
+        """Install on every supervised page and attached frame (or one page's)."""
         self.installing = True
         try:
-            await self._install_attached()
+            await self._install_attached(page_session_id)
         finally:
             self.installing = False
 
-    async def _install_attached(self) -> None:
+    async def _install_attached(self, page_session_id: str | None) -> None:
         state = self.core.state
-        sessions = [state.page_session_id, *(s.session_id for s in state.sessions.values()
-                                             if s.type == "iframe")]
+        pages: list[str | None] = ([page_session_id] if page_session_id is not None
+                                   else list(state.pages))
+        if not pages and state.direct:
+            pages = [None]
+        owned = set(pages)
+        sessions = list(pages)
+        for s in state.sessions.values():
+            parent = s.parent_session_id
+            if s.type == "iframe" and parent is not None:
+                while parent is not None and parent not in owned:
+                    parent = state.sessions[parent].parent_session_id \
+                        if parent in state.sessions else None
+                if parent is not None:
+                    sessions.append(s.session_id)
         for session_id in dict.fromkeys(sessions):
             if session_id in self.installed:
                 continue
@@ -118,71 +170,97 @@ class DialogBridge:
                 await self.install(session_id)
                 # The document already there gets it too (new documents get it by the
                 # script registration).
-                await self.core.send("Runtime.evaluate", {"expression": BRIDGE_SCRIPT},
+                await self.core.send("Runtime.evaluate", {"expression": self.script},
                                      session_id=session_id)
-            except (CDPError, CommandTimeout) as exc:
+            except _EXPECTED as exc:
                 log.info("cdpnb: installing the dialog bridge on %s failed: %s", session_id, exc)
 
     def forget_sessions(self) -> None:
         """After a reconnect every session is new."""
         self.installed.clear()
-        self._requests.clear()
 
     # -- the stream ---------------------------------------------------------------------
 
-    def __call__(self, message: Message) -> None:
+    def __call__(self, message: Message, changes: tuple[Change, ...]) -> None:
+        for change in changes:
+            if type(change) is BridgeRequestRefused:
+                assert isinstance(change, BridgeRequestRefused)
+                self.core.spawn(self._refuse(change.session_id, change.request_id, change.reason),
+                                name=f"cdpnb-bridge-refuse-{change.request_id}")
         if type(message) is not Event or message.method != "Fetch.requestPaused":
             return
         params = message.params
         request = params.get("request") or {}
         request_id = params.get("requestId")
-        if not isinstance(request_id, str):
+        if not isinstance(request_id, str) or not isinstance(request, dict):
             return
         if not is_bridge_url(str(request.get("url", ""))):
             # Someone paused a request that is not ours: let it go at once, off the reader.
             self.core.spawn(self._continue(message.session_id, request_id),
                             name=f"cdpnb-fetch-continue-{request_id}")
             return
-        try:
-            call = json.loads(_post_data(request))
-            kind = call["type"]
-        except (ValueError, KeyError, TypeError):
-            self.core.stats["bridge-bad-requests"] += 1
-            self.core.spawn(self._refuse(message.session_id, request_id),
-                            name=f"cdpnb-bridge-refuse-{request_id}")
+        frame_id = params.get("frameId")
+        call, why = self._check(request)
+        if call is None:
+            self.core.note("cdpnb.bridgeRequestRefused", {
+                "requestId": request_id, "frameId": frame_id, "reason": why},
+                message.session_id)
             return
         self.core.note("cdpnb.bridgeDialogOpening", {
-            "type": kind,
-            "message": str(call.get("message", "")),
-            "defaultPrompt": str(call.get("defaultPrompt", "")),
-            "url": str(call.get("url", "")),
-            "frameId": params.get("frameId"),
+            "type": call["type"],
+            "message": call.get("message", ""),
+            "defaultPrompt": call.get("defaultPrompt", ""),
+            "frameId": frame_id,
             "requestId": request_id,
         }, message.session_id)
-        pending = self.core.state.pending_dialogs
-        if pending and pending[-1].via == "bridge":
-            self._requests[pending[-1].id] = (message.session_id, request_id)
+
+    def _check(self, request: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
+        """The call a paused bridge request makes, or None and why it is not one."""
+        path = urlsplit(str(request.get("url"))).path
+        if request.get("method") != "POST" or path != BRIDGE_PATH:
+            return None, f"not a bridge call ({request.get('method')} {path[:80]})"
+        try:
+            data = _post_data(request)
+            if len(data) > MAX_REQUEST_BYTES:
+                return None, f"request body larger than {MAX_REQUEST_BYTES} bytes"
+            call = json.loads(data)
+        except (ValueError, TypeError, KeyError):
+            return None, "request body is not JSON"
+        if not isinstance(call, dict):
+            return None, "request body is not a JSON object"
+        key = call.get("key")
+        if not isinstance(key, str) or not hmac.compare_digest(key.encode(), self._key.encode()):
+            return None, "no valid bridge key (not made by cdpnb's script)"
+        if call.get("type") not in ("alert", "confirm", "prompt"):
+            return None, f"unknown dialog type {str(call.get('type'))[:40]!r}"
+        if not all(isinstance(call.get(k, ""), str) for k in ("message", "defaultPrompt")):
+            return None, "message and defaultPrompt must be strings"
+        return call, ""
 
     async def _continue(self, session_id: str | None, request_id: str) -> None:
         try:
             await self.core.send("Fetch.continueRequest", {"requestId": request_id},
                                  session_id=session_id)
-        except (CDPError, CommandTimeout, ConnectionLost) as exc:
+        except _EXPECTED as exc:
             log.info("cdpnb: continuing paused request %s failed: %s", request_id, exc)
 
-    async def _refuse(self, session_id: str | None, request_id: str) -> None:
-        # The page falls back to its native dialog when the bridge answers with an error.
-        await self.core.send("Fetch.fulfillRequest", {
-            "requestId": request_id, "responseCode": 400,
-            "responseHeaders": [{"name": "Access-Control-Allow-Origin", "value": "*"}],
-            "body": ""}, session_id=session_id)
+    async def _refuse(self, session_id: str | None, request_id: str, reason: str) -> None:
+        # An error status: cdpnb's own script falls back to the native dialog on it.
+        body = json.dumps({"error": reason}).encode()
+        try:
+            await self.core.send("Fetch.fulfillRequest", {
+                "requestId": request_id, "responseCode": 403,
+                "responseHeaders": [{"name": "Content-Type", "value": "application/json"},
+                                    {"name": "Access-Control-Allow-Origin", "value": "*"}],
+                "body": base64.b64encode(body).decode("ascii")}, session_id=session_id)
+        except _EXPECTED as exc:
+            log.info("cdpnb: refusing bridge request %s failed: %s", request_id, exc)
 
     # -- answering ----------------------------------------------------------------------
 
     async def fulfil(self, dialog: PendingDialog, accept: bool, prompt_text: str | None) -> None:
         """Answer a bridged dialog: the page's XHR returns, and with it the call."""
-        session_id, request_id = self._requests.pop(dialog.id, (None, ""))
-        if not request_id:
+        if not dialog.request_id:
             raise CDPError(-32000, f"no paused bridge request is known for {dialog.id}",
                            "Fetch.fulfillRequest", dialog.session_id)
         text = prompt_text
@@ -190,12 +268,12 @@ class DialogBridge:
             text = ""
         body = json.dumps({"accept": accept, "promptText": text}).encode()
         await self.core.send("Fetch.fulfillRequest", {
-            "requestId": request_id,
+            "requestId": dialog.request_id,
             "responseCode": 200,
             "responseHeaders": [{"name": "Content-Type", "value": "application/json"},
                                 {"name": "Access-Control-Allow-Origin", "value": "*"}],
             "body": base64.b64encode(body).decode("ascii"),
-        }, session_id=session_id)
+        }, session_id=dialog.session_id)
 
 
 def _post_data(request: dict[str, Any]) -> str:

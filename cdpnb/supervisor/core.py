@@ -1,7 +1,8 @@
-"""The connection core: one WebSocket, one reader, the state fold, reply futures.
+"""The connection core: one transport, one reader, the state fold, reply futures.
 
 Everything here runs on the engine loop. The reader never awaits a reply (that
-would deadlock it): reactions to events are spawned as tasks.
+would deadlock it): reactions to events are spawned as tasks. Listeners get each
+message with the changes its fold made (``cdpnb.state.changes``) and act on those.
 """
 
 from __future__ import annotations
@@ -29,14 +30,14 @@ from cdpnb.protocol import (
     Reply,
     error_of,
 )
-from cdpnb.state import BrowserState, fold
-from cdpnb.transport import WebSocketTransport, redact, resolve_ws_url
+from cdpnb.state import BrowserState, Change, fold
+from cdpnb.transport import Connector, Transport, connect_websocket, redact
 
 __all__ = ["Core", "Listener"]
 
 log = logging.getLogger("cdpnb.supervisor")
 
-Listener = Callable[[Message], None]
+Listener = Callable[[Message, tuple[Change, ...]], None]
 
 #: What a crashed renderer's session still takes: the commands that reload it.
 REVIVING_METHODS = frozenset({"Page.navigate", "Page.reload"})
@@ -45,22 +46,24 @@ REVIVING_METHODS = frozenset({"Page.navigate", "Page.reload"})
 class Core:
     """Connection, protocol and state of one supervisor."""
 
-    def __init__(self, url: str, *, command_timeout_s: float, connect_timeout_s: float) -> None:
+    def __init__(self, url: str, *, command_timeout_s: float, connect_timeout_s: float,
+                 connector: Connector | None = None) -> None:
         self.url = url
         self.ws_url: str | None = None
+        self.connector: Connector = connector or connect_websocket
         self.state = BrowserState()
         self.command_timeout_s = command_timeout_s
         self.connect_timeout_s = connect_timeout_s
         self.stats: Counter[str] = Counter()
         self.stopping = False
         self.last_disconnect_reason: str | None = None
-        #: Commands the endpoint said it does not have (method -> its error).
-        self.unsupported: dict[str, str] = {}
         self._conn = CDPConnection()
-        self._transport: WebSocketTransport | None = None
+        self._transport: Transport | None = None
         self._reader: asyncio.Task[None] | None = None
         self._replies: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self._listeners: list[Listener] = []
+        #: Futures of callers waiting on the stream; they end at once on stop or loss.
+        self._waiters: set[asyncio.Future[Any]] = set()
         self._tasks: set[asyncio.Task[Any]] = set()
         self.on_lost: Callable[[str], None] | None = None
         #: Called with every message (and fault) before it is folded: the recorder.
@@ -69,8 +72,8 @@ class Core:
     # -- connection ------------------------------------------------------------------
 
     async def connect(self) -> None:
-        self.ws_url = await resolve_ws_url(self.url, self.connect_timeout_s)
-        transport = await WebSocketTransport.connect(self.ws_url, timeout=self.connect_timeout_s)
+        transport = await self.connector(self.url, self.connect_timeout_s)
+        self.ws_url = str(getattr(transport, "url", self.url))
         self._conn = CDPConnection()
         self._transport = transport
         self.apply(Note("cdpnb.connected", {"url": redact(self.ws_url)}, None, *_now()))
@@ -83,6 +86,7 @@ class Core:
 
     async def close(self) -> None:
         self.stopping = True
+        self._fail_waiters(self._stopped_error())
         for task in list(self._tasks):
             task.cancel()
         transport, self._transport = self._transport, None
@@ -122,7 +126,14 @@ class Core:
         self.apply(cmd)
         limit = self.command_timeout_s if timeout is None else timeout
         try:
-            await transport.send(text)
+            try:
+                await transport.send(text)
+            except BaseException:
+                # Nothing will answer a frame that was not written; nobody must be left
+                # holding a future whose exception is never retrieved.
+                self._replies.pop(cmd.id, None)
+                future.cancel()
+                raise
             return await asyncio.wait_for(future, limit)
         except TimeoutError:
             conn.abandon(cmd.id)
@@ -150,37 +161,73 @@ class Core:
 
         return unsubscribe
 
+    def waiter(self) -> asyncio.Future[Any]:
+        """A future for a caller waiting on the stream. It fails at once with
+        SupervisorStopped or ConnectionLost when the supervisor stops or the
+        connection is lost; ``forget`` it when done."""
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        if self.stopping:
+            future.set_exception(self._stopped_error())
+        elif not self.state.connected:
+            future.set_exception(self._lost_error(self.last_disconnect_reason or "not connected"))
+        self._waiters.add(future)
+        return future
+
+    def forget(self, future: asyncio.Future[Any]) -> None:
+        self._waiters.discard(future)
+        if future.done() and not future.cancelled():
+            future.exception()  # retrieved: an ended wait is not an unhandled error
+
+    def _fail_waiters(self, error: Exception) -> None:
+        for future in list(self._waiters):
+            if not future.done():
+                future.set_exception(error)
+                future.exception()  # the waiter raises it; nothing is left unretrieved
+
+    def _stopped_error(self) -> SupervisorStopped:
+        return SupervisorStopped(f"supervisor for {redact(self.url)} stopped while waiting")
+
+    def _lost_error(self, reason: str) -> ConnectionLost:
+        return ConnectionLost(f"CDP connection to {redact(self.url)} lost while waiting "
+                              f"({reason})")
+
     async def wait_until(self, predicate: Callable[[BrowserState], bool],
                          timeout: float) -> BrowserState:
-        """The first state (now or after a message) for which ``predicate`` holds."""
+        """The first state (now or after a message) for which ``predicate`` holds; ends
+        at once with SupervisorStopped / ConnectionLost if the supervisor stops or the
+        connection is lost first."""
         if predicate(self.state):
             return self.state
-        future: asyncio.Future[BrowserState] = asyncio.get_running_loop().create_future()
+        future = self.waiter()
 
-        def check(_: Message) -> None:
+        def check(_: Message, __: tuple[Change, ...]) -> None:
             if not future.done() and predicate(self.state):
                 future.set_result(self.state)
 
         unsubscribe = self.subscribe(check)
         try:
-            return await asyncio.wait_for(future, timeout)
+            result: BrowserState = await asyncio.wait_for(future, timeout)
+            return result
         finally:
             unsubscribe()
+            self.forget(future)
 
-    def apply(self, message: Message) -> None:
-        """Record ``message``, fold it into state, then tell the listeners (which must
-        not block). Recording comes first so a failing reducer cannot lose it."""
+    def apply(self, message: Message) -> tuple[Change, ...]:
+        """Record ``message``, fold it into state, then tell the listeners what changed
+        (they must not block). Recording comes first so a failing reducer cannot lose
+        it. Returns the changes."""
         if self.recorder is not None:
             self.recorder(message)
-        self.state = fold(self.state, message)
+        self.state, changes = fold(self.state, message)
         for listener in list(self._listeners):
             try:
-                listener(message)
+                listener(message, changes)
             except Exception:
                 self.stats["listener-errors"] += 1
                 log.exception("cdpnb listener failed on %s", getattr(message, "method", message))
+        return changes
 
-    async def _read(self, transport: WebSocketTransport, conn: CDPConnection) -> None:
+    async def _read(self, transport: Transport, conn: CDPConnection) -> None:
         try:
             async for frame in transport.frames():
                 self._on_frame(conn, frame)
@@ -217,6 +264,7 @@ class Core:
                     future.set_exception(error_of(received))
 
     def _lost(self, reason: str) -> None:
+        self._fail_waiters(self._stopped_error() if self.stopping else self._lost_error(reason))
         if not self.state.connected and not self._replies:
             return
         self.last_disconnect_reason = reason
@@ -248,7 +296,10 @@ class Core:
         exc = task.exception()
         if exc is not None and not isinstance(exc, ConnectionLost | SupervisorStopped):
             self.stats["background-errors"] += 1
-            level = logging.INFO if isinstance(exc, CDPError) else logging.WARNING
+            # A CDP error or a target that went meanwhile (an OOPIF removed during its
+            # own set-up) is the browser's ordinary life, not something to warn about.
+            expected = isinstance(exc, CDPError | TargetGone | CommandTimeout)
+            level = logging.INFO if expected else logging.WARNING
             log.log(level, "cdpnb background task %s failed: %r", task.get_name(), exc)
 
     def counters(self) -> dict[str, int]:
@@ -261,6 +312,11 @@ class Core:
         for key, n in self.state.counters.items():
             out[key] = n
         return out
+
+    @property
+    def unsupported(self) -> dict[str, str]:
+        """Commands the endpoint said it does not have (method -> its error)."""
+        return dict(self.state.unsupported)
 
 
 def _now() -> tuple[float, float]:

@@ -1,4 +1,11 @@
-"""Dialog policies, the must_respond watchdog, waiting and answering."""
+"""Dialog policies, the must_respond watchdog, waiting and answering.
+
+Everything here acts on the changes the reducers report (``DialogOpened``,
+``DialogClosed``, ``DialogUnanswerable``): which dialog the browser would answer is
+the state's knowledge (``cdpnb.state.dialogs``), never guessed here. An answer is
+sent only for the dialog the state says is answerable; the others go to the
+recovery, which frees their page.
+"""
 
 from __future__ import annotations
 
@@ -10,26 +17,33 @@ from typing import Any
 from cdpnb.errors import (
     CDPError,
     DialogError,
+    DialogNotAnswerable,
     DialogResponseFailed,
     NoPendingDialog,
     SeveralPendingDialogs,
     UnknownDialog,
     WaitTimeout,
 )
-from cdpnb.protocol import Event, Message, Note
-from cdpnb.state import DialogRecord, PendingDialog
+from cdpnb.protocol import Message
+from cdpnb.state import Change, DialogRecord, PendingDialog
+from cdpnb.state.changes import DialogClosed, DialogOpened, DialogUnanswerable
+from cdpnb.state.dialogs import FAST_REMOTE_MS, UNANSWERABLE, answerable_dialog
 from cdpnb.supervisor.bridge import DialogBridge
 from cdpnb.supervisor.core import Core
 from cdpnb.supervisor.options import Policy, check_timeout
 
-__all__ = ["ACTIONS", "DialogControl"]
+__all__ = ["ACTIONS", "DialogControl", "explain_unanswerable"]
 
 log = logging.getLogger("cdpnb.supervisor")
 
 ACTIONS = ("accept", "dismiss")
-#: A native dialog closed by someone else this fast was not closed by a person.
-FAST_REMOTE_MS = 50.0
-OPENINGS = ("Page.javascriptDialogOpening", "cdpnb.bridgeDialogOpening")
+
+
+def explain_unanswerable(dialog: PendingDialog, other: PendingDialog | None) -> str:
+    """Why ``dialog`` cannot be answered, in words, naming the answerable one."""
+    named = f"{other.id} ({other.type} in frame {other.frame_id})" if other else "none"
+    why = UNANSWERABLE.get(dialog.unanswerable or "", dialog.unanswerable or "")
+    return why.replace("{other}", named)
 
 
 class DialogControl:
@@ -43,40 +57,35 @@ class DialogControl:
         self._opened: list[asyncio.Future[PendingDialog]] = []
         #: Called once per fast remote close of a native dialog (an auto-dismisser).
         self.on_fast_remote: Callable[[DialogRecord], None] | None = None
+        #: Called with each dialog the browser cannot answer (the recovery frees it).
+        self.on_unanswerable: Callable[[PendingDialog], None] | None = None
+        #: Called after each close (the recovery checks whether a page is stuck now).
+        self.on_closed: Callable[[DialogRecord], None] | None = None
 
-    # -- reacting to the stream (called by Core.apply, must not block) --------------
+    # -- reacting to changes (called by Core.apply, must not block) -----------------
 
-    def __call__(self, message: Message) -> None:
-        kind = type(message)
-        if kind is Event or kind is Note:
-            if message.method in OPENINGS:
-                self._on_opened()
-            elif message.method in ("Page.javascriptDialogClosed", "cdpnb.dialogAnswered",
-                                    "cdpnb.disconnected", "cdpnb.connected"):
-                self._forget_closed()
-                if message.method == "Page.javascriptDialogClosed":
-                    self._check_fast_remote()
+    def __call__(self, message: Message, changes: tuple[Change, ...]) -> None:
+        for change in changes:
+            kind = type(change)
+            if kind is DialogOpened:
+                assert isinstance(change, DialogOpened)
+                self._opened_dialog(change.dialog)
+            elif kind is DialogClosed:
+                assert isinstance(change, DialogClosed)
+                self._closed_dialog(change.record)
+            elif kind is DialogUnanswerable:
+                assert isinstance(change, DialogUnanswerable)
+                self._cancel_watchdog(change.dialog.id)
+                if self.on_unanswerable is not None:
+                    self.on_unanswerable(change.dialog)
 
-    def _check_fast_remote(self) -> None:
-        recent = self.core.state.recent_dialogs
-        if not recent:
-            return
-        last = recent[-1]
-        if last.closed_by != "remote" or last.via != "native" or last.open_ms > FAST_REMOTE_MS:
-            return
-        self.core.stats["fast-remote-dismissals"] += 1
-        if self.on_fast_remote is not None:
-            self.on_fast_remote(last)
-
-    def _on_opened(self) -> None:
-        pending = self.core.state.pending_dialogs
-        if not pending:
-            return
-        dialog = pending[-1]
+    def _opened_dialog(self, dialog: PendingDialog) -> None:
         for waiter in self._opened:
             if not waiter.done():
                 waiter.set_result(dialog)
         self._opened.clear()
+        if not dialog.answerable:
+            return  # DialogUnanswerable follows; the recovery takes it
         if self.policy == "must_respond":
             loop = asyncio.get_running_loop()
             self._watchdogs[dialog.id] = loop.call_later(
@@ -87,26 +96,37 @@ class DialogControl:
             self.core.spawn(self.answer(dialog, accept, text, "auto_policy"),
                             name=f"cdpnb-auto-{dialog.id}")
 
+    def _closed_dialog(self, record: DialogRecord) -> None:
+        self._cancel_watchdog(record.id)
+        if (record.closed_by == "remote" and record.via == "native"
+                and record.open_ms <= FAST_REMOTE_MS and self.on_fast_remote is not None):
+            self.on_fast_remote(record)
+        if self.on_closed is not None:
+            self.on_closed(record)
+
+    def _cancel_watchdog(self, dialog_id: str) -> None:
+        handle = self._watchdogs.pop(dialog_id, None)
+        if handle is not None:
+            handle.cancel()
+
     def _watchdog_fires(self, dialog_id: str) -> None:
         self._watchdogs.pop(dialog_id, None)
         dialog = self._pending(dialog_id)
-        if dialog is None or dialog.answering is not None:
+        # Never an answer for a dialog the browser is not showing as answerable.
+        if dialog is None or dialog.answering is not None or not dialog.answerable:
             return
-        self.core.stats["watchdog-dismissals"] += 1
         self.core.spawn(self.answer(dialog, False, None, "watchdog"),
                         name=f"cdpnb-watchdog-{dialog_id}")
 
-    def _forget_closed(self) -> None:
-        open_ids = {d.id for d in self.core.state.pending_dialogs}
-        for dialog_id in [i for i in self._watchdogs if i not in open_ids]:
-            self._watchdogs.pop(dialog_id).cancel()
-
-    def cancel_all(self) -> None:
+    def cancel_all(self, error: Exception) -> None:
+        """Stop every watchdog; every ``wait`` ends at once with ``error``."""
         for handle in self._watchdogs.values():
             handle.cancel()
         self._watchdogs.clear()
         for waiter in self._opened:
-            waiter.cancel()
+            if not waiter.done():
+                waiter.set_exception(error)
+                waiter.exception()  # the waiter raises it; never "not retrieved"
         self._opened.clear()
 
     def _pending(self, dialog_id: str) -> PendingDialog | None:
@@ -115,12 +135,14 @@ class DialogControl:
     # -- the API ------------------------------------------------------------------------
 
     async def wait(self, timeout: float | None) -> PendingDialog:
-        """The oldest open dialog, or the next one to open."""
+        """The oldest open dialog, or the next one to open. Ends at once with
+        SupervisorStopped / ConnectionLost if the supervisor stops or the connection
+        is lost first."""
         limit = check_timeout("timeout", timeout, allow_none=True)
         pending = self.core.state.pending_dialogs
         if pending:
             return pending[0]
-        waiter: asyncio.Future[PendingDialog] = asyncio.get_running_loop().create_future()
+        waiter: asyncio.Future[PendingDialog] = self.core.waiter()
         self._opened.append(waiter)
         try:
             return await asyncio.wait_for(waiter, limit)
@@ -129,6 +151,7 @@ class DialogControl:
         finally:
             if waiter in self._opened:
                 self._opened.remove(waiter)
+            self.core.forget(waiter)
 
     async def respond(
         self, action: Any, prompt_text: Any = None, dialog_id: Any = None
@@ -148,45 +171,72 @@ class DialogControl:
 
     def _choose(self, dialog_id: str | None) -> PendingDialog:
         state = self.core.state
-        pending = [d for d in state.pending_dialogs if d.answering is None]
+        open_now = [d for d in state.pending_dialogs
+                    if d.answering is None or not d.answerable]
         if dialog_id is None:
-            if not pending:
+            answerable = [d for d in open_now if d.answerable]
+            if not open_now:
                 raise NoPendingDialog("no dialog is open" + self._last_closed_hint())
-            if len(pending) > 1:
-                listed = "; ".join(f"{d.id} ({d.type} {d.message[:40]!r})" for d in pending)
+            if not answerable:
+                self._refuse(open_now[-1])
+            if len(answerable) > 1:
+                listed = "; ".join(f"{d.id} ({d.type} {d.message[:40]!r})" for d in answerable)
                 raise SeveralPendingDialogs(
-                    f"{len(pending)} dialogs are open, pass dialog_id= one of: {listed}")
-            return pending[0]
+                    f"{len(answerable)} dialogs are open, pass dialog_id= one of: {listed}")
+            return answerable[0]
         for d in state.pending_dialogs:
             if d.id == dialog_id:
+                if not d.answerable:
+                    self._refuse(d)
                 if d.answering is not None:
                     raise DialogError(f"dialog {dialog_id} is already being answered "
                                       f"(by {d.answering.closed_by})")
                 return d
         closed = next((r for r in state.recent_dialogs if r.id == dialog_id), None)
         if closed is not None:
+            why = f" ({closed.reason})" if closed.reason else ""
             raise UnknownDialog(f"dialog {dialog_id} is no longer open: it was closed by "
-                                f"{closed.closed_by} after {closed.open_ms:.1f} ms")
-        open_ids = ", ".join(d.id for d in pending) or "none"
+                                f"{closed.closed_by}{why} after {closed.open_ms:.1f} ms")
+        open_ids = ", ".join(d.id for d in open_now) or "none"
         raise UnknownDialog(f"no open dialog has id {dialog_id!r} (open: {open_ids})")
+
+    def _refuse(self, dialog: PendingDialog) -> None:
+        other = answerable_dialog(self.core.state, dialog.page_session_id)
+        if other is not None and other.id == dialog.id:
+            other = None
+        named = f"; the browser would answer {other.id} instead" if other else ""
+        raise DialogNotAnswerable(
+            f"{dialog.id} ({dialog.type} in frame {dialog.frame_id}) cannot be answered: "
+            f"{explain_unanswerable(dialog, other)}{named}",
+            dialog_id=dialog.id, reason=dialog.unanswerable or "", answerable=other.id
+            if other else None)
 
     def _last_closed_hint(self) -> str:
         recent = self.core.state.recent_dialogs
         if not recent:
             return ""
         last = recent[-1]
-        hint = f"; the last one, {last.id} ({last.type}), was closed by {last.closed_by}"
-        if last.closed_by == "remote" and last.open_ms < 50:
+        why = f" ({last.reason})" if last.reason else ""
+        hint = f"; the last one, {last.id} ({last.type}), was closed by {last.closed_by}{why}"
+        if last.closed_by == "remote" and last.open_ms < FAST_REMOTE_MS:
             hint += (f" {last.open_ms:.1f} ms after it opened: something else on this "
                      "endpoint auto-dismisses dialogs")
         return hint
 
     async def answer(
-        self, dialog: PendingDialog, accept: bool, prompt_text: str | None, closed_by: str
+        self, dialog: PendingDialog, accept: bool, prompt_text: str | None, closed_by: str,
+        reason: str | None = None,
     ) -> DialogRecord:
+        """Send the answer for ``dialog`` (the state must hold it answerable) and return
+        its record; DialogResponseFailed if the browser refused it or gave it to
+        another dialog."""
         core = self.core
+        current = self._pending(dialog.id)
+        if current is not None and not current.answerable:
+            self._refuse(current)
         core.note("cdpnb.dialogAnswering", {"dialog_id": dialog.id, "accept": accept,
-                                            "prompt_text": prompt_text, "closed_by": closed_by},
+                                            "prompt_text": prompt_text, "closed_by": closed_by,
+                                            **({"reason": reason} if reason else {})},
                   dialog.session_id)
         params: dict[str, Any] = {"accept": accept}
         if prompt_text is not None:
@@ -207,12 +257,26 @@ class DialogControl:
             core.note("cdpnb.dialogAnswered", {"dialog_id": dialog.id, "ok": False,
                                                "error": repr(exc)}, dialog.session_id)
             raise
+        misdelivered = self._delivered_to(dialog.id)
         core.note("cdpnb.dialogAnswered", {"dialog_id": dialog.id, "ok": True},
                   dialog.session_id)
+        if misdelivered is not None:
+            raise DialogResponseFailed(
+                f"the browser gave the answer meant for {dialog.id} to {misdelivered.id} "
+                f"({misdelivered.type} in frame {misdelivered.frame_id}): it opened while the "
+                f"answer was on its way and took the page's dialog handle; {dialog.id} is "
+                "still open and can no longer be answered")
         record = next((r for r in reversed(core.state.recent_dialogs) if r.id == dialog.id), None)
         if record is None:
             raise DialogError(f"{dialog.id} was answered but its record is missing")
         return record
+
+    def _delivered_to(self, dialog_id: str) -> DialogRecord | None:
+        still = self._pending(dialog_id)
+        if still is None or still.answering is None or still.answering.delivered_to is None:
+            return None
+        taken = still.answering.delivered_to
+        return next((r for r in reversed(self.core.state.recent_dialogs) if r.id == taken), None)
 
     def _closed_meanwhile(self, dialog_id: str) -> str:
         record = next((r for r in self.core.state.recent_dialogs if r.id == dialog_id), None)

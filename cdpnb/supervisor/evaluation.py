@@ -198,8 +198,11 @@ class Evaluator:
         if dialog is not None:
             # Not a hang: the script waits in alert/confirm/prompt. Terminating would
             # kill it once the dialog is answered; leave that to whoever answers.
+            how = ("answer it with respond()" if dialog.answerable else
+                   f"the browser cannot answer it ({dialog.unanswerable}); cdpnb frees the "
+                   "page")
             return "not terminated", (f"not terminated: it waits on the open {dialog.type} "
-                                      f"dialog {dialog.id} (answer it with respond())")
+                                      f"dialog {dialog.id} ({how})")
         try:
             await self.core.send("Runtime.terminateExecution", None, session, HEADROOM_S)
         except (CDPError, CommandTimeout) as exc:

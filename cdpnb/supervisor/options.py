@@ -33,6 +33,8 @@ class SupervisorOptions:
     reconnect_backoff_s: float = 0.25
     bridge: bool | Literal["auto"] = "auto"
     bypass_csp: bool = False
+    popups: bool = True
+    reopen_page: bool = False
 
     def __post_init__(self) -> None:
         if self.policy not in POLICIES:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cdpnb.errors import FrameNotRoutable, UnknownFrame
+from cdpnb.errors import FrameNotRoutable, TargetGone, UnknownFrame
 from cdpnb.state import BrowserState, FrameInfo
 
 __all__ = ["context_for_frame", "frame_of", "session_for_frame"]
@@ -19,13 +19,21 @@ def frame_of(state: BrowserState, frame_id: str) -> FrameInfo:
 
 
 def _is_top(state: BrowserState, frame: FrameInfo) -> bool:
-    return frame.parent_frame_id is None and frame.session_id == state.page_session_id
+    """The top frame of a supervised page (ours, or a popup): its page session runs it."""
+    return frame.parent_frame_id is None and (
+        frame.session_id == state.page_session_id or frame.session_id in state.pages)
+
+
+def _page_session(state: BrowserState) -> str | None:
+    if state.page_gone is not None:
+        raise TargetGone(f"the supervisor's page is gone: {state.page_gone}")
+    return state.page_session_id
 
 
 def session_for_frame(state: BrowserState, frame_id: str | None) -> str | None:
     """The session of the page (``None``), of the top frame, or of an OOPIF."""
     if frame_id is None:
-        return state.page_session_id
+        return _page_session(state)
     frame = frame_of(state, frame_id)
     if frame.is_oopif or _is_top(state, frame):
         return frame.session_id
@@ -39,7 +47,7 @@ def session_for_frame(state: BrowserState, frame_id: str | None) -> str | None:
 def context_for_frame(state: BrowserState, frame_id: str | None) -> tuple[str | None, int | None]:
     """(session, execution context) for running script in a frame; context None = default."""
     if frame_id is None:
-        return state.page_session_id, None
+        return _page_session(state), None
     frame = frame_of(state, frame_id)
     if frame.is_oopif or _is_top(state, frame):
         return frame.session_id, None

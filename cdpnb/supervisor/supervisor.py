@@ -6,25 +6,43 @@ import asyncio
 import contextlib
 import logging
 import os
+import warnings
 from collections.abc import Callable, Coroutine, Iterable
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from cdpnb import __version__
 from cdpnb.errors import (
     CDPError,
+    CdpnbWarning,
     CommandTimeout,
     ConnectionLost,
+    DialogError,
     EndpointError,
     FrameNotRoutable,
     NavigationError,
     StaleRef,
     SupervisorStopped,
+    TargetGone,
     UnknownFrame,
     WaitTimeout,
 )
 from cdpnb.protocol import Event, Message
-from cdpnb.state import BrowserState, DialogRecord, FrameTree, PendingDialog, Snapshot
-from cdpnb.state.snapshot import build_frame_tree, snapshot_of
+from cdpnb.state import (
+    BrowserState,
+    Change,
+    DialogRecord,
+    FrameTree,
+    PageNode,
+    PendingDialog,
+    Snapshot,
+)
+from cdpnb.state.changes import PageClosed, PageHazard
+from cdpnb.state.snapshot import (
+    FRAME_TREE_ENTRIES,
+    FRAME_TREE_OOPIF_DEPTH,
+    build_frame_tree,
+    snapshot_of,
+)
 from cdpnb.supervisor.accessibility import (
     AXSnapshot,
     RefTarget,
@@ -41,9 +59,12 @@ from cdpnb.supervisor.core import Core
 from cdpnb.supervisor.dialogs import DialogControl
 from cdpnb.supervisor.evaluation import OBJECT_GROUP, Budget, Evaluator, context_gone
 from cdpnb.supervisor.options import Policy, SupervisorOptions, check_timeout
+from cdpnb.supervisor.pages import PageAttacher
+from cdpnb.supervisor.recovery import Recovery
 from cdpnb.supervisor.routing import context_for_frame, frame_of, session_for_frame
 from cdpnb.supervisor.values import RemoteObject, call_argument
 from cdpnb.trace import Recorder
+from cdpnb.transport import Connector
 from cdpnb.transport import redact as redact_url
 from cdpnb.transport.engine import engine
 
@@ -84,25 +105,31 @@ class Supervisor:
     """
 
     def __init__(self, url: str, options: SupervisorOptions,
-                 recorder: Recorder | None = None) -> None:
+                 recorder: Recorder | None = None, connector: Connector | None = None) -> None:
         self.url = url
         self.options = options
         self._core = Core(url, command_timeout_s=options.command_timeout_s,
-                          connect_timeout_s=options.connect_timeout_s)
+                          connect_timeout_s=options.connect_timeout_s, connector=connector)
         self.recorder = recorder
         self._core.recorder = recorder
         self._bridge = DialogBridge(self._core, bypass_csp=options.bypass_csp)
+        self._pages = PageAttacher(self._core, self._bridge)
         self._dialogs = DialogControl(self._core, options.policy, options.dialog_timeout_s,
                                       self._bridge)
+        self._recovery = Recovery(self._core, self._pages, self._bridge, self._hint)
         self._dialogs.on_fast_remote = self._on_fast_remote
+        self._dialogs.on_unanswerable = self._recovery.on_unanswerable
+        self._dialogs.on_closed = self._recovery.on_closed
         self._children = ChildAttacher(self._core, self._bridge)
         self._evaluator = Evaluator(self._core)
         #: Refs of the last accessibility snapshot, for evaluate_on and click.
         self._refs: dict[str, RefTarget] = {}
         self._core.subscribe(self._children)
+        self._core.subscribe(self._pages)
         self._core.subscribe(self._dialogs)
         self._core.subscribe(self._bridge)
-        #: Advice cdpnb has for this endpoint (e.g. "turn the bridge on"), newest last.
+        self._core.subscribe(self._on_changes)
+        #: Advice cdpnb has for this endpoint or page (also issued as CdpnbWarning).
         self.hints: list[str] = []
         self._core.on_lost = self._on_lost
         self._reconnecting: asyncio.Task[None] | None = None
@@ -127,10 +154,20 @@ class Supervisor:
         record: str | os.PathLike[str] | None = None,
         redact: bool | Iterable[str] = False,
         record_meta: dict[str, Any] | None = None,
+        popups: bool = True,
+        reopen_page: bool = False,
+        transport: Connector | None = None,
     ) -> Supervisor:
         """Connect to ``url`` (``ws://…/devtools/browser/…``, ``http://host:port``, or a
         backend from ``cdpnb.launch``), create and attach the supervisor's own page,
         and start supervising.
+
+        ``popups`` supervises the pages the supervised page opens (``window.open``,
+        ``target=_blank``), recursively: their dialogs, frames and OOPIFs, with their
+        opener in ``snapshot().pages``. ``reopen_page`` opens a fresh page when the
+        supervisor's own is closed by someone else (otherwise calls raise TargetGone
+        and ``alive`` is False). ``transport`` replaces the WebSocket (``await
+        transport(url, timeout)`` returns the connection; see ``cdpnb.testing``).
 
         ``bridge`` answers alert/confirm/prompt over intercepted XHR instead of
         natively (for endpoints that auto-dismiss native dialogs); ``"auto"`` turns it
@@ -145,7 +182,15 @@ class Supervisor:
         if not isinstance(url, str) and isinstance(getattr(url, "cdp_url", None), str):
             describe = getattr(url, "describe", None)
             backend = describe() if callable(describe) else None
+            connect = getattr(url, "connect_transport", None)
+            if transport is None and callable(connect):
+                transport = connect  # e.g. cdpnb.testing.ScriptedBrowser
             url = url.cdp_url
+        if transport is not None and not callable(transport):
+            raise TypeError(f"transport must be an async callable (url, timeout) -> "
+                            f"transport, got {transport!r}")
+        _check_flag("popups", popups)
+        _check_flag("reopen_page", reopen_page)
         if not isinstance(url, str) or not url:
             raise TypeError(f"url must be a CDP URL string or a backend, got {url!r}")
         options = SupervisorOptions(
@@ -156,6 +201,8 @@ class Supervisor:
             reconnect_attempts=reconnect_attempts,
             bridge=bridge,
             bypass_csp=bypass_csp,
+            popups=popups,
+            reopen_page=reopen_page,
         )
         recorder = None
         if record is not None:
@@ -166,20 +213,32 @@ class Supervisor:
                                 cdpnb_version=__version__)
         elif redact:
             raise ValueError("redact= applies to a recording; pass record=path as well")
-        supervisor = cls(url, options, recorder)
+        supervisor = cls(url, options, recorder, transport)
         kind = (backend or {}).get("kind")
-        supervisor._bridge.enabled = options.bridge is True or (
-            options.bridge == "auto" and kind in AUTO_DISMISSING_KINDS)
+        if options.bridge is True:
+            supervisor._bridge_reason = "bridge=True"
+        elif options.bridge == "auto" and kind in AUTO_DISMISSING_KINDS:
+            supervisor._bridge_reason = f"bridge='auto': {kind} auto-dismisses native dialogs"
+        supervisor._bridge.enabled = supervisor._bridge_reason is not None
         await engine.run(supervisor._start())
         return supervisor
+
+    _bridge_reason: str | None = None
+
+    async def _version(self) -> None:
+        with contextlib.suppress(CDPError):
+            # What the browser is, in the trace; Node and some proxies lack it.
+            self.browser_version = await self._core.send("Browser.getVersion")
 
     async def _start(self) -> None:
         try:
             await self._core.connect()
-            with contextlib.suppress(CDPError):
-                # What the browser is, in the trace; Node and some proxies lack it.
-                self.browser_version = await self._core.send("Browser.getVersion")
-            await attach_page(self._core, bridge=self._bridge)
+            if self._bridge_reason is not None:
+                self._core.note("cdpnb.bridgeEnabled", {"reason": self._bridge_reason})
+            # Browser.getVersion takes as long as the attach's first round trips: overlap.
+            await asyncio.gather(self._version(), attach_page(self._core, bridge=self._bridge))
+            if self.options.popups and not self._core.state.direct:
+                await self._pages.enable()
         except BaseException:
             self._stopped = True
             await self._core.close()
@@ -198,13 +257,24 @@ class Supervisor:
         core = self._core
         if self._reconnecting is not None:
             self._reconnecting.cancel()
-        self._dialogs.cancel_all()
-        target = core.state.page_target_id
-        if target is not None and core.connected:
-            try:
-                await core.send("Target.closeTarget", {"targetId": target}, timeout=2.0)
-            except (CDPError, CommandTimeout, ConnectionLost) as exc:
-                log.info("cdpnb: closing page target %s failed: %s", target, exc)
+        self._dialogs.cancel_all(SupervisorStopped(
+            f"supervisor for {redact_url(self.url)} stopped while waiting"))
+        if core.connected:
+            # Popups first (they were opened by our page), then our own page. A page
+            # with a crash hazard is left open, frozen: closing it would end the browser.
+            pages = sorted(core.state.pages.values(), key=lambda p: p.main)
+            for page in pages:
+                try:
+                    if page.hazard is not None:
+                        await core.send("Page.setWebLifecycleState", {"state": "frozen"},
+                                        session_id=page.session_id, timeout=2.0)
+                        await core.send("Target.detachFromTarget",
+                                        {"sessionId": page.session_id}, timeout=2.0)
+                    else:
+                        await core.send("Target.closeTarget", {"targetId": page.target_id},
+                                        timeout=2.0)
+                except (CDPError, CommandTimeout, ConnectionLost, TargetGone) as exc:
+                    log.info("cdpnb: closing page target %s failed: %s", page.target_id, exc)
         await core.close()
         if self.recorder is not None:
             self.recorder.close()
@@ -215,26 +285,56 @@ class Supervisor:
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
 
+    def _hint(self, text: str) -> None:
+        """Advice for the user: kept in ``hints`` and issued once as a CdpnbWarning."""
+        if text in self.hints:
+            return
+        self.hints.append(text)
+        warnings.warn(text, CdpnbWarning, stacklevel=2)
+
     def _on_fast_remote(self, record: DialogRecord) -> None:
+        """A native dialog closed by someone else within milliseconds: the browser's own
+        closes (supersession, navigation, frame removal) are attributed to the browser
+        by the reducers, so this one is an auto-dismissing client."""
+        if self._bridge.enabled:
+            return
         hint = (f"{record.id} ({record.type}) was closed by someone else {record.open_ms:.1f} ms "
                 f"after it opened: a client on {redact_url(self.url)} auto-dismisses native "
                 "dialogs (Playwright with no dialog handler, a cloud CDP proxy).")
-        if self._bridge.enabled:
-            return
         if self.options.bridge == "auto":
             hint += " The dialog bridge is now on; dialogs from here on are answered through it."
-            self._core.note("cdpnb.bridgeEnabled", {"reason": "fast-remote-dismissal"})
-            # Marked now, so a second fast close before the task runs does not start another.
-            self._bridge.enabled = self._bridge.installing = True
-            self._core.spawn(self._bridge.install_everywhere(), name="cdpnb-bridge-on")
+            self._bridge.switch_on("fast-remote-dismissal")
         else:
             hint += " Start the supervisor with bridge=True to answer them yourself."
         if not any("auto-dismisses native dialogs" in h for h in self.hints):
-            self.hints.append(hint)
-            log.warning("cdpnb: %s", hint)
+            self._hint(hint)
+
+    def _on_changes(self, message: Message, changes: tuple[Change, ...]) -> None:
+        for change in changes:
+            if type(change) is PageHazard:
+                assert isinstance(change, PageHazard)
+                self._recovery.on_hazard(change.page)
+            elif type(change) is PageClosed:
+                assert isinstance(change, PageClosed)
+                self._page_closed(change)
+
+    def _page_closed(self, change: PageClosed) -> None:
+        if not change.page.main or change.reason != "closed" or self._stopped:
+            return
+        if self.options.reopen_page:
+            self._hint(f"the supervisor's page {change.page.target_id} was closed by someone "
+                       "else; a fresh page replaces it (reopen_page=True).")
+            self._core.spawn(attach_page(self._core, bridge=self._bridge, pages=self._pages),
+                             name="cdpnb-reopen-page")
+        else:
+            self._hint(f"the supervisor's page {change.page.target_id} was closed by someone "
+                       "else; calls on it raise TargetGone (start with reopen_page=True to "
+                       "get a fresh page instead).")
 
     def _on_lost(self, reason: str) -> None:
-        self._dialogs.cancel_all()
+        self._dialogs.cancel_all(ConnectionLost(
+            f"CDP connection to {redact_url(self.url)} lost while waiting ({reason})"))
+        self._pages.reset()
         if self._stopped or self.options.reconnect_attempts == 0:
             return
         target = self._core.state.page_target_id
@@ -249,6 +349,8 @@ class Supervisor:
             try:
                 await core.connect()
                 await attach_page(core, reuse_target_id=target_id, bridge=self._bridge)
+                if self.options.popups and not core.state.direct:
+                    await self._pages.enable()
             except (EndpointError, CDPError, CommandTimeout, ConnectionLost) as exc:
                 log.info("cdpnb: reconnect %d to %s failed: %s", attempt + 1,
                          redact_url(self.url), exc)
@@ -277,11 +379,28 @@ class Supervisor:
     def snapshot(self) -> Snapshot:
         return snapshot_of(self._core.state)
 
-    def frame_tree(self, full: bool = True) -> FrameTree:
-        """The frame tree; ``full=True`` ignores the snapshot's caps."""
-        if full:
-            return build_frame_tree(self._core.state, None, None)
-        return build_frame_tree(self._core.state)
+    def frame_tree(self, full: bool = True, page: str | None = None) -> FrameTree:
+        """The frame tree of the supervisor's page, or of the supervised page whose
+        target id is ``page`` (a popup, see ``pages``); ``full=True`` ignores the
+        snapshot's caps."""
+        state = self._core.state
+        session = None
+        if page is not None:
+            if not isinstance(page, str):
+                raise TypeError(f"page must be a page target id (str), got {page!r}")
+            session = next((p.session_id for p in state.pages.values() if p.target_id == page),
+                           None)
+            if session is None:
+                known = ", ".join(p.target_id for p in state.pages.values()) or "none"
+                raise UnknownFrame(f"no supervised page has target id {page!r} (pages: {known})")
+        caps: tuple[int | None, int | None] = (
+            (None, None) if full else (FRAME_TREE_ENTRIES, FRAME_TREE_OOPIF_DEPTH))
+        return build_frame_tree(state, *caps, page_session_id=session)
+
+    @property
+    def pages(self) -> tuple[PageNode, ...]:
+        """The supervised pages: the supervisor's own first, then those it opened."""
+        return snapshot_of(self._core.state).pages
 
     @property
     def connected(self) -> bool:
@@ -293,8 +412,10 @@ class Supervisor:
 
     @property
     def alive(self) -> bool:
-        """Connected, or still trying to reconnect."""
+        """Connected (or still trying to reconnect) with its page there."""
         reconnecting = self._reconnecting is not None and not self._reconnecting.done()
+        if self._core.state.page_gone is not None and not self.options.reopen_page:
+            return False
         return not self._stopped and (self._core.connected or reconnecting)
 
     @property
@@ -559,36 +680,69 @@ class Supervisor:
         assert limit is not None
         return await self._call(self._navigate(url, limit))
 
+    async def _prepare_navigation(self) -> None:
+        """What a navigation of our page must not run into. A page Chromium would crash
+        on is replaced (abandoned). headless-shell wedges a page whose dialog is open
+        when it navigates (measured: "Not attached to an active page", forever), so
+        an open dialog is dismissed first, as Chromium does itself; a dialog it can no
+        longer answer means a fresh page."""
+        state = self._core.state
+        page = state.pages.get(state.page_session_id or "")
+        if page is None:
+            raise TargetGone(f"the supervisor's page is gone ({state.page_gone or 'not attached'})")
+        if page.hazard is not None:
+            await self._recovery.replace(page, "navigate() was asked on a page Chromium would "
+                                               "crash on")
+            return
+        native = [d for d in state.pending_dialogs
+                  if d.via == "native" and d.page_session_id == page.session_id
+                  and d.has_browser_handler is not True and d.type != "beforeunload"]
+        if any(not d.answerable for d in native):
+            await self._recovery.replace(page, "navigate() was asked while a dialog the browser "
+                                               "cannot answer blocks the page")
+            return
+        for dialog in native:
+            with contextlib.suppress(DialogError):
+                await self._dialogs.answer(dialog, False, None, "cdpnb", reason="navigation")
+
     async def _navigate(self, url: str, timeout: float) -> dict[str, Any]:
         core = self._core
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        await self._prepare_navigation()
         session = core.state.page_session_id
-        loaded: dict[str, asyncio.Event] = {}
+        loads: set[str] = set()
+        wanted: list[str] = []
+        loaded = core.waiter()
 
-        def on_message(message: Message) -> None:
+        def on_message(message: Message, _: tuple[Change, ...]) -> None:
             if (type(message) is Event and message.session_id == session
                     and message.method == "Page.lifecycleEvent"
                     and message.params.get("name") == "load"):
-                loaded.setdefault(str(message.params.get("loaderId")), asyncio.Event()).set()
+                loads.add(str(message.params.get("loaderId")))
+                if wanted and wanted[0] in loads and not loaded.done():
+                    loaded.set_result(None)
 
         unsubscribe = core.subscribe(on_message)
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
+        shown = redact_url(url)
         try:
-            reply = await core.send("Page.navigate", {"url": url}, session, timeout)
+            reply = await core.send("Page.navigate", {"url": url}, session,
+                                    max(0.001, deadline - loop.time()))
             if reply.get("errorText"):
-                raise NavigationError(f"navigating to {url} failed: {reply['errorText']}")
+                raise NavigationError(f"navigating to {shown} failed: {reply['errorText']}")
             loader = reply.get("loaderId")
-            if loader:
-                event = loaded.setdefault(str(loader), asyncio.Event())
+            if loader and str(loader) not in loads:
+                wanted.append(str(loader))
                 try:
-                    await asyncio.wait_for(event.wait(), max(0.0, deadline - loop.time()))
+                    await asyncio.wait_for(loaded, max(0.0, deadline - loop.time()))
                 except TimeoutError:
-                    raise WaitTimeout(f"{url} did not finish loading within {timeout:g} s "
+                    raise WaitTimeout(f"{shown} did not finish loading within {timeout:g} s "
                                       "(is a dialog open?)") from None
             frame_id = reply.get("frameId")
             return {"url": url, "frame_id": frame_id, "loader_id": loader}
         finally:
             unsubscribe()
+            core.forget(loaded)
 
     async def wait_for(self, predicate: Callable[[BrowserState], bool],
                        timeout: float = 10.0) -> BrowserState:

@@ -28,7 +28,9 @@ import numpy as np
 import pandas as pd
 
 from cdpnb.protocol import Command, ErrorReply, Event, Fault, Note, Reply
+from cdpnb.state import CLOSED_BY as STATE_CLOSED_BY
 from cdpnb.state import BrowserState, DialogRecord, PendingDialog
+from cdpnb.state.changes import DialogAmended, DialogClosed, DialogOpened
 from cdpnb.state.console import _describe
 from cdpnb.state.dialogs import DIALOG_TYPES
 from cdpnb.state.frames import _frame_url
@@ -51,7 +53,7 @@ __all__ = [
 
 DIRECTIONS = ("send", "recv", "note", "fault")
 KINDS = ("command", "reply", "error", "event", "note", "fault")
-CLOSED_BY = ("agent", "auto_policy", "watchdog", "remote")
+CLOSED_BY = STATE_CLOSED_BY
 VIA = ("native", "bridge")
 FRAME_EVENTS = ("attached", "navigated", "detached", "oopif_attached", "oopif_detached")
 CONSOLE_KINDS = ("console", "exception")
@@ -360,38 +362,22 @@ def _folded(trace: Trace) -> Iterable[tuple[Record, BrowserState, BrowserState]]
 def dialogs(trace: Trace) -> pd.DataFrame:
     """One row per dialog ever opened, as the reducers saw it open and close.
 
-    ``closed_at`` / ``closed_by`` / ``accepted`` / ``open_ms`` are NA for a dialog
-    still open when the trace ends; ``answer`` is the text an accepted prompt
-    returned to the page.
+    ``closed_at`` / ``closed_by`` / ``reason`` / ``accepted`` / ``open_ms`` are NA for a
+    dialog still open when the trace ends; ``answer`` is the text an accepted prompt
+    returned to the page. Built from the changes the fold reports (``DialogOpened``,
+    ``DialogClosed``, ``DialogAmended``): what the live supervisor acted on.
     """
     opened: dict[str, tuple[PendingDialog, Record]] = {}
     closed: dict[str, DialogRecord] = {}
-    for message, before, after in _folded(trace):
-        if after is before:
-            continue
-        new = after.dialog_seq - before.dialog_seq
-        if new > 0:
-            for dialog in after.pending_dialogs[-new:]:
-                opened.setdefault(dialog.id, (dialog, message))
-        if after.recent_dialogs is before.recent_dialogs:
-            continue
-        # A record is added when its dialog closes, and may be amended later (an answer
-        # that failed after all was not ours): the newest version of each one wins.
-        for record in after.recent_dialogs:
-            closed[record.id] = record
-        if after.dialogs_closed_total - before.dialogs_closed_total > len(after.recent_dialogs):
-            # More closed at once than recent_dialogs keeps: only a connection note
-            # does that (close_all_pending), and it closes each one as "remote".
-            still = {d.id for d in after.pending_dialogs}
-            for d in before.pending_dialogs:
-                if d.id not in closed and d.id not in still:
-                    closed[d.id] = _remote_record(d, message.wall)
+    for message, _, changes in trace.replay_changes():
+        for change in changes:
+            if isinstance(change, DialogOpened):
+                opened.setdefault(change.dialog.id, (change.dialog, message))
+            elif isinstance(change, DialogClosed | DialogAmended):
+                # A record may be amended later (an answer that failed after all was
+                # not ours): the newest version of each one wins.
+                closed[change.record.id] = change.record
     return _dialog_frame(opened, closed, trace.started_mono)
-
-
-def _remote_record(dialog: PendingDialog, at: float) -> DialogRecord:
-    data = dialog.model_dump(exclude={"answering", "has_browser_handler"})
-    return DialogRecord(**data, closed_at=at, closed_by="remote")
 
 
 _DIALOG_SCHEMA: dict[str, Convert] = {
@@ -399,7 +385,7 @@ _DIALOG_SCHEMA: dict[str, Convert] = {
     "message": _strings, "default_prompt": _strings, "frame_id": _strings, "url": _strings,
     "session_id": _cat, "via": _categories(VIA), "has_browser_handler": _bools,
     "accepted": _bools, "answer": _strings, "closed_by": _categories(CLOSED_BY),
-    "open_ms": _floats,
+    "reason": _cat, "open_ms": _floats,
 }
 
 
@@ -412,7 +398,8 @@ def _dialog_frame(opened: Mapping[str, tuple[PendingDialog, Record]],
                  dialog.message, dialog.default_prompt, dialog.frame_id, dialog.url,
                  dialog.session_id, dialog.via, dialog.has_browser_handler,
                  record.accepted if record else None, record.prompt_text if record else None,
-                 record.closed_by if record else None, record.open_ms if record else None)
+                 record.closed_by if record else None, record.reason if record else None,
+                 record.open_ms if record else None)
     frame = rows.frame(time="opened_at")
     return frame[["dialog_id", "opened_at", "closed_at", "t", *list(_DIALOG_SCHEMA)[2:]]]
 

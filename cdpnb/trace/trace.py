@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cdpnb.protocol import Fault, Message, Reply
-from cdpnb.state import BrowserState, Snapshot, fold, fold_all, snapshot_of
+from cdpnb.state import BrowserState, Change, Snapshot, fold, fold_all, snapshot_of
 from cdpnb.trace.format import Record
 from cdpnb.trace.reader import read_trace
 
@@ -125,12 +125,18 @@ class Trace:
 
     def replay_states(self) -> Iterator[tuple[Message, BrowserState]]:
         """Each message with the state right after it (the reducers' own fold)."""
+        for message, state, _ in self.replay_changes():
+            yield message, state
+
+    def replay_changes(self) -> Iterator[tuple[Message, BrowserState, tuple[Change, ...]]]:
+        """Each message with the state right after it and the changes it made: what the
+        live supervisor's listeners were told, in the same order."""
         state = BrowserState()
         for record in self.records:
             if isinstance(record, Fault):
                 continue
-            state = fold(state, record)
-            yield record, state
+            state, changes = fold(state, record)
+            yield record, state, changes
 
     def replay(self) -> Iterator[Snapshot]:
         """A snapshot each time a message changed the state, in recorded order."""
@@ -155,7 +161,7 @@ class Trace:
             if at > limit:
                 break
             if not isinstance(record, Fault):
-                state = fold(state, record)
+                state = fold(state, record).state
         return state
 
     def snapshot_at(self, t: float | dt.datetime | pd.Timestamp) -> Snapshot:

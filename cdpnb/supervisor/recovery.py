@@ -1,0 +1,190 @@
+"""Freeing pages the browser left stuck: a page is never left blocked by a dialog
+nobody can answer.
+
+Acts on the reducers' changes (``DialogUnanswerable``, ``DialogClosed``,
+``PageHazard``), by the browser facts measured on Chromium 156 (``cdpnb.state.dialogs``):
+
+* a dialog the browser is closing itself (``superseded``, ``navigation``) is given a
+  moment to close; if it does not, it counts as lost;
+* ``chromium`` (``hasBrowserHandler``) with an orphaned dialog (``orphaned``,
+  ``handle_lost``): a same-document navigation of the top frame to the current URL
+  with a fragment closes it (result false), the page and its frames stay; the URL is
+  put back with ``history.replaceState`` (the history keeps one more entry);
+* ``headless-shell`` (``handle_taken``, ``wedged``, ``handle_lost``): nothing short of a
+  new page frees the frame, so once no answerable dialog is left on the page the page
+  is replaced: closed, and (for the supervisor's own page) a fresh ``about:blank``
+  one created and set up. A popup is closed.
+
+A page marked with a hazard (a Chromium bug that crashes the browser at its next
+native dialog, navigation, reload or close) gets the dialog bridge, so its dialogs
+stop being native; it is never closed or navigated: replacing it abandons it, frozen
+(``Page.setWebLifecycleState``), and detached. Each action is said in a
+``cdpnb.*`` note, counted in ``stats()`` and announced as a ``CdpnbWarning`` hint.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+from collections.abc import Callable
+
+from cdpnb.errors import CDPError, CommandTimeout, ConnectionLost, TargetGone
+from cdpnb.state import DialogRecord, PageInfo, PendingDialog
+from cdpnb.state.dialogs import BROWSER_CLOSES, answerable_dialog
+from cdpnb.supervisor.attach import attach_page
+from cdpnb.supervisor.bridge import DialogBridge
+from cdpnb.supervisor.core import Core
+from cdpnb.supervisor.pages import PageAttacher
+
+__all__ = ["Recovery"]
+
+log = logging.getLogger("cdpnb.supervisor")
+
+#: How long the browser gets to close a dialog it is closing itself (measured: 0–3 ms).
+BROWSER_CLOSE_GRACE_S = 1.0
+#: How long a release (same-document navigation) may take to close the dialog.
+RELEASE_WAIT_S = 2.0
+#: How long closing (or detaching from) a page may take to show in the state.
+CLOSE_WAIT_S = 5.0
+_EXPECTED = (CDPError, CommandTimeout, ConnectionLost, TargetGone)
+
+
+class Recovery:
+    """One per supervisor; ``free(page)`` runs at most once at a time per page."""
+
+    def __init__(self, core: Core, pages: PageAttacher, bridge: DialogBridge,
+                 hint: Callable[[str], None]) -> None:
+        self.core = core
+        self.pages = pages
+        self.bridge = bridge
+        self.hint = hint
+        self._busy: set[str] = set()
+        #: Replaced pages of our own: the target that replaced each one.
+        self.replacements: list[tuple[str, str]] = []
+
+    # -- triggers (from DialogControl and the supervisor's listener) -----------------
+
+    def on_unanswerable(self, dialog: PendingDialog) -> None:
+        if dialog.page_session_id is not None:
+            self.schedule(dialog.page_session_id)
+
+    def on_closed(self, record: DialogRecord) -> None:
+        page = record.page_session_id
+        if page is not None and self._stuck(page):
+            self.schedule(page)
+
+    def on_hazard(self, page: PageInfo) -> None:
+        self.hint(f"page {page.target_id}: {page.hazard}. cdpnb switched the dialog bridge "
+                  "on for it (its alert/confirm/prompt no longer go native), will not "
+                  "navigate, reload or close it, and gives the supervisor a fresh page "
+                  "instead when you navigate.")
+        self.core.stats["pages-hazardous"] += 1
+        if page.session_id not in self.bridge.installed:
+            self.core.spawn(self.bridge.install_everywhere(page.session_id),
+                            name="cdpnb-bridge-hazard")
+
+    def schedule(self, page_session_id: str) -> None:
+        if page_session_id in self._busy:
+            return
+        self._busy.add(page_session_id)
+        self.core.spawn(self._free(page_session_id), name=f"cdpnb-free-{page_session_id[:8]}")
+
+    # -- what is stuck ------------------------------------------------------------------
+
+    def _stuck(self, page: str) -> list[PendingDialog]:
+        """Unanswerable native dialogs on ``page`` with nothing answerable left above them."""
+        state = self.core.state
+        if answerable_dialog(state, page) is not None:
+            return []  # the browser still answers one; its close will call us again
+        return [d for d in state.pending_dialogs
+                if d.via == "native" and d.page_session_id == page and not d.answerable
+                and d.answering is None]
+
+    async def _free(self, page: str) -> None:
+        try:
+            info = self.core.state.pages.get(page)
+            lost = [d for d in self._stuck(page) if d.unanswerable not in BROWSER_CLOSES]
+            if lost and info is not None and lost[-1].has_browser_handler and info.hazard is None:
+                await self.release(info, lost[-1])
+            if self._stuck(page):
+                # What the browser is closing itself (measured: within 0-3 ms) gets a moment.
+                with contextlib.suppress(TimeoutError):
+                    await self.core.wait_until(lambda s: not self._stuck(page),
+                                               BROWSER_CLOSE_GRACE_S)
+            stuck = self._stuck(page)
+            info = self.core.state.pages.get(page)
+            if not stuck or info is None:
+                return
+            await self.replace(info, f"{len(stuck)} dialog(s) the browser cannot answer "
+                                     f"({', '.join(f'{d.id}: {d.unanswerable}' for d in stuck)})")
+        finally:
+            self._busy.discard(page)
+
+    # -- the two remedies ---------------------------------------------------------------
+
+    async def release(self, page: PageInfo, dialog: PendingDialog) -> bool:
+        """Close ``dialog`` (result false) by a same-document navigation of the top
+        frame; True when it closed."""
+        core = self.core
+        sid = page.session_id
+        core.note("cdpnb.dialogAnswering", {"dialog_id": dialog.id, "accept": False,
+                                            "prompt_text": None, "closed_by": "cdpnb",
+                                            "reason": "released"}, sid)
+        ok = False
+        try:
+            history = await core.send("Page.getNavigationHistory", session_id=sid, timeout=5)
+            entry = history["entries"][history["currentIndex"]]
+            url = str(entry["url"])
+            target = url if "#" in url else url + "#"
+            await core.send("Page.navigate", {"url": target}, session_id=sid, timeout=5)
+            await core.wait_until(
+                lambda s: all(d.id != dialog.id for d in s.pending_dialogs), RELEASE_WAIT_S)
+            ok = True
+            if target != url:
+                with contextlib.suppress(*_EXPECTED):
+                    restore = f"history.replaceState(history.state, '', {json.dumps(url)})"
+                    await core.send("Runtime.evaluate", {"expression": restore},
+                                    session_id=sid, timeout=5)
+        except (*_EXPECTED, TimeoutError, LookupError, TypeError) as exc:
+            log.info("cdpnb: releasing %s failed: %s", dialog.id, exc)
+        finally:
+            core.note("cdpnb.dialogAnswered", {"dialog_id": dialog.id, "ok": ok,
+                                               **({} if ok else {"error": "release failed"})},
+                      sid)
+        if ok:
+            core.stats["dialogs-released"] += 1
+            self.hint(f"{dialog.id} ({dialog.type} in frame {dialog.frame_id}) could not be "
+                      f"answered ({dialog.unanswerable}); cdpnb released it (dismissed) with a "
+                      "same-document navigation of the top frame; the page stays as it was.")
+        return ok
+
+    async def replace(self, page: PageInfo, why: str) -> None:
+        """End ``page`` (closed, or abandoned if touching it would crash the browser)
+        and, for the supervisor's own page, open a fresh one."""
+        core = self.core
+        sid = page.session_id
+        core.note("cdpnb.pageReplacing", {"session_id": sid, "reason": why}, sid)
+        try:
+            if page.hazard is not None:
+                with contextlib.suppress(*_EXPECTED):
+                    await core.send("Page.setWebLifecycleState", {"state": "frozen"},
+                                    session_id=sid, timeout=5)
+                await core.send("Target.detachFromTarget", {"sessionId": sid}, timeout=5)
+            else:
+                await core.send("Target.closeTarget", {"targetId": page.target_id}, timeout=5)
+            with contextlib.suppress(TimeoutError):
+                await core.wait_until(lambda s: sid not in s.pages, CLOSE_WAIT_S)
+        except _EXPECTED as exc:
+            log.info("cdpnb: ending page %s failed: %s", page.target_id, exc)
+        core.stats["pages-replaced" if page.main else "popups-closed"] += 1
+        if not page.main:
+            self.hint(f"popup {page.target_id} was closed: {why}.")
+            return
+        await attach_page(core, bridge=self.bridge, pages=self.pages)
+        new = core.state.page_target_id or "?"
+        self.replacements.append((page.target_id, new))
+        kept = "abandoned (left open, frozen)" if page.hazard else "closed"
+        self.hint(f"the supervisor's page {page.target_id} was {kept} and replaced by a fresh "
+                  f"about:blank page {new}: {why}. Frame ids from before are gone; navigate "
+                  "again.")

@@ -1,0 +1,362 @@
+"""A scripted CDP browser for tests: the transport seam's test double.
+
+Real browsers prove behaviour; a scripted peer makes a race exact. Hand a
+``ScriptedBrowser`` to ``Supervisor.start`` and it plays the browser's side of the
+connection in memory: it answers the supervisor's set-up with a believable page
+(``Target.createTarget``, ``Target.attachToTarget``, ``Page.getFrameTree``, ...),
+records every command it receives, and lets a test say what the browser does and when::
+
+    from cdpnb.testing import ScriptedBrowser, ScriptedError
+
+    browser = ScriptedBrowser()
+
+    @browser.on("Page.handleJavaScriptDialog")
+    def answer(command):
+        browser.push("Page.javascriptDialogClosed", {"frameId": browser.page_frame_id,
+                                                     "result": command.params["accept"]},
+                     session_id=command.session_id)
+        return {}
+
+    sup = await cdpnb.Supervisor.start(browser)
+    await browser.open_dialog("prompt", "name?")      # returns once the supervisor folded it
+    dialog = await sup.wait_for_dialog(timeout=1)
+    await sup.respond("accept", prompt_text="Ada")
+    assert browser.commands("Page.handleJavaScriptDialog")[0].params["promptText"] == "Ada"
+
+A handler returns the command's ``result`` (a dict), raises ``ScriptedError`` for an
+error reply, or returns ``HOLD`` to answer later with ``await browser.reply(command,
+...)``: the window a real browser opens only by timing. ``await browser.emit(...)``
+returns once the supervisor has taken the event in, so the order of a test is the
+order the supervisor sees. ``await browser.drop()`` ends the connection.
+
+It is in the spirit of httpx's ``MockTransport``: a test double at the transport seam,
+public so that code built on cdpnb can be tested against scripted browsers too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+from collections.abc import AsyncIterator, Callable, Coroutine
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from cdpnb.errors import ConnectionLost
+
+__all__ = ["HOLD", "ScriptedBrowser", "ScriptedCommand", "ScriptedError"]
+
+T = TypeVar("T")
+
+
+class _Hold:
+    def __repr__(self) -> str:
+        return "HOLD"
+
+
+#: Returned by a handler: the command gets its reply later, from ``browser.reply``.
+HOLD = _Hold()
+
+
+class ScriptedError(Exception):
+    """Raised by a handler: the command gets a CDP error reply with this code/message."""
+
+    def __init__(self, code: int, message: str) -> None:
+        self.code = code
+        self.message = message
+        super().__init__(f"[{code}] {message}")
+
+
+@dataclass
+class ScriptedCommand:
+    """A command the supervisor sent."""
+
+    id: int
+    method: str
+    params: dict[str, Any]
+    session_id: str | None
+    replied: bool = False
+    result: dict[str, Any] | None = field(default=None, repr=False)
+
+
+Handler = Callable[[ScriptedCommand], "dict[str, Any] | _Hold | None"]
+
+
+class _Frame:
+    __slots__ = ("taken", "text")
+
+    def __init__(self, text: str, taken: asyncio.Future[None] | None) -> None:
+        self.text = text
+        self.taken = taken
+
+
+class _ScriptedTransport:
+    """The supervisor's end of the in-memory connection."""
+
+    def __init__(self, browser: ScriptedBrowser) -> None:
+        self.browser = browser
+        self.url = browser.cdp_url
+        self.queue: asyncio.Queue[_Frame | None] = asyncio.Queue()
+        self.closed = False
+        self.reason = "closed by the scripted browser"
+
+    async def send(self, text: str) -> None:
+        if self.closed:
+            raise ConnectionLost("the scripted browser's connection is closed")
+        self.browser._receive(self, text)
+
+    async def frames(self) -> AsyncIterator[str | bytes]:
+        while True:
+            frame = await self.queue.get()
+            if frame is None:
+                return
+            yield frame.text
+            # The reader asks for the next frame only once it has folded this one.
+            if frame.taken is not None and not frame.taken.done():
+                frame.taken.set_result(None)
+
+    async def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self.reason = "closed by cdpnb"
+            self.queue.put_nowait(None)
+
+    @property
+    def close_reason(self) -> str:
+        return self.reason
+
+
+class ScriptedBrowser:
+    """An in-memory CDP endpoint, scripted by the test. See the module docs."""
+
+    def __init__(self, *, product: str = "ScriptedBrowser/1.0",
+                 has_browser_handler: bool | None = True) -> None:
+        self.cdp_url = "scripted://browser"
+        self.product = product
+        self.has_browser_handler = has_browser_handler
+        self.received: list[ScriptedCommand] = []
+        self._handlers: dict[str, Handler] = {}
+        self._held: dict[int, tuple[_ScriptedTransport, ScriptedCommand]] = {}
+        self._transport: _ScriptedTransport | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._targets = itertools.count(1)
+        self._auto_attach = False
+        self.connections = 0
+        #: The page the supervisor created: its target (= top frame) id and session.
+        self.page_target_id: str | None = None
+        self.page_session_id: str | None = None
+
+    # -- scripting -----------------------------------------------------------------
+
+    def on(self, method: str, handler: Handler | None = None) -> Any:
+        """Set what the browser does for ``method`` (usable as a decorator)."""
+        def register(fn: Handler) -> Handler:
+            self._handlers[method] = fn
+            return fn
+
+        return register(handler) if handler is not None else register
+
+    @property
+    def page_frame_id(self) -> str:
+        """The top frame of the supervisor's page (its id is the target id, as in Chromium)."""
+        if self.page_target_id is None:
+            raise RuntimeError("the supervisor has not created its page yet")
+        return self.page_target_id
+
+    def commands(self, method: str | None = None) -> list[ScriptedCommand]:
+        """The commands received so far (of one method)."""
+        return [c for c in self.received if method is None or c.method == method]
+
+    async def wait_for_command(self, method: str, timeout: float = 5.0,
+                               count: int = 1) -> ScriptedCommand:
+        """The ``count``-th command of ``method``, once it has arrived."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while len(self.commands(method)) < count:
+            if loop.time() > deadline:
+                raise TimeoutError(f"the supervisor sent no {method} (#{count}) within "
+                                   f"{timeout:g} s; it sent {[c.method for c in self.received]}")
+            await asyncio.sleep(0.002)
+        return self.commands(method)[count - 1]
+
+    # -- the browser speaking (thread-safe: the supervisor runs on cdpnb's engine loop) --
+
+    def push(self, method: str, params: dict[str, Any] | None = None,
+             session_id: str | None = None) -> None:
+        """Queue an event now, from inside a handler (on the supervisor's loop)."""
+        self._deliver(self._message(method, params, session_id), None)
+
+    async def emit(self, method: str, params: dict[str, Any] | None = None,
+                   session_id: str | None = None) -> None:
+        """Send an event; returns once the supervisor has folded it."""
+        text = self._message(method, params, session_id)
+        await self._on_loop(self._emit(text))
+
+    async def open_dialog(self, type: str = "alert", message: str = "", *,
+                          frame_id: str | None = None, default_prompt: str = "",
+                          session_id: str | None = None,
+                          has_browser_handler: bool | None = None) -> None:
+        """``Page.javascriptDialogOpening`` on the page session, as Chromium sends it."""
+        handler = self.has_browser_handler if has_browser_handler is None else has_browser_handler
+        params: dict[str, Any] = {"url": "about:blank", "frameId": frame_id or self.page_frame_id,
+                                  "message": message, "type": type,
+                                  "defaultPrompt": default_prompt}
+        if handler is not None:
+            params["hasBrowserHandler"] = handler
+        await self.emit("Page.javascriptDialogOpening", params,
+                        session_id or self.page_session_id)
+
+    async def reply(self, command: ScriptedCommand, result: dict[str, Any] | None = None, *,
+                    error: tuple[int, str] | None = None) -> None:
+        """Answer a command a handler HELD; returns once the supervisor took the reply."""
+        held = self._held.pop(command.id, None)
+        if held is None:
+            raise ValueError(f"command {command.id} ({command.method}) is not held")
+        transport, _ = held
+        await self._on_loop(self._emit(self._reply_text(command, result, error), transport))
+
+    async def drop(self) -> None:
+        """End the connection as a crash would (no close frame)."""
+        async def drop() -> None:
+            if self._transport is not None:
+                self._transport.closed = True
+                self._transport.reason = "connection dropped"
+                self._transport.queue.put_nowait(None)
+
+        await self._on_loop(drop())
+
+    # -- the transport seam ----------------------------------------------------------
+
+    async def connect_transport(self, url: str, timeout: float) -> _ScriptedTransport:
+        """What ``Supervisor.start(browser)`` connects with (a ``Connector``)."""
+        self._loop = asyncio.get_running_loop()
+        self._transport = _ScriptedTransport(self)
+        self.connections += 1
+        return self._transport
+
+    # -- internals ---------------------------------------------------------------------
+
+    async def _on_loop(self, coro: Coroutine[Any, Any, T]) -> T:
+        loop = self._loop
+        if loop is None:
+            coro.close()
+            raise RuntimeError("no supervisor is connected to the scripted browser yet")
+        if asyncio.get_running_loop() is loop:
+            return await coro
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, loop))
+
+    async def _emit(self, text: str, transport: _ScriptedTransport | None = None) -> None:
+        taken: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._deliver(text, taken, transport)
+        await taken
+
+    def _deliver(self, text: str, taken: asyncio.Future[None] | None,
+                 transport: _ScriptedTransport | None = None) -> None:
+        transport = transport or self._transport
+        if transport is None or transport.closed:
+            if taken is not None and not taken.done():
+                taken.set_result(None)
+            return
+        transport.queue.put_nowait(_Frame(text, taken))
+
+    @staticmethod
+    def _message(method: str, params: dict[str, Any] | None, session_id: str | None) -> str:
+        message: dict[str, Any] = {"method": method, "params": params or {}}
+        if session_id is not None:
+            message["sessionId"] = session_id
+        return json.dumps(message)
+
+    @staticmethod
+    def _reply_text(command: ScriptedCommand, result: dict[str, Any] | None,
+                    error: tuple[int, str] | None) -> str:
+        message: dict[str, Any] = {"id": command.id}
+        if error is not None:
+            message["error"] = {"code": error[0], "message": error[1]}
+        else:
+            message["result"] = result or {}
+            command.result = result or {}
+        command.replied = True
+        if command.session_id is not None:
+            message["sessionId"] = command.session_id
+        return json.dumps(message)
+
+    def _receive(self, transport: _ScriptedTransport, text: str) -> None:
+        data = json.loads(text)
+        command = ScriptedCommand(data["id"], data["method"], data.get("params") or {},
+                                  data.get("sessionId"))
+        self.received.append(command)
+        custom = self._handlers.get(command.method)
+        default = _DEFAULTS.get(command.method)
+        try:
+            if custom is not None:
+                result = custom(command)
+            elif default is not None:
+                result = default(self, command)
+            else:
+                result = {}
+        except ScriptedError as exc:
+            self._deliver(self._reply_text(command, None, (exc.code, exc.message)), None,
+                          transport)
+            return
+        if isinstance(result, _Hold):
+            self._held[command.id] = (transport, command)
+            return
+        self._deliver(self._reply_text(command, result if isinstance(result, dict) else {},
+                                       None), None, transport)
+
+    # -- a believable page, by default -------------------------------------------------
+
+    def _new_target(self) -> str:
+        return f"TARGET-{next(self._targets)}"
+
+    def _create_target(self, command: ScriptedCommand) -> dict[str, Any]:
+        target = self._new_target()
+        self.page_target_id, self.page_session_id = target, f"SESSION-{target}"
+        if self._auto_attach:
+            # As Chromium does with a browser-level auto-attach on: the new page is
+            # announced paused, before the reply.
+            self.push("Target.attachedToTarget", {
+                "sessionId": f"SESSION-{target}", "waitingForDebugger": True,
+                "targetInfo": {"targetId": target, "type": "page", "url": "about:blank",
+                               "attached": True}})
+        return {"targetId": target}
+
+    def _attach_to_target(self, command: ScriptedCommand) -> dict[str, Any]:
+        target = str(command.params.get("targetId"))
+        session = f"SESSION-{target}"
+        self.push("Target.attachedToTarget", {
+            "sessionId": session, "waitingForDebugger": False,
+            "targetInfo": {"targetId": target, "type": "page", "url": "about:blank",
+                           "attached": True}})
+        return {"sessionId": session}
+
+    def _set_auto_attach(self, command: ScriptedCommand) -> dict[str, Any]:
+        if command.session_id is None:
+            self._auto_attach = bool(command.params.get("autoAttach"))
+        return {}
+
+    def _frame_tree(self, command: ScriptedCommand) -> dict[str, Any]:
+        target = (command.session_id or "").removeprefix("SESSION-") or "TARGET-0"
+        return {"frameTree": {"frame": {"id": target, "loaderId": f"L-{target}",
+                                        "url": "about:blank", "securityOrigin": "://",
+                                        "mimeType": "text/html"}}}
+
+    def _close_target(self, command: ScriptedCommand) -> dict[str, Any]:
+        target = str(command.params.get("targetId"))
+        self.push("Target.detachedFromTarget", {"sessionId": f"SESSION-{target}",
+                                                "targetId": target})
+        return {"success": True}
+
+    def _version(self, command: ScriptedCommand) -> dict[str, Any]:
+        return {"product": self.product, "protocolVersion": "1.3", "revision": "scripted",
+                "userAgent": self.product, "jsVersion": ""}
+
+
+_DEFAULTS: dict[str, Callable[[ScriptedBrowser, ScriptedCommand], dict[str, Any]]] = {
+    "Browser.getVersion": ScriptedBrowser._version,
+    "Target.createTarget": ScriptedBrowser._create_target,
+    "Target.attachToTarget": ScriptedBrowser._attach_to_target,
+    "Target.closeTarget": ScriptedBrowser._close_target,
+    "Target.setAutoAttach": ScriptedBrowser._set_auto_attach,
+    "Page.getFrameTree": ScriptedBrowser._frame_tree,
+}

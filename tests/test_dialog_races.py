@@ -1,0 +1,459 @@
+"""Races and browser quirks played exactly against a scripted browser (cdpnb.testing).
+
+Each test scripts what Chromium 156 or headless-shell 156 was measured to do (see
+cdpnb/state/dialogs.py) at the moment a real browser does it only by timing; the real
+browsers prove the same classes in tests/test_dialog_browsers.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import json
+import re
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import cdpnb
+from cdpnb.state.dialogs import answerable_dialog
+from cdpnb.testing import HOLD, ScriptedBrowser, ScriptedCommand
+
+CHILD = "CHILD-FRAME"
+PAGE_URL = "http://127.0.0.1:9/page"
+
+
+def browser(handler: bool | None) -> ScriptedBrowser:
+    """A scripted browser whose dialog handle follows ``handler`` (True: chromium,
+    False: headless-shell), with a page at PAGE_URL holding one child frame."""
+    b = ScriptedBrowser(has_browser_handler=handler)
+
+    @b.on("Page.handleJavaScriptDialog")
+    def answer(command: ScriptedCommand) -> dict[str, Any]:
+        # The browser closes the dialog it holds the handle of (tests pick which by
+        # what they emit before); the default closes the page's top frame's dialog.
+        b.push("Page.javascriptDialogClosed", {
+            "frameId": b.page_frame_id, "result": command.params["accept"],
+            "userInput": command.params.get("promptText", "")}, command.session_id)
+        return {}
+
+    @b.on("Page.getNavigationHistory")
+    def history(command: ScriptedCommand) -> dict[str, Any]:
+        return {"currentIndex": 0, "entries": [{"id": 1, "url": PAGE_URL, "title": ""}]}
+
+    return b
+
+
+async def start(b: ScriptedBrowser, **options: Any) -> cdpnb.Supervisor:
+    options.setdefault("dialog_timeout_s", 30)
+    sup = await cdpnb.Supervisor.start(b, **options)
+    await b.emit("Page.frameAttached", {"frameId": CHILD, "parentFrameId": b.page_frame_id},
+                 b.page_session_id)
+    return sup
+
+
+async def settle(sup: cdpnb.Supervisor, predicate: Any, timeout: float = 3.0) -> None:
+    await sup.wait_for(predicate, timeout)
+
+
+async def hinted(sup: cdpnb.Supervisor, text: str, timeout: float = 3.0) -> None:
+    """Wait for a hint (they come as the recovery finishes, off the test's loop)."""
+    deadline = time.monotonic() + timeout
+    while not any(text in h for h in sup.hints):
+        assert time.monotonic() < deadline, f"no hint with {text!r}: {sup.hints}"
+        await asyncio.sleep(0.01)
+
+
+@pytest.fixture
+async def chromium_like() -> AsyncIterator[tuple[ScriptedBrowser, cdpnb.Supervisor]]:
+    b = browser(True)
+    sup = await start(b)
+    yield b, sup
+    await sup.stop()
+
+
+@pytest.fixture
+async def shell_like() -> AsyncIterator[tuple[ScriptedBrowser, cdpnb.Supervisor]]:
+    b = browser(False)
+    sup = await start(b)
+    yield b, sup
+    await sup.stop()
+
+
+# -- class 1: overlapping dialogs ---------------------------------------------------------
+
+
+async def test_chromium_overlap_refuses_both_and_releases_the_orphan(
+    chromium_like: tuple[ScriptedBrowser, cdpnb.Supervisor],
+) -> None:
+    b, sup = chromium_like
+
+    @b.on("Page.navigate")
+    def navigate(command: ScriptedCommand) -> dict[str, Any]:
+        # Measured: a same-document navigation of the top frame closes the orphan.
+        assert command.params["url"] == PAGE_URL + "#"
+        b.push("Page.javascriptDialogClosed", {"frameId": b.page_frame_id, "result": False,
+                                               "userInput": ""}, command.session_id)
+        return {"frameId": b.page_frame_id}
+
+    b.on("Page.getNavigationHistory", lambda command: HOLD)  # the release waits for us
+    with pytest.warns(cdpnb.CdpnbWarning, match="released it"):
+        await b.open_dialog("prompt", "one", frame_id=CHILD)
+        await b.open_dialog("prompt", "two")
+        for dialog_id in ("d-1", "d-2"):
+            with pytest.raises(cdpnb.DialogNotAnswerable) as refused:
+                await sup.respond("accept", prompt_text="x", dialog_id=dialog_id)
+            assert refused.value.answerable is None
+        await b.emit("Page.javascriptDialogClosed", {"frameId": CHILD, "result": False,
+                                                     "userInput": ""}, b.page_session_id)
+        held = await b.wait_for_command("Page.getNavigationHistory")
+        await b.reply(held, {"currentIndex": 0, "entries": [{"id": 1, "url": PAGE_URL}]})
+        await settle(sup, lambda s: not s.pending_dialogs)
+        await hinted(sup, "released it")
+    records = {r.id: r for r in sup.snapshot().recent_dialogs}
+    assert (records["d-1"].closed_by, records["d-1"].reason) == ("browser", "superseded")
+    assert (records["d-2"].closed_by, records["d-2"].reason, records["d-2"].accepted) == (
+        "cdpnb", "released", False)
+    assert b.commands("Page.handleJavaScriptDialog") == []  # no answer could go astray
+    assert "replaceState" in b.commands("Runtime.evaluate")[-1].params["expression"]
+    assert sup.stats()["dialogs-released"] == 1
+    assert "fast-remote-dismissals" not in sup.stats()  # the browser's closes are not remote
+    assert not sup.bridge_enabled
+
+
+async def test_headless_shell_overlap_answers_only_the_newest_then_replaces_the_page(
+    shell_like: tuple[ScriptedBrowser, cdpnb.Supervisor],
+) -> None:
+    b, sup = shell_like
+    old_target = sup.page_target_id
+    await b.open_dialog("prompt", "older", frame_id=CHILD)
+    await b.open_dialog("prompt", "newest")
+    with pytest.raises(cdpnb.DialogNotAnswerable, match="would answer d-2") as refused:
+        await sup.respond("accept", prompt_text="meant for the older", dialog_id="d-1")
+    assert (refused.value.dialog_id, refused.value.answerable) == ("d-1", "d-2")
+    assert b.commands("Page.handleJavaScriptDialog") == []
+    # Without dialog_id, the one the browser would answer is the only candidate.
+    with pytest.warns(cdpnb.CdpnbWarning, match="replaced by a fresh"):
+        record = await sup.respond("accept", prompt_text="for the newest")
+        assert (record.id, record.closed_by, record.prompt_text) == ("d-2", "agent",
+                                                                     "for the newest")
+        # d-1 can never be answered now: the page is replaced.
+        await hinted(sup, "replaced by a fresh")
+    [closed] = b.commands("Target.closeTarget")
+    assert closed.params["targetId"] == old_target
+    d1 = next(r for r in sup.snapshot().recent_dialogs if r.id == "d-1")
+    assert (d1.closed_by, d1.reason) == ("cdpnb", "page_replaced")
+    assert [c.params for c in b.commands("Page.handleJavaScriptDialog")] == [
+        {"accept": True, "promptText": "for the newest"}]
+    assert sup.alive and sup.stats()["pages-replaced"] == 1
+
+
+async def test_an_answer_taken_by_a_newer_dialog_is_reported_never_recorded_as_ours(
+    shell_like: tuple[ScriptedBrowser, cdpnb.Supervisor],
+) -> None:
+    b, sup = shell_like
+    b.on("Page.handleJavaScriptDialog", lambda command: HOLD)
+    await b.open_dialog("prompt", "mine")
+    answering = asyncio.ensure_future(sup.respond("accept", prompt_text="for d-1",
+                                                  dialog_id="d-1"))
+    sent = await b.wait_for_command("Page.handleJavaScriptDialog")
+    # A frame opens a dialog while the answer is on its way; headless-shell gives the
+    # answer to it (the newest).
+    await b.open_dialog("prompt", "theirs", frame_id=CHILD)
+    await b.emit("Page.javascriptDialogClosed", {"frameId": CHILD, "result": True,
+                                                 "userInput": "for d-1"}, b.page_session_id)
+    with pytest.warns(cdpnb.CdpnbWarning, match="replaced"):
+        await b.reply(sent, {})
+        with pytest.raises(cdpnb.DialogResponseFailed,
+                           match="gave the answer meant for d-1 to d-2"):
+            await answering
+        await hinted(sup, "replaced by a fresh")
+    records = {r.id: r for r in sup.snapshot().recent_dialogs}
+    assert (records["d-2"].reason, records["d-2"].answer_for) == ("misdelivered", "d-1")
+    assert (records["d-1"].closed_by, records["d-1"].reason) == ("cdpnb", "page_replaced")
+
+
+# -- class 2: ghost dialogs ---------------------------------------------------------------
+
+
+async def test_a_dialog_whose_frame_went_is_never_answered_and_chromium_pages_are_guarded(
+) -> None:
+    b = browser(True)
+    sup = await start(b, dialog_timeout_s=0.2)
+    with pytest.warns(cdpnb.CdpnbWarning, match="crashes"):
+        await b.open_dialog("alert", "ghost", frame_id=CHILD)
+        await b.emit("Page.frameDetached", {"frameId": CHILD, "reason": "remove"},
+                     b.page_session_id)
+        await hinted(sup, "crashes")
+        await asyncio.sleep(0.5)  # past the watchdog's time
+    record = sup.snapshot().recent_dialogs[-1]
+    assert (record.closed_by, record.reason) == ("browser", "frame_removed")
+    assert b.commands("Page.handleJavaScriptDialog") == []  # answering it crashed Chromium
+    assert sup.pages[0].hazard is not None
+    # the bridge goes on for the page, so its dialogs stop being native
+    await b.wait_for_command("Fetch.enable")
+    assert any("__cdpnbBridge" in c.params.get("source", "")
+               for c in b.commands("Page.addScriptToEvaluateOnNewDocument"))
+    await sup.stop()
+    # stop() never closes a page Chromium would crash on: it freezes and leaves it
+    assert b.commands("Target.closeTarget") == []
+    assert [c.params for c in b.commands("Page.setWebLifecycleState")] == [{"state": "frozen"}]
+    assert b.commands("Target.detachFromTarget")
+
+
+# -- class 3: a dialog during a navigation ------------------------------------------------
+
+
+async def test_headless_shell_navigation_over_a_dialog_is_recovered_with_a_new_page(
+    shell_like: tuple[ScriptedBrowser, cdpnb.Supervisor],
+) -> None:
+    b, sup = shell_like
+    await b.open_dialog("confirm", "during navigation")
+    with pytest.warns(cdpnb.CdpnbWarning, match="replaced"):
+        await b.emit("Page.frameStartedNavigating", {
+            "frameId": b.page_frame_id, "url": "http://127.0.0.1:9/next",
+            "navigationType": "differentDocument"}, b.page_session_id)
+        with pytest.raises(cdpnb.DialogError):  # not answerable, or already replaced
+            await sup.respond("accept", dialog_id="d-1")
+        await hinted(sup, "replaced by a fresh")
+    assert b.commands("Page.handleJavaScriptDialog") == []
+    assert sup.snapshot().recent_dialogs[-1].reason == "page_replaced"
+
+
+async def test_navigate_dismisses_an_open_dialog_first_where_the_browser_would_wedge(
+    shell_like: tuple[ScriptedBrowser, cdpnb.Supervisor],
+) -> None:
+    b, sup = shell_like
+
+    @b.on("Page.navigate")
+    def navigate(command: ScriptedCommand) -> dict[str, Any]:
+        assert not sup.state.pending_dialogs, "navigating over an open dialog wedges the page"
+        b.push("Page.lifecycleEvent", {"frameId": b.page_frame_id, "loaderId": "L2",
+                                       "name": "load", "timestamp": 1}, command.session_id)
+        return {"frameId": b.page_frame_id, "loaderId": "L2"}
+
+    await b.open_dialog("alert", "still open")
+    await sup.navigate("http://127.0.0.1:9/next", timeout=3)
+    record = sup.snapshot().recent_dialogs[-1]
+    assert (record.closed_by, record.reason, record.accepted) == ("cdpnb", "navigation", False)
+
+
+# -- class 4: popups and the page closed by someone else -----------------------------------
+
+
+async def test_a_popup_is_adopted_paused_and_its_dialog_answered_on_its_own_session(
+    chromium_like: tuple[ScriptedBrowser, cdpnb.Supervisor],
+) -> None:
+    b, sup = chromium_like
+    await b.emit("Target.attachedToTarget", {
+        "sessionId": "SESSION-POP", "waitingForDebugger": True,
+        "targetInfo": {"targetId": "POP", "type": "page", "url": "",
+                       "openerId": b.page_target_id, "openerFrameId": b.page_frame_id}})
+    release = await b.wait_for_command("Runtime.runIfWaitingForDebugger")
+    assert release.session_id == "SESSION-POP"
+    enabled = {c.method for c in b.received if c.session_id == "SESSION-POP"}
+    assert {"Page.enable", "Runtime.enable", "Target.setAutoAttach"} <= enabled
+    await settle(sup, lambda s: "POP" in s.frames)
+    await b.open_dialog("prompt", "in the popup", frame_id="POP", session_id="SESSION-POP")
+    await b.open_dialog("alert", "in the page")  # one per page: both answerable
+    assert {d.id: d.answerable for d in sup.snapshot().pending_dialogs} == {
+        "d-1": True, "d-2": True}
+    await sup.respond("accept", prompt_text="hi", dialog_id="d-1")
+    answered = b.commands("Page.handleJavaScriptDialog")[-1]
+    assert (answered.session_id, answered.params["promptText"]) == ("SESSION-POP", "hi")
+    pages = sup.pages
+    assert [(p.target_id, p.main, p.opener_target_id) for p in pages] == [
+        (b.page_target_id, True, None), ("POP", False, b.page_target_id)]
+    assert await_frame_routes(sup, "POP") == "SESSION-POP"
+    # A page nobody supervised opened is let run and let go.
+    await b.emit("Target.attachedToTarget", {
+        "sessionId": "SESSION-OTHER", "waitingForDebugger": True,
+        "targetInfo": {"targetId": "OTHER", "type": "page", "url": ""}})
+    detach = await b.wait_for_command("Target.detachFromTarget")
+    assert detach.params == {"sessionId": "SESSION-OTHER"}
+    assert len(sup.pages) == 2
+
+
+def await_frame_routes(sup: cdpnb.Supervisor, frame_id: str) -> str | None:
+    from cdpnb.supervisor.routing import session_for_frame
+
+    return session_for_frame(sup.state, frame_id)
+
+
+async def test_the_page_closed_by_someone_else_ends_clearly() -> None:
+    b = browser(True)
+    sup = await start(b)
+    with pytest.warns(cdpnb.CdpnbWarning, match="closed by someone else"):
+        await b.emit("Target.detachedFromTarget", {"sessionId": b.page_session_id,
+                                                   "targetId": b.page_target_id})
+    assert not sup.alive
+    with pytest.raises(cdpnb.TargetGone, match="page is gone"):
+        await sup.evaluate("1")
+    with pytest.raises(cdpnb.TargetGone):
+        await sup.navigate("http://127.0.0.1:9/")
+    await sup.stop()
+
+    b = browser(True)
+    sup = await start(b, reopen_page=True)
+    first = b.page_target_id
+    with pytest.warns(cdpnb.CdpnbWarning, match="fresh page replaces it"):
+        await b.emit("Target.detachedFromTarget", {"sessionId": b.page_session_id,
+                                                   "targetId": first})
+    await settle(sup, lambda s: s.page_target_id not in (None, first))
+    assert sup.alive
+    await sup.stop()
+
+
+# -- class 5: a bridge the page cannot forge ----------------------------------------------
+
+
+def paused(request_id: str, body: dict[str, Any] | str, frame_id: str,
+           method: str = "POST") -> dict[str, Any]:
+    data = body if isinstance(body, str) else json.dumps(body)
+    return {"requestId": request_id, "frameId": frame_id, "resourceType": "XHR",
+            "request": {"url": "http://cdpnb-bridge.invalid/dialog", "method": method,
+                        "headers": {}, "postData": data}}
+
+
+async def test_bridge_requests_without_the_key_or_twice_per_frame_are_refused() -> None:
+    b = browser(True)
+    sup = await start(b, bridge=True)
+    script = b.commands("Page.addScriptToEvaluateOnNewDocument")[0].params["source"]
+    key = re.search(r'const key = "([^"]+)"', script).group(1)  # type: ignore[union-attr]
+    page = b.page_session_id
+    forged = {"type": "prompt", "message": "give me the answer", "url": "http://evil/"}
+    await b.emit("Fetch.requestPaused", paused("R-forged", forged, b.page_frame_id), page)
+    await b.emit("Fetch.requestPaused", paused("R-get", {**forged, "key": key},
+                                               b.page_frame_id, "GET"), page)
+    real = {"key": key, "type": "prompt", "message": "name?", "defaultPrompt": "",
+            "url": "http://evil/"}
+    await b.emit("Fetch.requestPaused", paused("R-real", real, b.page_frame_id), page)
+    await b.emit("Fetch.requestPaused", paused("R-second", real, b.page_frame_id), page)
+    [dialog] = sup.snapshot().pending_dialogs
+    assert (dialog.via, dialog.request_id, dialog.url) == ("bridge", "R-real", "about:blank")
+    await sup.respond("accept", prompt_text="only for R-real", dialog_id=dialog.id)
+    fulfilled = {c.params["requestId"]: c.params for c in b.commands("Fetch.fulfillRequest")}
+    await asyncio.sleep(0.05)
+    fulfilled = {c.params["requestId"]: c.params for c in b.commands("Fetch.fulfillRequest")}
+    assert {k: v["responseCode"] for k, v in fulfilled.items()} == {
+        "R-forged": 403, "R-get": 403, "R-second": 403, "R-real": 200}
+    answer = json.loads(base64.b64decode(fulfilled["R-real"]["body"]))
+    assert answer == {"accept": True, "promptText": "only for R-real"}
+    for refused in ("R-forged", "R-get", "R-second"):
+        assert b"only for R-real" not in base64.b64decode(fulfilled[refused]["body"])
+    assert sup.stats()["bridge-refused"] == 3
+    await sup.stop()
+
+
+# -- class 6: auto-dismiss detection --------------------------------------------------------
+
+
+async def test_a_fast_close_by_someone_else_turns_the_bridge_on_the_browsers_do_not(
+    chromium_like: tuple[ScriptedBrowser, cdpnb.Supervisor],
+) -> None:
+    b, sup = chromium_like
+    await b.open_dialog("alert", "closed by the browser", frame_id=CHILD)
+    await b.open_dialog("alert", "supersedes it")
+    await b.emit("Page.javascriptDialogClosed", {"frameId": CHILD, "result": False},
+                 b.page_session_id)
+    assert sup.hints == [] and not sup.bridge_enabled
+    b2 = browser(True)
+    sup2 = await start(b2)
+    with pytest.warns(cdpnb.CdpnbWarning, match="auto-dismisses native dialogs"):
+        await b2.open_dialog("confirm", "dismissed by a client")
+        await b2.emit("Page.javascriptDialogClosed", {"frameId": b2.page_frame_id,
+                                                      "result": False}, b2.page_session_id)
+        await b2.wait_for_command("Fetch.enable")
+    assert sup2.snapshot().recent_dialogs[-1].closed_by == "remote"
+    assert len(sup2.hints) == 1
+    await sup2.stop()
+
+
+# -- class 7: waiters end at once ---------------------------------------------------------
+
+
+async def test_waiters_end_at_once_on_stop_and_on_a_lost_connection() -> None:
+    b = browser(True)
+    sup = await start(b, reconnect_attempts=0)
+    waiting = asyncio.ensure_future(sup.wait_for_dialog(timeout=30))
+    predicate = asyncio.ensure_future(sup.wait_for(lambda s: False, timeout=30))
+    await asyncio.sleep(0.05)
+    began = time.monotonic()
+    await b.drop()
+    with pytest.raises(cdpnb.ConnectionLost):
+        await waiting
+    with pytest.raises(cdpnb.ConnectionLost):
+        await predicate
+    assert time.monotonic() - began < 1.0
+    await sup.stop()
+
+    b = browser(True)
+    sup = await start(b)
+    waiting = asyncio.ensure_future(sup.wait_for_dialog(timeout=30))
+    predicate = asyncio.ensure_future(sup.wait_for(lambda s: False, timeout=30))
+    await asyncio.sleep(0.05)
+    began = time.monotonic()
+    await sup.stop()
+    for task in (waiting, predicate):
+        with pytest.raises(cdpnb.SupervisorStopped):
+            await task
+    assert time.monotonic() - began < 1.0
+
+
+# -- the property: an answer only ever goes to the answerable dialog ----------------------
+
+STEPS = st.lists(st.tuples(
+    st.sampled_from(["open-main", "open-child", "open-child", "respond", "respond-any",
+                     "close-child", "remove-child", "navigate-start"]),
+    st.sampled_from(["d-1", "d-2", "d-3", "d-4"])), max_size=12)
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(st.sampled_from([True, False]), STEPS)
+async def test_respond_only_ever_sends_an_answer_for_the_answerable_dialog(
+    handler: bool, steps: list[tuple[str, str]],
+) -> None:
+    b = ScriptedBrowser(has_browser_handler=handler)
+    sup: cdpnb.Supervisor | None = None
+    violations: list[str] = []
+
+    @b.on("Page.handleJavaScriptDialog")
+    def check(command: ScriptedCommand) -> dict[str, Any]:
+        assert sup is not None
+        state = sup.state
+        named = [d for d in state.pending_dialogs if d.answering is not None
+                 and d.answering.closed_by != "cdpnb"]
+        for d in named:
+            if answerable_dialog(state, d.page_session_id) is not d or not d.answerable:
+                violations.append(f"answer for {d.id} ({d.unanswerable})")
+        return {}
+
+    sup = await cdpnb.Supervisor.start(b, dialog_timeout_s=30)
+    await b.emit("Page.frameAttached", {"frameId": CHILD, "parentFrameId": b.page_frame_id},
+                 b.page_session_id)
+    for step, dialog_id in steps:
+        if step == "open-main":
+            await b.open_dialog("alert", "m")
+        elif step == "open-child" and CHILD in sup.state.frames:
+            await b.open_dialog("alert", "c", frame_id=CHILD)
+        elif step in ("respond", "respond-any"):
+            with contextlib.suppress(cdpnb.DialogError):
+                await sup.respond("accept", dialog_id=dialog_id if step == "respond" else None)
+        elif step == "close-child":
+            await b.emit("Page.javascriptDialogClosed", {"frameId": CHILD, "result": False},
+                         b.page_session_id)
+        elif step == "remove-child":
+            await b.emit("Page.frameDetached", {"frameId": CHILD, "reason": "remove"},
+                         b.page_session_id)
+        elif step == "navigate-start":
+            await b.emit("Page.frameStartedNavigating", {
+                "frameId": b.page_frame_id, "navigationType": "differentDocument"},
+                b.page_session_id)
+    await sup.stop()
+    assert violations == []
