@@ -26,8 +26,8 @@ records every command it receives, and lets a test say what the browser does and
 A handler returns the command's ``result`` (a dict), raises ``ScriptedError`` for an
 error reply, or returns ``HOLD`` to answer later with ``await browser.reply(command,
 ...)``: the window a real browser opens only by timing. ``await browser.emit(...)``
-returns once the supervisor has taken the event in, so the order of a test is the
-order the supervisor sees. ``await browser.drop()`` ends the connection.
+returns once the supervisor has folded the event, so the order of a test is the order
+the supervisor sees. ``await browser.drop()`` ends the connection.
 
 It is in the spirit of httpx's ``MockTransport``: a test double at the transport seam,
 public so that code built on cdpnb can be tested against scripted browsers too.
@@ -38,15 +38,14 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-from collections.abc import AsyncIterator, Callable, Coroutine
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 from cdpnb.errors import ConnectionLost
 
 __all__ = ["HOLD", "ScriptedBrowser", "ScriptedCommand", "ScriptedError"]
-
-T = TypeVar("T")
 
 
 class _Hold:
@@ -82,44 +81,57 @@ class ScriptedCommand:
 Handler = Callable[[ScriptedCommand], "dict[str, Any] | _Hold | None"]
 
 
-class _Frame:
-    __slots__ = ("taken", "text")
-
-    def __init__(self, text: str, taken: asyncio.Future[None] | None) -> None:
-        self.text = text
-        self.taken = taken
-
-
 class _ScriptedTransport:
-    """The supervisor's end of the in-memory connection."""
+    """The supervisor's end of the in-memory connection. Frames are handed to the
+    supervisor on the thread that sends them (the test's, or the supervisor's own
+    when a handler answers a command), in order."""
 
     def __init__(self, browser: ScriptedBrowser) -> None:
         self.browser = browser
         self.url = browser.cdp_url
-        self.queue: asyncio.Queue[_Frame | None] = asyncio.Queue()
         self.closed = False
         self.reason = "closed by the scripted browser"
+        self._on_frames: Callable[[Sequence[str | bytes]], None] | None = None
+        self._on_closed: Callable[[str], None] | None = None
+        self._early: list[str] = []
+        self._lock = threading.RLock()
 
-    async def send(self, text: str) -> None:
+    def start(self, on_frames: Callable[[Sequence[str | bytes]], None],
+              on_closed: Callable[[str], None]) -> None:
+        with self._lock:
+            self._on_frames, self._on_closed = on_frames, on_closed
+            early, self._early = self._early, []
+        if early:
+            on_frames(early)
+
+    def deliver(self, text: str) -> None:
+        with self._lock:
+            if self.closed:
+                return
+            if self._on_frames is None:
+                self._early.append(text)
+                return
+            self._on_frames([text])
+
+    def send(self, data: bytes) -> None:
         if self.closed:
             raise ConnectionLost("the scripted browser's connection is closed")
-        self.browser._receive(self, text)
+        self.browser._receive(self, data.decode())
 
-    async def frames(self) -> AsyncIterator[str | bytes]:
-        while True:
-            frame = await self.queue.get()
-            if frame is None:
+    def end(self, reason: str) -> None:
+        with self._lock:
+            if self.closed:
                 return
-            yield frame.text
-            # The reader asks for the next frame only once it has folded this one.
-            if frame.taken is not None and not frame.taken.done():
-                frame.taken.set_result(None)
+            self.closed, self.reason = True, reason
+            on_closed = self._on_closed
+        if on_closed is not None:
+            on_closed(reason)
 
-    async def close(self) -> None:
-        if not self.closed:
-            self.closed = True
-            self.reason = "closed by cdpnb"
-            self.queue.put_nowait(None)
+    def fail(self, code: int, reason: str) -> None:
+        self.end(f"closed by cdpnb: {reason} (code {code})")
+
+    def close(self) -> None:
+        self.end("closed by cdpnb")
 
     @property
     def close_reason(self) -> str:
@@ -138,7 +150,6 @@ class ScriptedBrowser:
         self._handlers: dict[str, Handler] = {}
         self._held: dict[int, tuple[_ScriptedTransport, ScriptedCommand]] = {}
         self._transport: _ScriptedTransport | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
         self._targets = itertools.count(1)
         self._auto_attach = False
         self.connections = 0
@@ -183,14 +194,14 @@ class ScriptedBrowser:
 
     def push(self, method: str, params: dict[str, Any] | None = None,
              session_id: str | None = None) -> None:
-        """Queue an event now, from inside a handler (on the supervisor's loop)."""
-        self._deliver(self._message(method, params, session_id), None)
+        """Send an event now (from a handler, or any thread); the supervisor has folded
+        it when this returns."""
+        self._deliver(self._message(method, params, session_id))
 
     async def emit(self, method: str, params: dict[str, Any] | None = None,
                    session_id: str | None = None) -> None:
         """Send an event; returns once the supervisor has folded it."""
-        text = self._message(method, params, session_id)
-        await self._on_loop(self._emit(text))
+        self.push(method, params, session_id)
 
     async def open_dialog(self, type: str = "alert", message: str = "", *,
                           frame_id: str | None = None, default_prompt: str = "",
@@ -213,51 +224,27 @@ class ScriptedBrowser:
         if held is None:
             raise ValueError(f"command {command.id} ({command.method}) is not held")
         transport, _ = held
-        await self._on_loop(self._emit(self._reply_text(command, result, error), transport))
+        self._deliver(self._reply_text(command, result, error), transport)
 
     async def drop(self) -> None:
         """End the connection as a crash would (no close frame)."""
-        async def drop() -> None:
-            if self._transport is not None:
-                self._transport.closed = True
-                self._transport.reason = "connection dropped"
-                self._transport.queue.put_nowait(None)
-
-        await self._on_loop(drop())
+        if self._transport is not None:
+            self._transport.end("connection dropped")
 
     # -- the transport seam ----------------------------------------------------------
 
     async def connect_transport(self, url: str, timeout: float) -> _ScriptedTransport:
         """What ``Supervisor.start(browser)`` connects with (a ``Connector``)."""
-        self._loop = asyncio.get_running_loop()
         self._transport = _ScriptedTransport(self)
         self.connections += 1
         return self._transport
 
     # -- internals ---------------------------------------------------------------------
 
-    async def _on_loop(self, coro: Coroutine[Any, Any, T]) -> T:
-        loop = self._loop
-        if loop is None:
-            coro.close()
-            raise RuntimeError("no supervisor is connected to the scripted browser yet")
-        if asyncio.get_running_loop() is loop:
-            return await coro
-        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, loop))
-
-    async def _emit(self, text: str, transport: _ScriptedTransport | None = None) -> None:
-        taken: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._deliver(text, taken, transport)
-        await taken
-
-    def _deliver(self, text: str, taken: asyncio.Future[None] | None,
-                 transport: _ScriptedTransport | None = None) -> None:
+    def _deliver(self, text: str, transport: _ScriptedTransport | None = None) -> None:
         transport = transport or self._transport
-        if transport is None or transport.closed:
-            if taken is not None and not taken.done():
-                taken.set_result(None)
-            return
-        transport.queue.put_nowait(_Frame(text, taken))
+        if transport is not None:
+            transport.deliver(text)
 
     @staticmethod
     def _message(method: str, params: dict[str, Any] | None, session_id: str | None) -> str:
@@ -295,14 +282,13 @@ class ScriptedBrowser:
             else:
                 result = {}
         except ScriptedError as exc:
-            self._deliver(self._reply_text(command, None, (exc.code, exc.message)), None,
-                          transport)
+            self._deliver(self._reply_text(command, None, (exc.code, exc.message)), transport)
             return
         if isinstance(result, _Hold):
             self._held[command.id] = (transport, command)
             return
         self._deliver(self._reply_text(command, result if isinstance(result, dict) else {},
-                                       None), None, transport)
+                                       None), transport)
 
     # -- a believable page, by default -------------------------------------------------
 

@@ -114,10 +114,10 @@ async def test_overlapping_dialogs_never_take_an_answer_meant_for_another_frame(
         assert (records["d-2"].closed_by, records["d-2"].reason) == ("cdpnb", "released")
         assert await wait_report(site, "oopif") is None
         assert await wait_report(site, "main") is None
-        assert sup.frame_tree().top.url == page_url  # type: ignore[union-attr]
-        assert await sup.evaluate("location.href") == page_url  # put back by replaceState
-        assert not any("auto-dismisses" in h for h in sup.hints) and not sup.bridge_enabled
         await hinted(sup, "released it")
+        assert await sup.evaluate("location.href") == page_url  # put back by replaceState
+        assert sup.frame_tree().top.url == page_url  # type: ignore[union-attr]
+        assert not any("auto-dismisses" in h for h in sup.hints) and not sup.bridge_enabled
         assert answers_sent(trace) == []
     else:
         # headless-shell answers only the newest; the older frame can never get one.

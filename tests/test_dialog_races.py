@@ -291,6 +291,7 @@ async def test_the_page_closed_by_someone_else_ends_clearly() -> None:
     with pytest.warns(cdpnb.CdpnbWarning, match="closed by someone else"):
         await b.emit("Target.detachedFromTarget", {"sessionId": b.page_session_id,
                                                    "targetId": b.page_target_id})
+        await hinted(sup, "closed by someone else")
     assert not sup.alive
     with pytest.raises(cdpnb.TargetGone, match="page is gone"):
         await sup.evaluate("1")
@@ -304,6 +305,7 @@ async def test_the_page_closed_by_someone_else_ends_clearly() -> None:
     with pytest.warns(cdpnb.CdpnbWarning, match="fresh page replaces it"):
         await b.emit("Target.detachedFromTarget", {"sessionId": b.page_session_id,
                                                    "targetId": first})
+        await hinted(sup, "fresh page replaces it")
     await settle(sup, lambda s: s.page_target_id not in (None, first))
     assert sup.alive
     await sup.stop()

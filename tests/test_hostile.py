@@ -28,7 +28,7 @@ from cdpnb.protocol import CDPConnection, Event, Fault, TransportFault
 from cdpnb.state import BrowserState, fold
 from cdpnb.supervisor.evaluation import MAX_DEPTH
 from cdpnb.trace import Recorder, Trace
-from cdpnb.transport import websocket
+from cdpnb.transport import wire
 
 # -- the wire ------------------------------------------------------------------------------
 
@@ -52,7 +52,7 @@ async def _fault_then_recovery(sup: cdpnb.Supervisor, kind: str) -> None:
 async def test_an_oversized_message_is_reported_and_the_supervisor_recovers(
         proxy: CDPProxy, site: ScenarioServer, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(websocket, "MAX_MESSAGE_BYTES", 2**20)
+    monkeypatch.setattr(wire, "MAX_MESSAGE_BYTES", 2**20)
     trace = tmp_path / "big.jsonl"
     async with await cdpnb.Supervisor.start(proxy.url, record=trace) as sup:
         await sup.navigate(site.url("/blank"))

@@ -150,7 +150,7 @@ def test_static_checker_catches_forbidden_imports(tmp_path: Path) -> None:
         "import asyncio\n"
         "from websockets.asyncio.client import connect\n"
         "from cdpnb import supervisor\n"
-        "from cdpnb.transport.websocket import X\n"
+        "from cdpnb.transport.wire import X\n"
         "from ..trace import recorder\n"
         "from . import frames\n"
         "from cdpnb.protocol import Event\n"
@@ -169,7 +169,7 @@ def test_static_checker_catches_forbidden_imports(tmp_path: Path) -> None:
         *(f"cdpnb/state/bad.py:{line}" for line in (1, 2, 3, 4, 5, 9, 13)),
     }
     for name in ("asyncio", "websockets.asyncio.client", "cdpnb.supervisor",
-                 "cdpnb.transport.websocket", "cdpnb.trace.recorder", "cdpnb.cli",
+                 "cdpnb.transport.wire", "cdpnb.trace.recorder", "cdpnb.cli",
                  "cdpnb.notebook"):
         assert any(entry.endswith(f" imports {name}") for entry in found), name
 

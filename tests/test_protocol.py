@@ -17,6 +17,7 @@ from cdpnb.protocol import (
     Event,
     Fault,
     Reply,
+    TransportFault,
     error_of,
 )
 
@@ -374,17 +375,35 @@ def test_non_object_is_a_fault(text: str) -> None:
     assert conn.faults["not-an-object"] == 1
 
 
-@pytest.mark.parametrize("data", [b"", b'{"id": 1, "result": {}}', bytearray(b"abc"),
-                                  memoryview(b"xyz")])
-def test_binary_frame_is_a_fault(data: Any) -> None:
+@pytest.mark.parametrize("data", [b"", b'{"id": 1, "result": {}}', b"abc"])
+def test_binary_frame_is_a_fault(data: bytes) -> None:
     conn = CDPConnection()
     conn.command("Page.enable")
-    got = conn.receive(data)
+    # The transport hands a binary frame over as a fault, in order with the others.
+    got = conn.receive(TransportFault("binary-frame", f"{len(data)} bytes", data))
     assert isinstance(got, Fault)
     assert got.kind == "binary-frame"
     assert conn.faults["binary-frame"] == 1
     # a binary frame never answers a command
     assert conn.pending == 1
+
+
+TEXT = b'{"id": 1, "result": {}}'
+
+
+@pytest.mark.parametrize("data", [TEXT, bytearray(TEXT), memoryview(TEXT)])
+def test_a_text_frame_as_bytes_is_parsed(data: Any) -> None:
+    conn = CDPConnection()
+    conn.command("Page.enable")
+    got = conn.receive(data)
+    assert isinstance(got, Reply) and got.method == "Page.enable"
+
+
+def test_a_text_frame_that_is_not_utf8_is_a_fault_naming_where() -> None:
+    conn = CDPConnection()
+    got = conn.receive(b'{"method": "x\xff"}')
+    assert isinstance(got, Fault) and got.kind == "invalid-utf8"
+    assert "byte 13" in got.detail
 
 
 @pytest.mark.parametrize("bad_id", ["1", 1.0, 1.5, None, True, False, [1], {"n": 1}])
@@ -454,7 +473,7 @@ def test_faults_are_counted_per_kind() -> None:
     conn = CDPConnection()
     for text in ["{", "{", "[]", wire({"id": 9}), wire({"id": "x"})]:
         assert isinstance(conn.receive(text), Fault)
-    conn.receive(b"bin")
+    conn.receive(TransportFault("binary-frame", "3 bytes", b"bin"))
     assert conn.faults == {
         "malformed-json": 2,
         "not-an-object": 1,

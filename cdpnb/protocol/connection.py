@@ -144,7 +144,13 @@ class CDPConnection:
         if isinstance(data, TransportFault):
             return self._fault(data.kind, data.detail, _excerpt(data), wall, mono)
         if isinstance(data, bytes | bytearray | memoryview):
-            return self._fault("binary-frame", f"{len(data)} bytes", _excerpt(data), wall, mono)
+            # A text frame's payload, as the wire gave it (binary frames come as faults).
+            raw = bytes(data)
+            try:
+                data = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                return self._fault("invalid-utf8", f"a text frame is not UTF-8 ({exc.reason} "
+                                   f"at byte {exc.start})", _excerpt(raw), wall, mono)
         try:
             msg = json.loads(data)
         except (ValueError, RecursionError) as exc:

@@ -22,7 +22,7 @@ from cdpnb.protocol import Message
 from cdpnb.state import Change, PendingDialog
 from cdpnb.state.changes import DialogOpened
 from cdpnb.supervisor.accessibility import RefTarget
-from cdpnb.supervisor.core import Core
+from cdpnb.supervisor.core import Core, settle
 from cdpnb.supervisor.evaluation import Budget
 
 __all__ = ["click", "quad_centre"]
@@ -47,10 +47,10 @@ async def _send_or_dialog(core: Core, params: dict[str, Any], session: str | Non
 
     def on_change(_: Message, changes: tuple[Change, ...]) -> None:
         for change in changes:
-            if isinstance(change, DialogOpened) and not opened.done():
-                opened.set_result(change.dialog)
+            if isinstance(change, DialogOpened):
+                settle(opened, change.dialog)
 
-    unsubscribe = core.subscribe(on_change)
+    unsubscribe = core.subscribe(on_change, changes=[DialogOpened], now=True)
     sending = asyncio.ensure_future(core.send("Input.dispatchMouseEvent", params, session,
                                               budget.left()))
     try:

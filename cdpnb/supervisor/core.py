@@ -1,18 +1,32 @@
-"""The connection core: one transport, one reader, the state fold, reply futures.
+"""The connection core: one transport, the state fold, reply futures — on any thread.
 
-Everything here runs on the engine loop. The reader never awaits a reply (that
-would deadlock it): reactions to events are spawned as tasks. Listeners get each
-message with the changes its fold made (``cdpnb.state.changes``) and act on those.
+Threads. The transport's reader thread takes each batch of received frames, parses,
+records and folds them under one lock, and resolves the futures of the callers
+waiting for those replies (``call_soon_threadsafe`` on the caller's own loop: the one
+thread wake-up of a round trip). A caller sends from its own thread and loop: it
+allocates the id, folds and records the command, and writes the frame itself. Work
+that reacts to the stream (child set-up, the dialog bridge, policies, the watchdog,
+page adoption) runs on cdpnb's engine loop, so it goes on while the caller's thread
+is busy (a notebook cell in ``time.sleep``).
+
+Listeners. ``subscribe(listener, methods=..., changes=...)`` runs ``listener(message,
+changes)`` on the engine loop, in stream order, for the messages it asked for (by
+method, or by the change types their fold reported): the hot path wakes nobody who
+did not ask. ``subscribe(..., now=True)`` runs it on the receiving thread under the
+fold lock, for quick checks that resolve a waiter (``wait_until``); it must not block.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Coroutine
-from typing import Any
+from collections.abc import Callable, Coroutine, Sequence
+from concurrent.futures import Future as ThreadFuture
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from cdpnb.errors import (
     CDPError,
@@ -32,15 +46,60 @@ from cdpnb.protocol import (
 )
 from cdpnb.state import BrowserState, Change, fold
 from cdpnb.transport import Connector, Transport, connect_websocket, redact
+from cdpnb.transport.engine import engine
 
-__all__ = ["Core", "Listener"]
+__all__ = ["Core", "Listener", "settle"]
 
 log = logging.getLogger("cdpnb.supervisor")
 
 Listener = Callable[[Message, tuple[Change, ...]], None]
+T = TypeVar("T")
 
 #: What a crashed renderer's session still takes: the commands that reload it.
 REVIVING_METHODS = frozenset({"Page.navigate", "Page.reload"})
+#: Faults after which the connection is closed, as RFC 6455 asks (the code to close with).
+CLOSING_FAULTS = {"invalid-utf8": 1007}
+
+
+def settle(future: asyncio.Future[T], value: T | None = None, *,
+            error: BaseException | None = None) -> None:
+    """Set ``future`` from any thread (on its own loop); a done future is left alone."""
+    def set_now() -> None:
+        if future.done():
+            return
+        if error is not None:
+            future.set_exception(error)
+            future.exception()  # its waiter raises it; never "exception not retrieved"
+        else:
+            future.set_result(value)  # type: ignore[arg-type]
+
+    loop = future.get_loop()
+    if loop.is_closed():
+        return
+    try:
+        running = asyncio.get_running_loop()
+    except RuntimeError:
+        running = None
+    if running is loop:
+        set_now()
+    else:
+        loop.call_soon_threadsafe(set_now)
+
+
+@dataclass(slots=True)
+class _Subscription:
+    listener: Listener
+    methods: frozenset[str] | None
+    changes: tuple[type, ...] | None
+    now: bool
+
+    def wants(self, message: Message, changes: tuple[Change, ...]) -> bool:
+        if self.methods is None and self.changes is None:
+            return True
+        method = getattr(message, "method", None)
+        if self.methods is not None and method in self.methods:
+            return True
+        return self.changes is not None and any(isinstance(c, self.changes) for c in changes)
 
 
 class Core:
@@ -59,26 +118,30 @@ class Core:
         self.last_disconnect_reason: str | None = None
         self._conn = CDPConnection()
         self._transport: Transport | None = None
-        self._reader: asyncio.Task[None] | None = None
+        self._lock = threading.RLock()  # the fold: one message at a time, in order
         self._replies: dict[int, asyncio.Future[dict[str, Any]]] = {}
-        self._listeners: list[Listener] = []
+        self._subscriptions: list[_Subscription] = []
         #: Futures of callers waiting on the stream; they end at once on stop or loss.
         self._waiters: set[asyncio.Future[Any]] = set()
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._tasks: set[ThreadFuture[Any]] = set()
         self.on_lost: Callable[[str], None] | None = None
         #: Called with every message (and fault) before it is folded: the recorder.
         self.recorder: Callable[[Message | Fault], None] | None = None
+        #: Called after each batch of received frames (the recorder's flush).
+        self.after_batch: Callable[[], None] | None = None
 
     # -- connection ------------------------------------------------------------------
 
     async def connect(self) -> None:
         transport = await self.connector(self.url, self.connect_timeout_s)
         self.ws_url = str(getattr(transport, "url", self.url))
-        self._conn = CDPConnection()
-        self._transport = transport
-        self.apply(Note("cdpnb.connected", {"url": redact(self.ws_url)}, None, *_now()))
-        self._reader = asyncio.create_task(self._read(transport, self._conn),
-                                           name="cdpnb-reader")
+        with self._lock:
+            self._conn = CDPConnection()
+            self._transport = transport
+            self._apply(Note("cdpnb.connected", {"url": redact(self.ws_url)}, None, *_now()))
+        conn = self._conn
+        transport.start(lambda frames: self._on_frames(transport, conn, frames),
+                        lambda reason: self._on_closed(transport, reason))
 
     @property
     def connected(self) -> bool:
@@ -89,14 +152,12 @@ class Core:
         self._fail_waiters(self._stopped_error())
         for task in list(self._tasks):
             task.cancel()
-        transport, self._transport = self._transport, None
+        transport = self._transport
         if transport is not None:
-            await transport.close()
-        if self._reader is not None:
-            await asyncio.gather(self._reader, return_exceptions=True)
-        self._lost("supervisor stopped")
+            await asyncio.to_thread(transport.close)
+        self._lost("supervisor stopped", transport)
 
-    # -- sending ---------------------------------------------------------------------
+    # -- sending (any thread, any loop) ------------------------------------------------
 
     async def send(
         self,
@@ -118,33 +179,42 @@ class Core:
             # A crashed renderer answers nothing until it is reloaded.
             raise TargetGone(f"{method}: the renderer behind session {session_id} crashed; "
                              "navigate (or Page.reload) to bring the page back")
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[dict[str, Any]] = loop.create_future()
         conn = self._conn
-        cmd, text = conn.command(method, params, session_id, wall=time.time(),
-                                 mono=time.monotonic())
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._replies[cmd.id] = future
-        self.apply(cmd)
-        limit = self.command_timeout_s if timeout is None else timeout
+        with self._lock:
+            cmd, text = conn.command(method, params, session_id, wall=time.time(),
+                                     mono=time.monotonic())
+            self._replies[cmd.id] = future
+            self._apply(cmd)
         try:
-            try:
-                await transport.send(text)
-            except BaseException:
-                # Nothing will answer a frame that was not written; nobody must be left
-                # holding a future whose exception is never retrieved.
+            transport.send(text.encode())
+        except BaseException:
+            # Nothing will answer a frame that was not written; nobody must be left
+            # holding a future whose exception is never retrieved.
+            with self._lock:
                 self._replies.pop(cmd.id, None)
-                future.cancel()
-                raise
-            return await asyncio.wait_for(future, limit)
-        except TimeoutError:
-            conn.abandon(cmd.id)
+                conn.abandon(cmd.id)
+            future.cancel()
+            raise
+        limit = self.command_timeout_s if timeout is None else timeout
+        timer = loop.call_later(limit, _expire, future)
+        try:
+            return await future
+        except _Expired:
+            with self._lock:
+                conn.abandon(cmd.id)
             self.stats["command-timeouts"] += 1
             where = f" on session {session_id}" if session_id else ""
             raise CommandTimeout(f"{method}{where} got no reply within {limit:g} s") from None
         except asyncio.CancelledError:
-            conn.abandon(cmd.id)
+            with self._lock:
+                conn.abandon(cmd.id)
             raise
         finally:
-            self._replies.pop(cmd.id, None)
+            timer.cancel()
+            with self._lock:
+                self._replies.pop(cmd.id, None)
 
     def note(self, method: str, params: dict[str, Any], session_id: str | None = None) -> None:
         """Fold one of cdpnb's own decisions into the stream."""
@@ -152,37 +222,47 @@ class Core:
 
     # -- receiving -------------------------------------------------------------------
 
-    def subscribe(self, listener: Listener) -> Callable[[], None]:
-        self._listeners.append(listener)
+    def subscribe(self, listener: Listener, *, methods: Sequence[str] | None = None,
+                  changes: Sequence[type] | None = None,
+                  now: bool = False) -> Callable[[], None]:
+        """Call ``listener(message, changes)`` for the messages asked for (all, if
+        neither ``methods`` nor ``changes``): on the engine loop, or with ``now`` on the
+        receiving thread, under the fold lock (quick, thread-safe work only)."""
+        sub = _Subscription(listener, frozenset(methods) if methods is not None else None,
+                            tuple(changes) if changes is not None else None, now)
+        with self._lock:
+            self._subscriptions = [*self._subscriptions, sub]
 
         def unsubscribe() -> None:
-            if listener in self._listeners:
-                self._listeners.remove(listener)
+            with self._lock:
+                self._subscriptions = [s for s in self._subscriptions if s is not sub]
 
         return unsubscribe
 
     def waiter(self) -> asyncio.Future[Any]:
-        """A future for a caller waiting on the stream. It fails at once with
-        SupervisorStopped or ConnectionLost when the supervisor stops or the
-        connection is lost; ``forget`` it when done."""
+        """A future (on the running loop) for a caller waiting on the stream. It fails
+        at once with SupervisorStopped or ConnectionLost when the supervisor stops or
+        the connection is lost; ``forget`` it when done."""
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         if self.stopping:
             future.set_exception(self._stopped_error())
         elif not self.state.connected:
             future.set_exception(self._lost_error(self.last_disconnect_reason or "not connected"))
-        self._waiters.add(future)
+        with self._lock:
+            self._waiters.add(future)
         return future
 
     def forget(self, future: asyncio.Future[Any]) -> None:
-        self._waiters.discard(future)
+        with self._lock:
+            self._waiters.discard(future)
         if future.done() and not future.cancelled():
             future.exception()  # retrieved: an ended wait is not an unhandled error
 
     def _fail_waiters(self, error: Exception) -> None:
-        for future in list(self._waiters):
-            if not future.done():
-                future.set_exception(error)
-                future.exception()  # the waiter raises it; nothing is left unretrieved
+        with self._lock:
+            waiters = list(self._waiters)
+        for future in waiters:
+            settle(future, error=error)
 
     def _stopped_error(self) -> SupervisorStopped:
         return SupervisorStopped(f"supervisor for {redact(self.url)} stopped while waiting")
@@ -195,17 +275,19 @@ class Core:
                          timeout: float) -> BrowserState:
         """The first state (now or after a message) for which ``predicate`` holds; ends
         at once with SupervisorStopped / ConnectionLost if the supervisor stops or the
-        connection is lost first."""
+        connection is lost first. ``predicate`` runs on the receiving thread."""
         if predicate(self.state):
             return self.state
         future = self.waiter()
 
         def check(_: Message, __: tuple[Change, ...]) -> None:
             if not future.done() and predicate(self.state):
-                future.set_result(self.state)
+                settle(future, self.state)
 
-        unsubscribe = self.subscribe(check)
+        unsubscribe = self.subscribe(check, now=True)
         try:
+            if predicate(self.state):  # what was folded while subscribing
+                return self.state
             result: BrowserState = await asyncio.wait_for(future, timeout)
             return result
         finally:
@@ -213,84 +295,119 @@ class Core:
             self.forget(future)
 
     def apply(self, message: Message) -> tuple[Change, ...]:
-        """Record ``message``, fold it into state, then tell the listeners what changed
-        (they must not block). Recording comes first so a failing reducer cannot lose
-        it. Returns the changes."""
+        """Record ``message``, fold it into state, then tell the listeners what changed.
+        Thread-safe; returns the changes."""
+        with self._lock:
+            return self._apply(message)
+
+    def _apply(self, message: Message) -> tuple[Change, ...]:
+        # Recording comes first so a failing reducer cannot lose the message.
         if self.recorder is not None:
             self.recorder(message)
         self.state, changes = fold(self.state, message)
-        for listener in list(self._listeners):
-            try:
-                listener(message, changes)
-            except Exception:
-                self.stats["listener-errors"] += 1
-                log.exception("cdpnb listener failed on %s", getattr(message, "method", message))
+        later: list[_Subscription] = []
+        for sub in self._subscriptions:
+            if not sub.wants(message, changes):
+                continue
+            if sub.now:
+                self._call(sub.listener, message, changes)
+            else:
+                later.append(sub)
+        if later:
+            engine.loop.call_soon_threadsafe(self._dispatch, later, message, changes)
         return changes
 
-    async def _read(self, transport: Transport, conn: CDPConnection) -> None:
-        try:
-            async for frame in transport.frames():
-                self._on_frame(conn, frame)
-        finally:
-            if self._transport is transport:
-                self._transport = None
-                try:
-                    reason = transport.close_reason
-                except Exception:  # the reason is a nicety; losing it must not lose the loss
-                    reason = "connection dropped"
-                self._lost(reason)
+    def _dispatch(self, subs: list[_Subscription], message: Message,
+                  changes: tuple[Change, ...]) -> None:
+        for sub in subs:
+            if sub in self._subscriptions:
+                self._call(sub.listener, message, changes)
 
-    def _on_frame(self, conn: CDPConnection, frame: str | bytes) -> None:
+    def _call(self, listener: Listener, message: Message, changes: tuple[Change, ...]) -> None:
+        try:
+            listener(message, changes)
+        except Exception:
+            self.stats["listener-errors"] += 1
+            log.exception("cdpnb listener failed on %s", getattr(message, "method", message))
+
+    # -- the reader thread -------------------------------------------------------------
+
+    def _on_frames(self, transport: Transport, conn: CDPConnection,
+                   frames: Sequence[str | bytes]) -> None:
+        with self._lock:
+            if self._transport is not transport:
+                return  # a connection we already left
+            for frame in frames:
+                self._on_frame(transport, conn, frame)
+            if self.after_batch is not None:
+                self.after_batch()
+
+    def _on_frame(self, transport: Transport, conn: CDPConnection, frame: str | bytes) -> None:
         received = conn.receive(frame, wall=time.time(), mono=time.monotonic())
         if isinstance(received, Fault):
             if self.recorder is not None:
                 self.recorder(received)
             log.warning("cdpnb: ignored a bad CDP frame (%s): %s", received.kind, received.detail)
+            code = CLOSING_FAULTS.get(received.kind)
+            if code is not None:
+                transport.fail(code, received.detail[:100])
             return
-        self.apply(received)
+        self._apply(received)
         for command, why in conn.take_orphans():
             future = self._replies.pop(command.id, None)
-            if future is not None and not future.done():
+            if future is not None:
                 self.stats["commands-orphaned"] += 1
-                future.set_exception(TargetGone(
+                settle(future, error=TargetGone(
                     f"{command.method} on session {command.session_id} will get no reply: "
                     f"{why}"))
         if isinstance(received, Reply | ErrorReply):
             future = self._replies.pop(received.id, None)
-            if future is not None and not future.done():
+            if future is not None:
                 if isinstance(received, Reply):
-                    future.set_result(received.result)
+                    settle(future, received.result)
                 else:
-                    future.set_exception(error_of(received))
+                    settle(future, error=error_of(received))
 
-    def _lost(self, reason: str) -> None:
+    def _on_closed(self, transport: Transport, reason: str) -> None:
+        with self._lock:
+            if self._transport is not transport:
+                return
+            self._transport = None
+        self._lost(reason, transport)
+
+    def _lost(self, reason: str, transport: Transport | None) -> None:
         self._fail_waiters(self._stopped_error() if self.stopping else self._lost_error(reason))
-        if not self.state.connected and not self._replies:
-            return
-        self.last_disconnect_reason = reason
-        self.apply(Note("cdpnb.disconnected", {"reason": reason}, None, *_now()))
-        pending = self._conn.fail_all()
-        methods = {c.id: c.method for c in pending}
-        for cid, future in list(self._replies.items()):
-            if not future.done():
-                future.set_exception(ConnectionLost(
-                    f"{methods.get(cid, 'command')} failed: CDP connection to "
-                    f"{redact(self.url)} lost ({reason})"))
-        self._replies.clear()
+        with self._lock:
+            if self._transport is transport:
+                self._transport = None
+            if not self.state.connected and not self._replies:
+                return
+            self.last_disconnect_reason = reason
+            self._apply(Note("cdpnb.disconnected", {"reason": reason}, None, *_now()))
+            pending = self._conn.fail_all()
+            methods = {c.id: c.method for c in pending}
+            replies, self._replies = self._replies, {}
+        for cid, future in replies.items():
+            settle(future, error=ConnectionLost(
+                f"{methods.get(cid, 'command')} failed: CDP connection to "
+                f"{redact(self.url)} lost ({reason})"))
         if not self.stopping and self.on_lost is not None:
-            self.on_lost(reason)
+            engine.loop.call_soon_threadsafe(self.on_lost, reason)
 
-    # -- background work -------------------------------------------------------------
+    # -- background work (the engine loop) ---------------------------------------------
 
-    def spawn(self, coro: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
-        """Run ``coro`` off the reader; failures are logged and counted, never lost."""
-        task = asyncio.create_task(coro, name=name)
-        self._tasks.add(task)
-        task.add_done_callback(self._task_done)
-        return task
+    def spawn(self, coro: Coroutine[Any, Any, Any], name: str) -> ThreadFuture[Any]:
+        """Run ``coro`` on the engine loop, from any thread; failures are logged and
+        counted, never lost."""
+        future = asyncio.run_coroutine_threadsafe(_named(coro, name), engine.loop)
+        with self._lock:
+            self._tasks.add(future)
+        future.add_done_callback(lambda f: self._task_done(f, name))
+        return future
 
-    def _task_done(self, task: asyncio.Task[Any]) -> None:
-        self._tasks.discard(task)
+    def _task_done(self, task: ThreadFuture[Any], name: str) -> None:
+        with self._lock:
+            self._tasks.discard(task)
         if task.cancelled():
             return
         exc = task.exception()
@@ -300,7 +417,7 @@ class Core:
             # own set-up) is the browser's ordinary life, not something to warn about.
             expected = isinstance(exc, CDPError | TargetGone | CommandTimeout)
             level = logging.INFO if expected else logging.WARNING
-            log.log(level, "cdpnb background task %s failed: %r", task.get_name(), exc)
+            log.log(level, "cdpnb background task %s failed: %r", name, exc)
 
     def counters(self) -> dict[str, int]:
         out = dict(self.stats)
@@ -319,6 +436,21 @@ class Core:
         return dict(self.state.unsupported)
 
 
+class _Expired(Exception):
+    """A command's own time ran out (distinct from a CommandTimeout of the reply)."""
+
+
+def _expire(future: asyncio.Future[Any]) -> None:
+    if not future.done():
+        future.set_exception(_Expired())
+
+
+async def _named(coro: Coroutine[Any, Any, T], name: str) -> T:
+    task = asyncio.current_task()
+    if task is not None:
+        task.set_name(name)
+    return await coro
+
+
 def _now() -> tuple[float, float]:
     return time.time(), time.monotonic()
-

@@ -29,7 +29,7 @@ from cdpnb.state import Change, DialogRecord, PendingDialog
 from cdpnb.state.changes import DialogClosed, DialogOpened, DialogUnanswerable
 from cdpnb.state.dialogs import FAST_REMOTE_MS, UNANSWERABLE, answerable_dialog
 from cdpnb.supervisor.bridge import DialogBridge
-from cdpnb.supervisor.core import Core
+from cdpnb.supervisor.core import Core, settle
 from cdpnb.supervisor.options import Policy, check_timeout
 
 __all__ = ["ACTIONS", "DialogControl", "explain_unanswerable"]
@@ -47,6 +47,10 @@ def explain_unanswerable(dialog: PendingDialog, other: PendingDialog | None) -> 
 
 
 class DialogControl:
+    """Reacts (on the engine loop) to the dialog changes of the fold."""
+
+    CHANGES = (DialogOpened, DialogClosed, DialogUnanswerable)
+
     def __init__(self, core: Core, policy: Policy, dialog_timeout_s: float,
                  bridge: DialogBridge | None = None) -> None:
         self.core = core
@@ -80,10 +84,9 @@ class DialogControl:
                     self.on_unanswerable(change.dialog)
 
     def _opened_dialog(self, dialog: PendingDialog) -> None:
-        for waiter in self._opened:
-            if not waiter.done():
-                waiter.set_result(dialog)
-        self._opened.clear()
+        waiters, self._opened = self._opened, []
+        for waiter in waiters:
+            settle(waiter, dialog)  # the waiter may be on any caller's loop
         if not dialog.answerable:
             return  # DialogUnanswerable follows; the recovery takes it
         if self.policy == "must_respond":
@@ -123,11 +126,9 @@ class DialogControl:
         for handle in self._watchdogs.values():
             handle.cancel()
         self._watchdogs.clear()
-        for waiter in self._opened:
-            if not waiter.done():
-                waiter.set_exception(error)
-                waiter.exception()  # the waiter raises it; never "not retrieved"
-        self._opened.clear()
+        waiters, self._opened = self._opened, []
+        for waiter in waiters:
+            settle(waiter, error=error)
 
     def _pending(self, dialog_id: str) -> PendingDialog | None:
         return next((d for d in self.core.state.pending_dialogs if d.id == dialog_id), None)
@@ -143,14 +144,15 @@ class DialogControl:
         if pending:
             return pending[0]
         waiter: asyncio.Future[PendingDialog] = self.core.waiter()
-        self._opened.append(waiter)
+        self._opened = [*self._opened, waiter]  # read by the engine loop: replaced, not changed
+        if self.core.state.pending_dialogs:  # opened while we were registering
+            settle(waiter, self.core.state.pending_dialogs[0])
         try:
             return await asyncio.wait_for(waiter, limit)
         except TimeoutError:
             raise WaitTimeout(f"no dialog opened within {limit:g} s") from None
         finally:
-            if waiter in self._opened:
-                self._opened.remove(waiter)
+            self._opened = [w for w in self._opened if w is not waiter]
             self.core.forget(waiter)
 
     async def respond(

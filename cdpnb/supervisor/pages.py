@@ -28,7 +28,7 @@ from cdpnb.protocol import Event, Message
 from cdpnb.state import Change
 from cdpnb.state.changes import PageOpened
 from cdpnb.supervisor.bridge import DialogBridge
-from cdpnb.supervisor.core import Core
+from cdpnb.supervisor.core import Core, settle
 
 __all__ = ["BROWSER_AUTO_ATTACH", "PageAttacher"]
 
@@ -101,7 +101,7 @@ class PageAttacher:
             return
         claim = self._claims.pop(target_id, None)
         if claim is not None and not claim.done():
-            claim.set_result((session_id, waiting))
+            settle(claim, (session_id, waiting))
         elif self._creating:
             self._parked[target_id] = (session_id, waiting)
         elif waiting or self._initial:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import logging
 import os
@@ -36,7 +37,7 @@ from cdpnb.state import (
     PendingDialog,
     Snapshot,
 )
-from cdpnb.state.changes import PageClosed, PageHazard
+from cdpnb.state.changes import BridgeRequestRefused, PageClosed, PageHazard
 from cdpnb.state.snapshot import (
     FRAME_TREE_ENTRIES,
     FRAME_TREE_OOPIF_DEPTH,
@@ -55,7 +56,7 @@ from cdpnb.supervisor.accessibility import (
 from cdpnb.supervisor.actions import click as click_target
 from cdpnb.supervisor.attach import ChildAttacher, attach_page
 from cdpnb.supervisor.bridge import DialogBridge
-from cdpnb.supervisor.core import Core
+from cdpnb.supervisor.core import Core, settle
 from cdpnb.supervisor.dialogs import DialogControl
 from cdpnb.supervisor.evaluation import OBJECT_GROUP, Budget, Evaluator, context_gone
 from cdpnb.supervisor.options import Policy, SupervisorOptions, check_timeout
@@ -124,15 +125,18 @@ class Supervisor:
         self._evaluator = Evaluator(self._core)
         #: Refs of the last accessibility snapshot, for evaluate_on and click.
         self._refs: dict[str, RefTarget] = {}
-        self._core.subscribe(self._children)
-        self._core.subscribe(self._pages)
-        self._core.subscribe(self._dialogs)
-        self._core.subscribe(self._bridge)
-        self._core.subscribe(self._on_changes)
+        self._core.subscribe(self._children, methods=["Target.attachedToTarget"])
+        self._core.subscribe(self._pages, methods=["Target.attachedToTarget"])
+        self._core.subscribe(self._dialogs, changes=DialogControl.CHANGES)
+        # On the receiving thread: a paused bridge call becomes its dialog in the same
+        # breath, whatever the engine loop is busy with.
+        self._core.subscribe(self._bridge, methods=["Fetch.requestPaused"],
+                             changes=[BridgeRequestRefused], now=True)
+        self._core.subscribe(self._on_changes, changes=[PageHazard, PageClosed])
         #: Advice cdpnb has for this endpoint or page (also issued as CdpnbWarning).
         self.hints: list[str] = []
         self._core.on_lost = self._on_lost
-        self._reconnecting: asyncio.Task[None] | None = None
+        self._reconnecting: concurrent.futures.Future[None] | None = None
         self._stopped = False
         self.reconnects = 0
         self.browser_version: dict[str, Any] = {}
@@ -255,6 +259,9 @@ class Supervisor:
 
     async def _stop(self) -> None:
         core = self._core
+        # What the supervisor knew when asked to stop stays its state: closing its pages
+        # is recorded in the trace, but a snapshot after stop shows the pages it had.
+        self._last_state = core.state
         if self._reconnecting is not None:
             self._reconnecting.cancel()
         self._dialogs.cancel_all(SupervisorStopped(
@@ -367,23 +374,30 @@ class Supervisor:
         if self._stopped:
             coro.close()
             raise SupervisorStopped(f"supervisor for {redact_url(self.url)} is stopped")
-        return await engine.run(coro)
+        # On the caller's own loop: the core is thread-safe, and a command's reply wakes
+        # this loop directly (one thread hop per round trip).
+        return await coro
 
     # -- state (never blocks) -------------------------------------------------------------
 
+    _last_state: BrowserState | None = None
+
     @property
     def state(self) -> BrowserState:
-        """The raw folded state (frozen); ``snapshot()`` is the bounded view."""
+        """The raw folded state (frozen); ``snapshot()`` is the bounded view. After
+        ``stop()``, the state as it was when the supervisor was asked to stop."""
+        if self._last_state is not None:
+            return self._last_state
         return self._core.state
 
     def snapshot(self) -> Snapshot:
-        return snapshot_of(self._core.state)
+        return snapshot_of(self.state)
 
     def frame_tree(self, full: bool = True, page: str | None = None) -> FrameTree:
         """The frame tree of the supervisor's page, or of the supervised page whose
         target id is ``page`` (a popup, see ``pages``); ``full=True`` ignores the
         snapshot's caps."""
-        state = self._core.state
+        state = self.state
         session = None
         if page is not None:
             if not isinstance(page, str):
@@ -400,7 +414,7 @@ class Supervisor:
     @property
     def pages(self) -> tuple[PageNode, ...]:
         """The supervised pages: the supervisor's own first, then those it opened."""
-        return snapshot_of(self._core.state).pages
+        return snapshot_of(self.state).pages
 
     @property
     def connected(self) -> bool:
@@ -420,11 +434,11 @@ class Supervisor:
 
     @property
     def page_target_id(self) -> str | None:
-        return self._core.state.page_target_id
+        return self.state.page_target_id
 
     @property
     def page_session_id(self) -> str | None:
-        return self._core.state.page_session_id
+        return self.state.page_session_id
 
     @property
     def bridge_enabled(self) -> bool:
@@ -457,7 +471,7 @@ class Supervisor:
     def __repr__(self) -> str:
         state = "stopped" if self._stopped else ("connected" if self.connected else "down")
         return (f"<Supervisor {redact_url(self.url)} {state} policy={self.options.policy} "
-                f"pending_dialogs={len(self._core.state.pending_dialogs)}>")
+                f"pending_dialogs={len(self.state.pending_dialogs)}>")
 
     # -- commands -------------------------------------------------------------------------
 
@@ -691,15 +705,16 @@ class Supervisor:
         if page is None:
             raise TargetGone(f"the supervisor's page is gone ({state.page_gone or 'not attached'})")
         if page.hazard is not None:
-            await self._recovery.replace(page, "navigate() was asked on a page Chromium would "
-                                               "crash on")
+            await engine.run(self._recovery.replace(
+                page, "navigate() was asked on a page Chromium would crash on"))
             return
         native = [d for d in state.pending_dialogs
                   if d.via == "native" and d.page_session_id == page.session_id
                   and d.has_browser_handler is not True and d.type != "beforeunload"]
         if any(not d.answerable for d in native):
-            await self._recovery.replace(page, "navigate() was asked while a dialog the browser "
-                                               "cannot answer blocks the page")
+            await engine.run(self._recovery.replace(
+                page, "navigate() was asked while a dialog the browser cannot answer blocks "
+                      "the page"))
             return
         for dialog in native:
             with contextlib.suppress(DialogError):
@@ -717,13 +732,12 @@ class Supervisor:
 
         def on_message(message: Message, _: tuple[Change, ...]) -> None:
             if (type(message) is Event and message.session_id == session
-                    and message.method == "Page.lifecycleEvent"
                     and message.params.get("name") == "load"):
                 loads.add(str(message.params.get("loaderId")))
-                if wanted and wanted[0] in loads and not loaded.done():
-                    loaded.set_result(None)
+                if wanted and wanted[0] in loads:
+                    settle(loaded, None)
 
-        unsubscribe = core.subscribe(on_message)
+        unsubscribe = core.subscribe(on_message, methods=["Page.lifecycleEvent"], now=True)
         shown = redact_url(url)
         try:
             reply = await core.send("Page.navigate", {"url": url}, session,
@@ -731,8 +745,8 @@ class Supervisor:
             if reply.get("errorText"):
                 raise NavigationError(f"navigating to {shown} failed: {reply['errorText']}")
             loader = reply.get("loaderId")
+            wanted.append(str(loader))
             if loader and str(loader) not in loads:
-                wanted.append(str(loader))
                 try:
                     await asyncio.wait_for(loaded, max(0.0, deadline - loop.time()))
                 except TimeoutError:

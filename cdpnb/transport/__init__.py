@@ -2,7 +2,7 @@
 
 from cdpnb.transport.base import Connector, Transport, connect_websocket
 from cdpnb.transport.discovery import fetch_json, get_json, redact, resolve_ws_url
-from cdpnb.transport.websocket import WebSocketTransport
+from cdpnb.transport.wire import WireSocket
 
-__all__ = ["Connector", "Transport", "WebSocketTransport", "connect_websocket", "fetch_json",
+__all__ = ["Connector", "Transport", "WireSocket", "connect_websocket", "fetch_json",
            "get_json", "redact", "resolve_ws_url"]

@@ -1,17 +1,25 @@
-"""cdpnb's own event loop, in a daemon thread.
+"""cdpnb's own event loop, in a daemon thread, and the blocking face's way in.
 
-Supervisors live here, so they keep receiving, timestamping and running their
-watchdogs while the caller's thread is busy (a notebook cell in ``time.sleep``).
-Callers on another loop await ``asyncio.wrap_future`` of
-``run_coroutine_threadsafe``; blocking callers wait on the future. Nothing here
-patches asyncio or re-enters a running loop, so nest_asyncio neither helps nor hurts.
+Supervisors' background work lives here (child set-up, policies, the watchdog, the
+bridge), so it goes on while the caller's thread is busy (a notebook cell in
+``time.sleep``); the transport's reader thread receives and folds on its own.
+
+A blocking call (``cdpnb.sync``) runs its coroutine on a private event loop of the
+calling thread when that thread has none running (a script, a worker thread): the
+command goes out from that thread and the reply wakes it, one thread hop. In a thread
+whose loop is running (a notebook's kernel thread) it cannot wait on a loop of its
+own, so the coroutine runs on the engine loop and the thread waits on its future.
+Nothing here patches asyncio or re-enters a running loop, so nest_asyncio neither
+helps nor hurts.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import threading
+import weakref
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
@@ -20,11 +28,16 @@ __all__ = ["Engine", "engine"]
 T = TypeVar("T")
 
 
+class _ThreadLoop(threading.local):
+    runner: asyncio.Runner | None = None
+
+
 class Engine:
     def __init__(self) -> None:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
+        self._own = _ThreadLoop()
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop:
@@ -61,13 +74,18 @@ class Engine:
         return await asyncio.wrap_future(self.submit(coro))
 
     def run_sync(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
-        """Block the calling thread until ``coro`` has run on the engine loop."""
+        """Block the calling thread until ``coro`` has run: on a private loop of this
+        thread when it has none running, else on the engine loop."""
         if self.in_engine():
             coro.close()
             raise RuntimeError(
                 "cdpnb.sync was called from cdpnb's own engine thread (e.g. inside a callback); "
                 "use the async API there"
             )
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return self._run_here(coro, timeout)
         future = self.submit(coro)
         try:
             return future.result(timeout)
@@ -82,8 +100,34 @@ class Engine:
             future.cancel()
             raise
 
+    def _run_here(self, coro: Coroutine[Any, Any, T], timeout: float | None) -> T:
+        runner = self._own.runner
+        if runner is None:
+            runner = self._own.runner = asyncio.Runner()
+            # The loop goes with its thread (threading.local drops it at thread exit).
+            weakref.finalize(runner, _close_quietly, runner)
+        if timeout is None:
+            return runner.run(coro)
+
+        async def bounded() -> T:
+            task = asyncio.ensure_future(coro)
+            done, _ = await asyncio.wait({task}, timeout=timeout)
+            if not done:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+                raise TimeoutError(f"cdpnb.sync call did not finish within {timeout} s")
+            return task.result()
+
+        return runner.run(bounded())
+
     def thread_alive(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
+
+
+def _close_quietly(runner: asyncio.Runner) -> None:
+    with contextlib.suppress(Exception):  # a loop closed at interpreter exit: nothing to keep
+        runner.close()
 
 
 engine = Engine()

@@ -1,0 +1,251 @@
+"""A CDP WebSocket with its own reader thread, on websockets' sans-I/O protocol.
+
+The reader thread owns the socket's reads: it feeds ``ClientProtocol.receive_data``,
+takes ``events_received()``, writes what ``data_to_send()`` holds (pongs, the closing
+handshake) and hands each batch of whole text messages, as bytes, to ``on_frames``.
+Any thread writes its own frames with ``send`` (under the protocol's lock), so a
+caller's command goes out from the caller's thread and only the reply crosses a
+thread. websockets' own ``sync`` client does the same with one more thread between
+the socket and the consumer; here the consumer (the supervisor's fold) runs on the
+reader thread itself.
+
+A message the client must refuse (larger than ``max_size``; a binary frame) comes out
+in order as a ``TransportFault``; the first one closes the connection (1009), the
+second is only reported.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import ssl
+import threading
+import time
+from collections.abc import Callable, Sequence
+
+from websockets.client import ClientProtocol
+from websockets.exceptions import InvalidHandshake, InvalidURI, PayloadTooBig
+from websockets.frames import Frame, Opcode
+from websockets.http11 import Response
+from websockets.protocol import State
+from websockets.uri import parse_uri
+
+from cdpnb.errors import ConnectionLost, EndpointError
+from cdpnb.protocol import TransportFault
+from cdpnb.transport.discovery import redact
+
+__all__ = ["MAX_MESSAGE_BYTES", "WireSocket"]
+
+#: CDP replies can be large (screenshots, DOM snapshots, response bodies) but not
+#: unbounded: a bigger message closes the connection (code 1009). Puppeteer's limit too.
+MAX_MESSAGE_BYTES = 256 * 1024 * 1024
+#: One read takes what the kernel has, up to this much (Chromium writes a burst of
+#: events in one go; one read, one fold batch, one trace flush).
+RECV_BYTES = 1 << 20
+
+Frames = Sequence[bytes]
+OnFrames = Callable[[Frames], None]
+OnClosed = Callable[[str], None]
+
+
+class WireSocket:
+    """One CDP WebSocket: ``send`` from any thread; frames arrive on the reader thread."""
+
+    def __init__(self, sock: socket.socket, protocol: ClientProtocol, url: str,
+                 early: list[Frame]) -> None:
+        self._sock = sock
+        self._protocol = protocol
+        self.url = url
+        self._early = early
+        self._mutex = threading.Lock()
+        self._reader: threading.Thread | None = None
+        self._closed = threading.Event()
+        self._reason = "connection dropped"
+        # The message being reassembled from continuation frames (reader thread only).
+        self._parts: list[bytes] = []
+        self._binary = False
+        self.max_size = MAX_MESSAGE_BYTES
+
+    # -- opening ----------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, url: str, timeout: float = 10.0) -> WireSocket:
+        """Connect and do the opening handshake (blocking: run it off an event loop)."""
+        try:
+            uri = parse_uri(url)
+        except InvalidURI as exc:
+            raise EndpointError(f"not a WebSocket URL: {redact(url)!r}") from exc
+        deadline = time.monotonic() + timeout
+        try:
+            sock = socket.create_connection((uri.host, uri.port), timeout=timeout)
+        except OSError as exc:
+            raise EndpointError(f"cannot open CDP WebSocket {redact(url)}: "
+                                f"{type(exc).__name__}: {exc}") from None
+        try:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if uri.secure:
+                sock = ssl.create_default_context().wrap_socket(sock, server_hostname=uri.host)
+            protocol = ClientProtocol(uri, max_size=MAX_MESSAGE_BYTES)
+            protocol.send_request(protocol.connect())
+            sock.sendall(b"".join(protocol.data_to_send()))
+            early: list[Frame] = []
+            response: Response | None = None
+            while response is None:
+                sock.settimeout(max(0.001, deadline - time.monotonic()))
+                data = sock.recv(RECV_BYTES)
+                if data:
+                    protocol.receive_data(data)
+                else:
+                    protocol.receive_eof()
+                for event in protocol.events_received():
+                    if isinstance(event, Response):
+                        response = event
+                    elif isinstance(event, Frame):
+                        early.append(event)
+                if protocol.handshake_exc is not None:
+                    raise protocol.handshake_exc
+                if not data and response is None:
+                    raise EOFError("the endpoint closed the connection during the handshake")
+            sock.settimeout(None)
+        except (OSError, InvalidHandshake, EOFError, ssl.SSLError) as exc:
+            sock.close()
+            raise EndpointError(f"cannot open CDP WebSocket {redact(url)}: "
+                                f"{type(exc).__name__}: {exc}") from None
+        return cls(sock, protocol, url, early)
+
+    def start(self, on_frames: OnFrames, on_closed: OnClosed) -> None:
+        """Start the reader thread: ``on_frames`` gets each batch of messages read in
+        one go, ``on_closed`` the reason once the connection has ended."""
+        self._reader = threading.Thread(target=self._run, args=(on_frames, on_closed),
+                                        name="cdpnb-reader", daemon=True)
+        self._reader.start()
+
+    # -- writing (any thread) ----------------------------------------------------------
+
+    def send(self, data: bytes) -> None:
+        """Write one text message (UTF-8 JSON)."""
+        with self._mutex:
+            if self._protocol.state is not State.OPEN:
+                raise ConnectionLost(f"CDP WebSocket is closed ({self._reason})")
+            self._protocol.send_text(data)
+            try:
+                self._sock.sendall(b"".join(self._protocol.data_to_send()))
+            except OSError as exc:
+                raise ConnectionLost(f"CDP WebSocket write failed: {exc}") from None
+
+    def fail(self, code: int, reason: str) -> None:
+        """End the connection over bad input (1007: not UTF-8), as RFC 6455 asks."""
+        with self._mutex:
+            if self._protocol.state is State.OPEN:
+                self._protocol.fail(code, reason)
+                self._flush_locked()
+        self._reason = f"closed by cdpnb: {reason} (code {code})"
+        self._shutdown()
+
+    def close(self) -> None:
+        """The closing handshake, then the socket; waits briefly for the reader."""
+        with self._mutex:
+            if self._protocol.state is State.OPEN:
+                self._protocol.send_close(1000)
+                self._flush_locked()
+        if not self._closed.wait(2.0):
+            self._shutdown()
+        reader = self._reader
+        if reader is not None and reader is not threading.current_thread():
+            reader.join(2.0)
+        with contextlib.suppress(OSError):
+            self._sock.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed.is_set()
+
+    @property
+    def close_reason(self) -> str:
+        return self._reason
+
+    # -- the reader thread -------------------------------------------------------------
+
+    def _run(self, on_frames: OnFrames, on_closed: OnClosed) -> None:
+        try:
+            batch = self._messages(self._early)
+            if batch:
+                on_frames(batch)
+            while True:
+                try:
+                    data = self._sock.recv(RECV_BYTES)
+                except OSError:
+                    data = b""
+                with self._mutex:
+                    if data:
+                        self._protocol.receive_data(data)
+                    else:
+                        self._protocol.receive_eof()
+                    events = self._protocol.events_received()
+                    self._flush_locked()
+                    refused = self._protocol.parser_exc
+                batch = self._messages(events)
+                if isinstance(refused, PayloadTooBig):
+                    detail = f"{self._too_big()}; the connection was closed (code 1009)"
+                    batch.append(TransportFault("oversized-message", detail))
+                    self._reason = f"closed by cdpnb: {self._too_big()} (code 1009)"
+                if batch:
+                    on_frames(batch)
+                if not data or refused is not None or self._protocol.state is State.CLOSED:
+                    break
+        finally:
+            self._reason = self._ending_reason()
+            self._shutdown()
+            self._closed.set()
+            on_closed(self._reason)
+
+    def _messages(self, events: Sequence[object]) -> list[bytes]:
+        """Whole messages from frames (continuations joined); binary ones as faults."""
+        out: list[bytes] = []
+        for event in events:
+            if not isinstance(event, Frame):
+                continue
+            if event.opcode is Opcode.TEXT or event.opcode is Opcode.BINARY:
+                self._parts = [bytes(event.data)]
+                self._binary = event.opcode is Opcode.BINARY
+            elif event.opcode is Opcode.CONT and self._parts:
+                self._parts.append(bytes(event.data))
+            else:
+                continue  # control frames: the protocol answers them
+            if not event.fin:
+                continue
+            whole = b"".join(self._parts)
+            self._parts = []
+            if self._binary:
+                out.append(TransportFault("binary-frame", f"{len(whole)} bytes", whole[:200]))
+            else:
+                out.append(whole)
+        return out
+
+    def _flush_locked(self) -> None:
+        out = self._protocol.data_to_send()
+        if out:
+            with contextlib.suppress(OSError):
+                self._sock.sendall(b"".join(d for d in out if d))
+
+    def _shutdown(self) -> None:
+        with contextlib.suppress(OSError):
+            self._sock.shutdown(socket.SHUT_RDWR)
+
+    def _too_big(self) -> str:
+        limit = self.max_size
+        size = f"{limit / 2**20:g} MiB" if limit % 2**20 == 0 else f"{limit} bytes"
+        return f"a message was larger than the {size} limit"
+
+    def _ending_reason(self) -> str:
+        if self._reason.startswith("closed by cdpnb"):
+            return self._reason
+        protocol = self._protocol
+        received = protocol.close_rcvd
+        if received is not None:
+            why = f": {received.reason}" if received.reason else ""
+            return f"closed (code {received.code}{why})"
+        sent = protocol.close_sent
+        if sent is not None and sent.code in (1000, 1001):
+            return "closed by cdpnb"
+        return "connection dropped"
