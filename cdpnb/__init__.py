@@ -3,6 +3,7 @@
 from typing import TYPE_CHECKING, Any
 
 from cdpnb.errors import (
+    BackendNotStarted,
     BrowserNotFound,
     BrowserStartError,
     CDPError,
@@ -76,6 +77,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Backend",
+    "BackendNotStarted",
     "BrowserNotFound",
     "BrowserStartError",
     "CDPError",
