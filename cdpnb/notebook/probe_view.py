@@ -28,7 +28,7 @@ class ProbeView:
 
     def __init__(self, result: ProbeResult) -> None:
         self.result = result
-        self.matrix = result.matrix()
+        self.matrix = result.matrix_text()
         self.detail = widgets.HTML("<i>choose a cell to see its checks</i>")
         self.selected: tuple[str, str] | None = None
         self.cells: dict[tuple[str, str], widgets.Button] = {}
