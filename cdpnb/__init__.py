@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from cdpnb import sync
     from cdpnb.backends import Backend, launch
     from cdpnb.backends.replay import replay
-    from cdpnb.probes import ProbeResult, probe
+    from cdpnb.probes import ProbeResult, ScenarioServer, probe, scenarios
     from cdpnb.supervisor import Supervisor
     from cdpnb.supervisor.registry import registry
     from cdpnb.supervisor.values import RemoteObject, Undefined
@@ -51,6 +51,8 @@ _LAZY = {
     "Undefined": ("cdpnb.supervisor.values", "Undefined"),
     "probe": ("cdpnb.probes", "probe"),
     "ProbeResult": ("cdpnb.probes", "ProbeResult"),
+    "ScenarioServer": ("cdpnb.probes", "ScenarioServer"),
+    "scenarios": ("cdpnb.probes", "scenarios"),
     "Trace": ("cdpnb.trace", "Trace"),
     "compare": ("cdpnb.trace", "compare"),
     "replay": ("cdpnb.backends.replay", "replay"),
@@ -98,6 +100,7 @@ __all__ = [
     "PendingDialog",
     "ProbeResult",
     "RemoteObject",
+    "ScenarioServer",
     "SeveralPendingDialogs",
     "Snapshot",
     "StaleRef",
@@ -115,5 +118,6 @@ __all__ = [
     "probe",
     "registry",
     "replay",
+    "scenarios",
     "sync",
 ]

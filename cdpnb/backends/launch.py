@@ -280,6 +280,13 @@ class launch:
     ``kind`` is one of :data:`LAUNCHABLE`: ``"chromium"``, ``"headless-shell"``,
     ``"chromium+playwright"`` or ``"node"``. ``executable=`` overrides the binary (else
     ``$CDPNB_CHROMIUM``, or ``$CDPNB_NODE`` for node); ``args`` adds command-line flags.
+
+    >>> import cdpnb.sync
+    >>> with cdpnb.sync.launch("headless-shell") as backend:
+    ...     backend.cdp_url.startswith("ws://127.0.0.1:"), backend.kind
+    (True, 'headless-shell')
+    >>> backend.running
+    False
     """
 
     def __init__(

@@ -64,7 +64,17 @@ class CheckResult:
 
 @dataclass
 class ProbeResult:
-    """What every check found on every backend, and the traces behind each cell."""
+    """What every check found on every backend, and the traces behind each cell.
+
+    >>> from cdpnb.cli import DATASETS
+    >>> result = ProbeResult.from_json((DATASETS / "probe.json").read_text())
+    >>> result.matrix().loc["chromium+playwright", ["dialogs oopif", "bridge oopif"]].tolist()
+    ['partial', 'ok']
+    >>> result.matrix_text(reasons=False).loc["node", "dialogs main"]
+    '✗'
+    >>> result.surprises().empty, result.unreachable()
+    (True, {})
+    """
 
     results: list[CheckResult] = field(default_factory=list)
     backends: dict[str, dict[str, Any]] = field(default_factory=dict)

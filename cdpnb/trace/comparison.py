@@ -185,6 +185,13 @@ def compare(*traces: Trace | Sequence[Trace], labels: Sequence[str] | None = Non
     per method), ``console`` and ``faults``. Columns are named by ``labels`` or
     each trace's ``label`` (made distinct). A count a trace lacks reads 0; any
     other value it lacks reads NA.
+
+    >>> import cdpnb
+    >>> from cdpnb.cli import DATASETS
+    >>> native = cdpnb.Trace.load(DATASETS / "chromium.native.jsonl.gz")
+    >>> playwright = cdpnb.Trace.load(DATASETS / "chromium+playwright.native.jsonl.gz")
+    >>> compare(native, playwright).loc[("dialogs", 'alert "probe": closed_by')].tolist()
+    ['agent', 'remote']
     """
     import pandas as pd
 
