@@ -17,6 +17,7 @@ __all__ = [
     "CSS",
     "MAX_ROWS",
     "MAX_TEXT",
+    "WRAP",
     "badge",
     "cell",
     "clip",
@@ -33,6 +34,9 @@ MAX_ROWS = 20
 
 CSS = ("font-family:var(--jp-code-font-family,monospace);font-size:12px;"
        "border-collapse:collapse")
+#: Text that wraps at spaces (and inside a word only if the word alone is too wide), at
+#: a normal line height: widgets' HTML areas neither wrap nor keep a normal height.
+WRAP = "white-space:normal;overflow-wrap:break-word;line-height:1.3"
 
 
 def clip(value: object, limit: int = MAX_TEXT) -> str:
@@ -68,7 +72,10 @@ def badge(label: str, colour: str = "#555") -> str:
 def cell(value: object, limit: int = MAX_TEXT) -> str:
     """A table cell with escaped content; the full value (clipped) as its title."""
     shown = text(value, limit)
-    return f'<td style="padding:1px 6px;text-align:left" title="{text(value, 1000)}">{shown}</td>'
+    # white-space:normal: a widget's HTML area does not wrap by itself, and a long
+    # reason would otherwise be cut at the edge of the notebook.
+    return (f'<td style="padding:1px 6px;text-align:left;vertical-align:top;{WRAP}" '
+            f'title="{text(value, 1000)}">{shown}</td>')
 
 
 def table(columns: Sequence[str], rows: Iterable[Sequence[object]], *,
@@ -80,7 +87,7 @@ def table(columns: Sequence[str], rows: Iterable[Sequence[object]], *,
     this module (badges); they must never hold page text. ``total`` is the number
     of rows there really are, when ``rows`` is already cut.
     """
-    head = "".join(f'<th style="padding:1px 6px;text-align:left">{text(c, 40)}</th>'
+    head = "".join(f'<th style="padding:1px 6px;text-align:left;{WRAP}">{text(c, 40)}</th>'
                    for c in columns)
     body: list[str] = []
     shown = 0

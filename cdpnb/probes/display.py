@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from cdpnb.render import CSS, badge, clip, text
+from cdpnb.render import CSS, WRAP, badge, clip, text
 
 if TYPE_CHECKING:
     from cdpnb.probes.run import ProbeResult
@@ -40,15 +40,16 @@ def cell_symbol(cell: str) -> str:
 def probe_html(result: ProbeResult) -> str:
     # Capabilities as rows, backends as columns: a handful of columns fits any width.
     matrix = result.matrix_text().T
-    head = "".join(f'<th style="padding:1px 6px;text-align:left" '
+    head = "".join(f'<th style="padding:1px 6px;text-align:center;{WRAP}" '
                    f'title="{text(result.version_label(str(b)), 200)}">{text(b, 40)}</th>'
                    for b in matrix.columns)
     rows = []
     for capability, row in matrix.iterrows():
         cells = "".join(
-            f'<td style="padding:1px 6px;background:{cell_colour(str(v))}" '
+            f'<td style="padding:1px 6px;text-align:center;background:{cell_colour(str(v))}" '
             f'title="{text(v, 1000)}">{text(cell_symbol(str(v)))}</td>' for v in row)
-        rows.append(f'<tr><td style="padding:1px 6px">{text(capability)}</td>{cells}</tr>')
+        rows.append(f'<tr><td style="padding:1px 6px;text-align:left">{text(capability)}</td>'
+                    f"{cells}</tr>")
     surprises = len(result.surprises())
     note = (badge(f"{surprises} surprises", "#a33") if surprises
             else badge("as expected", "#2a7"))

@@ -102,7 +102,11 @@ def _frame_facts(facts: _Facts, frame: pd.DataFrame) -> None:
     facts.put("frames", "oopifs", len(oopifs), count=True)
     facts.put("frames", "max depth", max((_depth(f, parent_of) for f in ids), default=pd.NA))
     facts.put("frames", "navigations", int((frame["event"] == "navigated").sum()), count=True)
-    facts.put("frames", "detached", int((frame["event"] == "detached").sum()), count=True)
+    detached = frame["event"] == "detached"
+    swapped = detached & (frame["reason"].astype("string") == "swap").fillna(False)
+    facts.put("frames", "detached", int((detached & ~swapped).sum()), count=True)
+    # moved to another process (became or stopped being an OOPIF), not removed
+    facts.put("frames", "swapped", int(swapped.sum()), count=True)
 
 
 def _command_facts(facts: _Facts, frame: pd.DataFrame) -> None:
