@@ -15,6 +15,7 @@ from types import TracebackType
 from typing import Any, TypeVar
 
 from cdpnb.backends.chromium import KINDS, BrowserProcess, find_executable
+from cdpnb.backends.closing import Closing
 from cdpnb.backends.node import NodeProcess, find_node
 from cdpnb.backends.playwright_attach import INSTALL_HINT, PlaywrightAttachment
 from cdpnb.backends.process import LocalProcess
@@ -57,7 +58,7 @@ class _Started:
             self.process.close()
 
 
-class Backend:
+class Backend(Closing):
     """A running backend: where to connect, what it is, and how it was started.
 
     Every kind has the same surface; ``cdp_url`` is the browser endpoint for the
@@ -137,20 +138,6 @@ class Backend:
     async def aclose(self) -> None:
         """``close()`` for async code: the waiting happens off the caller's loop."""
         await _off_loop(self.close, lambda _: None, f"cdpnb-close-{self.kind}")
-
-    def __enter__(self) -> Backend:
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.close()
-
-    async def __aenter__(self) -> Backend:
-        return self
-
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
-        await self.aclose()
 
     def __repr__(self) -> str:
         # No URL here: a repr lands in logs and tracebacks; the kind and pid say enough.

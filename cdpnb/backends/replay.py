@@ -7,6 +7,7 @@ from collections.abc import Generator
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from cdpnb.backends.closing import Closing
 from cdpnb.transport.engine import engine
 from cdpnb.transport.replay_server import ReplayServer
 
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
 __all__ = ["ReplayBackend", "replay"]
 
 
-class ReplayBackend:
+class ReplayBackend(Closing):
     """A replay endpoint: same surface as a launched backend (``cdp_url``, ``describe``)."""
 
     kind = "replay"
@@ -69,20 +70,6 @@ class ReplayBackend:
     async def aclose(self) -> None:
         """Stop serving."""
         await engine.run(self._server.close())
-
-    def __enter__(self) -> ReplayBackend:
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.close()
-
-    async def __aenter__(self) -> ReplayBackend:
-        return self
-
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
-        await self.aclose()
 
     def __repr__(self) -> str:
         return f"<ReplayBackend {self.trace.label!r} at {self.cdp_url}>"

@@ -11,6 +11,7 @@ import sys
 import textwrap
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from cdpnb import __version__
 from cdpnb.backends import LAUNCHABLE
@@ -59,20 +60,38 @@ def _add_json(parser: argparse.ArgumentParser) -> None:
                         help="print the result as JSON on stdout (human text goes to stderr)")
 
 
+def _add_matrix_options(parser: argparse.ArgumentParser) -> None:
+    """What ``probe`` and ``matrix`` both print: the matrix, and these."""
+    parser.add_argument("--reasons", action="store_true", help="say why each cell is not ✓")
+    parser.add_argument("--strict", action="store_true",
+                        help=f"exit {SURPRISES} when a result differs from what is expected")
+    _add_json(parser)
+
+
+def _command(commands: Any, name: str, summary: str, description: str
+             ) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = commands.add_parser(
+        name, help=summary, description=_wrap(description), epilog=_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    return parser
+
+
+def _add_duration(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--duration", type=float, default=None, metavar="S",
+                        help="stop by itself after S seconds")
+    _add_json(parser)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    formatter = argparse.RawDescriptionHelpFormatter
     parser = argparse.ArgumentParser(prog="cdpnb", description=DESCRIPTION, epilog=_epilog(),
-                                     formatter_class=formatter)
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"cdpnb {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    p = commands.add_parser(
-        "probe", help="probe backends and print the capability matrix",
-        formatter_class=formatter, epilog=_epilog(),
-        description=_wrap(
-            "Run the probe checks against each backend (one at a time) and print "
-                    "the capability matrix. With no backend installed, replays the probes "
-                    "recorded in datasets/probes/."))
+    p = _command(commands, "probe", "probe backends and print the capability matrix",
+                 "Run the probe checks against each backend (one at a time) and print the "
+                 "capability matrix. With no backend installed, replays the probes recorded "
+                 "in datasets/probes/.")
     p.add_argument("--backends", default=None, metavar="LIST",
                    help=f"comma-separated: {', '.join(LAUNCHABLE)}, a CDP URL, or "
                         "replay:TRACE (default: every backend installed here)")
@@ -81,18 +100,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="folder for probe.json, matrix.md and the traces")
     p.add_argument("--datasets", type=Path, default=DATASETS, metavar="DIR",
                    help="recorded probes to replay when no backend is installed")
-    p.add_argument("--reasons", action="store_true", help="say why each cell is not ✓")
-    p.add_argument("--strict", action="store_true",
-                   help=f"exit {SURPRISES} when a result differs from what is expected")
-    _add_json(p)
+    _add_matrix_options(p)
 
-    r = commands.add_parser(
-        "record", help="supervise a page and record a trace until interrupted",
-        formatter_class=formatter, epilog=_epilog(),
-        description=_wrap(
-            "Launch a browser (or attach with --connect), navigate the "
-                    "supervisor's page to URL and record every CDP message until Ctrl-C "
-                    "(SIGINT) or SIGTERM; a status line shows what was seen so far."))
+    r = _command(commands, "record", "supervise a page and record a trace until interrupted",
+                 "Launch a browser (or attach with --connect), navigate the supervisor's page "
+                 "to URL and record every CDP message until Ctrl-C (SIGINT) or SIGTERM; a "
+                 "status line shows what was seen so far.")
     r.add_argument("url", metavar="URL", help="the page to open")
     r.add_argument("--out", required=True, type=Path, metavar="TRACE",
                    help="trace file to write (.jsonl, or .jsonl.gz for gzip)")
@@ -109,42 +122,26 @@ def build_parser() -> argparse.ArgumentParser:
                    help="answer dialogs through the dialog bridge (default auto)")
     r.add_argument("--redact", action="store_true",
                    help="hide prompt answers, typed text and URL credentials in the trace")
-    r.add_argument("--duration", type=float, default=None, metavar="S",
-                   help="stop by itself after S seconds")
-    _add_json(r)
+    _add_duration(r)
 
-    s = commands.add_parser(
-        "replay", help="serve a trace as a CDP endpoint until interrupted",
-        formatter_class=formatter, epilog=_epilog(),
-        description=_wrap(
-            "Serve a recorded trace as a CDP endpoint on 127.0.0.1 and print its "
-                    "URL; a supervisor (or any CDP client) connected to it gets the "
-                    "recorded replies and events. Runs until Ctrl-C or SIGTERM."))
+    s = _command(commands, "replay", "serve a trace as a CDP endpoint until interrupted",
+                 "Serve a recorded trace as a CDP endpoint on 127.0.0.1 and print its URL; a "
+                 "supervisor (or any CDP client) connected to it gets the recorded replies "
+                 "and events. Runs until Ctrl-C or SIGTERM.")
     s.add_argument("trace", type=Path, metavar="TRACE", help="a .jsonl or .jsonl.gz trace")
     s.add_argument("--speed", type=float, default=None,
                    help="1.0 replays at the recorded pace (default: as fast as possible)")
-    s.add_argument("--duration", type=float, default=None, metavar="S",
-                   help="stop by itself after S seconds")
-    _add_json(s)
+    _add_duration(s)
 
-    m = commands.add_parser(
-        "matrix", help="show a saved probe result",
-        formatter_class=formatter, epilog=_epilog(),
-        description=_wrap(
-            "Print the capability matrix of a probe result saved by "
-                    "`cdpnb probe --out DIR` (DIR/probe.json), e.g. datasets/probes."))
+    m = _command(commands, "matrix", "show a saved probe result",
+                 "Print the capability matrix of a probe result saved by cdpnb probe --out "
+                 "DIR (DIR/probe.json), e.g. datasets/probes.")
     m.add_argument("result", type=Path, metavar="RESULT", help="probe.json, or its folder")
-    m.add_argument("--reasons", action="store_true", help="say why each cell is not ✓")
-    m.add_argument("--strict", action="store_true",
-                   help=f"exit {SURPRISES} when a result differs from what is expected")
-    _add_json(m)
+    _add_matrix_options(m)
 
-    c = commands.add_parser(
-        "compare", help="what two (or more) traces did, side by side",
-        formatter_class=formatter, epilog=_epilog(),
-        description=_wrap(
-            "Line up what each trace did, by content: dialogs and how they "
-                    "ended, frames and OOPIFs, command latencies, console, faults."))
+    c = _command(commands, "compare", "what two (or more) traces did, side by side",
+                 "Line up what each trace did, by content: dialogs and how they ended, "
+                 "frames and OOPIFs, command latencies, console, faults.")
     c.add_argument("traces", type=Path, nargs="+", metavar="TRACE", help="two or more traces")
     _add_json(c)
     return parser

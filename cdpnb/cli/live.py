@@ -73,7 +73,7 @@ def _record_status(sup: Supervisor, began: float) -> str:
     return (f"recording {time.monotonic() - began:5.1f} s · {recorded} messages · "
             f"{len(state.frames)} frames ({oopifs} OOPIF) · {state.dialog_seq} dialogs "
             f"({len(state.pending_dialogs)} open) · {state.console_errors_total} console "
-            f"errors · {link} · Ctrl-C stops")
+            f"errors · {link}")
 
 
 async def _record(args: argparse.Namespace) -> int:
@@ -93,6 +93,7 @@ async def _record(args: argparse.Namespace) -> int:
         if backend is not None:
             await backend.aclose()
         return FAILED
+    console.print(f"recording to {args.out} until Ctrl-C or SIGTERM", overflow="fold")
     began = time.monotonic()
     try:
         try:
@@ -124,7 +125,7 @@ def record_command(args: argparse.Namespace) -> int:
 
 def _replay_status(backend: ReplayBackend, began: float) -> str:
     return (f"serving {time.monotonic() - began:5.1f} s · {backend.connections} connections · "
-            f"{len(backend.unmatched)} unmatched commands · Ctrl-C stops")
+            f"{len(backend.unmatched)} unmatched commands")
 
 
 async def _replay(args: argparse.Namespace) -> int:
@@ -145,6 +146,7 @@ async def _replay(args: argparse.Namespace) -> int:
                       "messages)", overflow="fold")
         console.print(info["cdp_url"], overflow="fold", soft_wrap=True)
         console.file.flush()
+    output.err().print("serving until Ctrl-C or SIGTERM")
     began = time.monotonic()
     try:
         await _run_until_stopped(stop, args.duration, lambda: _replay_status(backend, began),

@@ -195,9 +195,9 @@ class SupervisorView:
         bridge = badge("bridge on", "#27a") if sup.bridge_enabled else ""
         hints = "".join(f'<div style="color:#b50">{text(h, 400)}</div>' for h in sup.hints[-3:])
         self.header.value = (
-            f'<div style="{WRAP}"><b>cdpnb supervisor</b> {state} {bridge} '
-            f"{text(redact(sup.url))} · policy {text(sup.policy)} · reconnects "
-            f"{sup.reconnects}{hints}</div>")
+            f'<div style="{WRAP}"><b>cdpnb supervisor</b> {state} {bridge} policy '
+            f"{text(sup.policy)} · reconnects {sup.reconnects} · "
+            f'<span style="overflow-wrap:anywhere">{text(redact(sup.url))}</span>{hints}</div>')
 
     def _draw_pending(self, pending: tuple[PendingDialog, ...]) -> None:
         ids = [d.id for d in pending]
