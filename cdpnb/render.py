@@ -37,6 +37,8 @@ CSS = ("font-family:var(--jp-code-font-family,monospace);font-size:12px;"
 #: Text that wraps at spaces (and inside a word only if the word alone is too wide), at
 #: a normal line height: widgets' HTML areas neither wrap nor keep a normal height.
 WRAP = "white-space:normal;overflow-wrap:break-word;line-height:1.3"
+#: Cells up to this many characters never wrap.
+SHORT = 16
 
 
 def clip(value: object, limit: int = MAX_TEXT) -> str:
@@ -74,7 +76,9 @@ def cell(value: object, limit: int = MAX_TEXT) -> str:
     shown = text(value, limit)
     # white-space:normal: a widget's HTML area does not wrap by itself, and a long
     # reason would otherwise be cut at the edge of the notebook.
-    return (f'<td style="padding:1px 6px;text-align:left;vertical-align:top;{WRAP}" '
+    # Short values (ids, types, times) stay on one line; long ones (messages, URLs) wrap.
+    wrap = WRAP if len(clip(value, limit)) > SHORT else "white-space:nowrap;line-height:1.3"
+    return (f'<td style="padding:1px 6px;text-align:left;vertical-align:top;{wrap}" '
             f'title="{text(value, 1000)}">{shown}</td>')
 
 
@@ -102,10 +106,10 @@ def table(columns: Sequence[str], rows: Iterable[Sequence[object]], *,
         shown += 1
     more = max(total if total is not None else seen, seen) - shown
     if more > 0:
-        body.append(f'<tr><td colspan="{len(columns)}" style="padding:1px 6px;color:#777">'
-                    f"… {more} more</td></tr>")
+        body.append(f'<tr><td colspan="{len(columns)}" style="padding:1px 6px;color:#777;'
+                    f'text-align:left">… {more} more</td></tr>')
     if not body:
-        body.append(f'<tr><td colspan="{len(columns)}" style="padding:1px 6px;color:#777">'
-                    "none</td></tr>")
+        body.append(f'<tr><td colspan="{len(columns)}" style="padding:1px 6px;color:#777;'
+                    'text-align:left">none</td></tr>')
     return (f'<table style="{CSS}"><thead><tr>{head}</tr></thead>'
             f'<tbody>{"".join(body)}</tbody></table>')
