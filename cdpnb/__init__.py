@@ -3,6 +3,7 @@
 from typing import TYPE_CHECKING, Any
 
 from cdpnb.errors import (
+    BackendNotStarted,
     BrowserNotFound,
     BrowserStartError,
     CDPError,
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
     from cdpnb import sync, testing
     from cdpnb.backends import Backend, launch
     from cdpnb.backends.replay import replay
-    from cdpnb.probes import ProbeResult, probe
+    from cdpnb.probes import ProbeResult, ScenarioServer, probe, scenarios
     from cdpnb.supervisor import Supervisor
     from cdpnb.supervisor.registry import registry
     from cdpnb.supervisor.values import RemoteObject, Undefined
@@ -53,6 +54,8 @@ _LAZY = {
     "Undefined": ("cdpnb.supervisor.values", "Undefined"),
     "probe": ("cdpnb.probes", "probe"),
     "ProbeResult": ("cdpnb.probes", "ProbeResult"),
+    "ScenarioServer": ("cdpnb.probes", "ScenarioServer"),
+    "scenarios": ("cdpnb.probes", "scenarios"),
     "Trace": ("cdpnb.trace", "Trace"),
     "compare": ("cdpnb.trace", "compare"),
     "replay": ("cdpnb.backends.replay", "replay"),
@@ -79,6 +82,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Backend",
+    "BackendNotStarted",
     "BrowserNotFound",
     "BrowserStartError",
     "CDPError",
@@ -102,6 +106,7 @@ __all__ = [
     "PendingDialog",
     "ProbeResult",
     "RemoteObject",
+    "ScenarioServer",
     "SeveralPendingDialogs",
     "Snapshot",
     "StaleRef",
@@ -119,6 +124,7 @@ __all__ = [
     "probe",
     "registry",
     "replay",
+    "scenarios",
     "sync",
     "testing",
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "BackendNotStarted",
     "BrowserNotFound",
     "BrowserStartError",
     "CDPError",
@@ -56,6 +57,11 @@ class CDPError(CdpnbError):
         detail = f" ({data})" if data else ""
         name = method or "<unknown method>"
         super().__init__(f"{name}{where} failed: [{code}] {message}{detail}")
+
+
+class BackendNotStarted(CdpnbError, RuntimeError):
+    """A backend's endpoint was asked for before the backend was started (or after it
+    was closed): ``backend = await cdpnb.launch(kind)``, or use it in a ``with`` block."""
 
 
 class CommandTimeout(CdpnbError, TimeoutError):

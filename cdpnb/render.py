@@ -17,6 +17,7 @@ __all__ = [
     "CSS",
     "MAX_ROWS",
     "MAX_TEXT",
+    "WRAP",
     "badge",
     "cell",
     "clip",
@@ -33,6 +34,11 @@ MAX_ROWS = 20
 
 CSS = ("font-family:var(--jp-code-font-family,monospace);font-size:12px;"
        "border-collapse:collapse")
+#: Text that wraps at spaces (and inside a word only if the word alone is too wide), at
+#: a normal line height: widgets' HTML areas neither wrap nor keep a normal height.
+WRAP = "white-space:normal;overflow-wrap:break-word;line-height:1.3"
+#: Cells up to this many characters never wrap.
+SHORT = 16
 
 
 def clip(value: object, limit: int = MAX_TEXT) -> str:
@@ -68,7 +74,12 @@ def badge(label: str, colour: str = "#555") -> str:
 def cell(value: object, limit: int = MAX_TEXT) -> str:
     """A table cell with escaped content; the full value (clipped) as its title."""
     shown = text(value, limit)
-    return f'<td style="padding:1px 6px;text-align:left" title="{text(value, 1000)}">{shown}</td>'
+    # white-space:normal: a widget's HTML area does not wrap by itself, and a long
+    # reason would otherwise be cut at the edge of the notebook.
+    # Short values (ids, types, times) stay on one line; long ones (messages, URLs) wrap.
+    wrap = WRAP if len(clip(value, limit)) > SHORT else "white-space:nowrap;line-height:1.3"
+    return (f'<td style="padding:1px 6px;text-align:left;vertical-align:top;{wrap}" '
+            f'title="{text(value, 1000)}">{shown}</td>')
 
 
 def table(columns: Sequence[str], rows: Iterable[Sequence[object]], *,
@@ -80,7 +91,7 @@ def table(columns: Sequence[str], rows: Iterable[Sequence[object]], *,
     this module (badges); they must never hold page text. ``total`` is the number
     of rows there really are, when ``rows`` is already cut.
     """
-    head = "".join(f'<th style="padding:1px 6px;text-align:left">{text(c, 40)}</th>'
+    head = "".join(f'<th style="padding:1px 6px;text-align:left;{WRAP}">{text(c, 40)}</th>'
                    for c in columns)
     body: list[str] = []
     shown = 0
@@ -95,10 +106,10 @@ def table(columns: Sequence[str], rows: Iterable[Sequence[object]], *,
         shown += 1
     more = max(total if total is not None else seen, seen) - shown
     if more > 0:
-        body.append(f'<tr><td colspan="{len(columns)}" style="padding:1px 6px;color:#777">'
-                    f"… {more} more</td></tr>")
+        body.append(f'<tr><td colspan="{len(columns)}" style="padding:1px 6px;color:#777;'
+                    f'text-align:left">… {more} more</td></tr>')
     if not body:
-        body.append(f'<tr><td colspan="{len(columns)}" style="padding:1px 6px;color:#777">'
-                    "none</td></tr>")
+        body.append(f'<tr><td colspan="{len(columns)}" style="padding:1px 6px;color:#777;'
+                    'text-align:left">none</td></tr>')
     return (f'<table style="{CSS}"><thead><tr>{head}</tr></thead>'
             f'<tbody>{"".join(body)}</tbody></table>')

@@ -1,134 +1,170 @@
-"""``cdpnb.sync``: the same names as plain blocking calls.
+"""``cdpnb.sync``: the async API's names, as plain blocking calls.
 
-Works in a script and in a notebook cell (where the kernel's loop is running):
-the work runs on cdpnb's engine thread and this thread just waits for it.
+Derived from the async face one line per name (``cdpnb.blocking``), so the
+parameters are the async ones, and a name the async face gains is here at once.
+Every call runs on cdpnb's engine thread and this thread waits for it: it works
+in a script, in a notebook cell (where the kernel's loop is running), inside
+``asyncio.run`` and after ``nest_asyncio.apply()``.
+
+>>> import cdpnb.sync
+>>> cdpnb.sync.Supervisor.evaluate.__wrapped__ is cdpnb.Supervisor.evaluate
+True
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import inspect
+import weakref
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from cdpnb.backends import Backend, launch
-from cdpnb.state import DialogRecord, FrameTree, PendingDialog, Snapshot
-from cdpnb.supervisor import Policy
+import cdpnb
+from cdpnb.backends import Backend
+from cdpnb.backends import launch as _launch
+from cdpnb.backends.replay import ReplayBackend
+from cdpnb.backends.replay import replay as _replay
+from cdpnb.blocking import (
+    Delegated,
+    Facade,
+    Forward,
+    awaited,
+    blocking,
+    blocking_as,
+    blocking_function,
+    constructor,
+    derive,
+    forward,
+    forward_as,
+)
+from cdpnb.probes import ProbeResult
+from cdpnb.probes import probe as _probe
 from cdpnb.supervisor import Supervisor as AsyncSupervisor
+from cdpnb.supervisor import SupervisorOptions
+from cdpnb.supervisor.registry import Registry as AsyncRegistry
 from cdpnb.supervisor.registry import registry as async_registry
-from cdpnb.supervisor.values import RemoteObject
-from cdpnb.transport.engine import engine
+from cdpnb.trace import Recorder
 
 if TYPE_CHECKING:
-    import pandas as pd
+    from types import TracebackType
 
-__all__ = ["Backend", "Supervisor", "launch", "registry"]
+__all__ = [
+    "Backend",
+    "ProbeResult",
+    "Registry",
+    "ReplayBackend",
+    "Supervisor",
+    "launch",
+    "probe",
+    "registry",
+    "replay",
+]
+
+A = AsyncSupervisor
 
 
-class Supervisor:
-    """Blocking face of :class:`cdpnb.Supervisor`; ``.aio`` is the async one."""
+@derive(AsyncSupervisor)
+class Supervisor(Facade[AsyncSupervisor]):
+    """Blocking face of :class:`cdpnb.Supervisor`; ``.aio`` is the async one.
 
-    def __init__(self, supervisor: AsyncSupervisor) -> None:
-        self.aio = supervisor
+    ``cdpnb.sync.Supervisor(sup)`` gives the blocking face of a running async
+    supervisor (both drive the same connection).
+    """
+
+    _faces: ClassVar[weakref.WeakKeyDictionary[AsyncSupervisor, Supervisor]] = (
+        weakref.WeakKeyDictionary())
 
     @classmethod
-    def start(
-        cls,
-        url: str,
-        *,
-        policy: Policy = "must_respond",
-        dialog_timeout_s: float = 300.0,
-        command_timeout_s: float = 30.0,
-        connect_timeout_s: float = 10.0,
-        reconnect_attempts: int = 3,
-    ) -> Supervisor:
-        return cls(engine.run_sync(AsyncSupervisor.start(
-            url, policy=policy, dialog_timeout_s=dialog_timeout_s,
-            command_timeout_s=command_timeout_s, connect_timeout_s=connect_timeout_s,
-            reconnect_attempts=reconnect_attempts)))
+    def of(cls, aio: AsyncSupervisor) -> Supervisor:
+        """The (one) blocking face of ``aio``."""
+        face = cls._faces.get(aio)
+        if face is None:
+            face = cls._faces[aio] = cls(aio)
+        return face
 
-    def stop(self) -> None:
-        engine.run_sync(self.aio.stop())
+    start = staticmethod(constructor(A.start, lambda aio: Supervisor.of(aio)))
+    stop = blocking(A.stop)
 
     def __enter__(self) -> Supervisor:
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
         self.stop()
 
-    def snapshot(self) -> Snapshot:
-        return self.aio.snapshot()
+    # -- commands (block until done) ----------------------------------------------------
+    cdp = blocking(A.cdp)
+    evaluate = blocking(A.evaluate)
+    evaluate_on = blocking(A.evaluate_on)
+    accessibility = blocking(A.accessibility)
+    click = blocking(A.click)
+    release_objects = blocking(A.release_objects)
+    navigate = blocking(A.navigate)
+    wait_for = blocking(A.wait_for)
+    annotate = blocking(A.annotate)
+    wait_for_dialog = blocking(A.wait_for_dialog)
+    respond = blocking(A.respond)
 
-    def frame_tree(self, full: bool = True) -> FrameTree:
-        return self.aio.frame_tree(full)
+    # -- state (never blocks) ------------------------------------------------------------
+    snapshot = forward(A.snapshot)
+    frame_tree = forward(A.frame_tree)
+    stats = forward(A.stats)
+    view = forward(A.view)
+    state = Forward(A.state)
+    connected = Forward(A.connected)
+    stopped = Forward(A.stopped)
+    alive = Forward(A.alive)
+    page_target_id = Forward(A.page_target_id)
+    page_session_id = Forward(A.page_session_id)
+    bridge_enabled = Forward(A.bridge_enabled)
+    unsupported = Forward(A.unsupported)
+    policy = Forward(A.policy)
 
-    @property
-    def connected(self) -> bool:
-        return self.aio.connected
-
-    @property
-    def page_target_id(self) -> str | None:
-        return self.aio.page_target_id
-
-    def stats(self) -> dict[str, int]:
-        return self.aio.stats()
-
-    def cdp(self, method: str, params: dict[str, Any] | None = None,
-            frame_id: str | None = None, timeout: float | None = None, *,
-            browser: bool = False, session_id: str | None = None) -> dict[str, Any]:
-        return engine.run_sync(self.aio.cdp(method, params, frame_id, timeout, browser=browser,
-                                            session_id=session_id))
-
-    def evaluate(self, expression: str, frame_id: str | None = None,
-                 timeout: float | None = None, *, await_promise: bool = True,
-                 user_gesture: bool = False) -> Any:
-        return engine.run_sync(self.aio.evaluate(expression, frame_id, timeout,
-                                                 await_promise=await_promise,
-                                                 user_gesture=user_gesture))
-
-    def evaluate_on(self, ref: str | RemoteObject, function: str, *args: Any,
-                    timeout: float | None = None, await_promise: bool = True,
-                    user_gesture: bool = False) -> Any:
-        return engine.run_sync(self.aio.evaluate_on(ref, function, *args, timeout=timeout,
-                                                    await_promise=await_promise,
-                                                    user_gesture=user_gesture))
-
-    def accessibility(self, frame_id: str | None = None,
-                      timeout: float | None = None) -> pd.DataFrame:
-        return engine.run_sync(self.aio.accessibility(frame_id, timeout))
-
-    def click(self, ref: str, timeout: float | None = None) -> dict[str, Any]:
-        return engine.run_sync(self.aio.click(ref, timeout))
-
-    def release_objects(self) -> None:
-        engine.run_sync(self.aio.release_objects())
-
-    def navigate(self, url: str, timeout: float = 30.0) -> dict[str, Any]:
-        return engine.run_sync(self.aio.navigate(url, timeout))
-
-    def wait_for_dialog(self, timeout: float | None = None) -> PendingDialog:
-        return engine.run_sync(self.aio.wait_for_dialog(timeout))
-
-    def respond(self, action: str, prompt_text: str | None = None,
-                dialog_id: str | None = None) -> DialogRecord:
-        return engine.run_sync(self.aio.respond(action, prompt_text, dialog_id))
-
-    def __repr__(self) -> str:
-        return repr(self.aio).replace("<Supervisor", "<sync.Supervisor", 1)
+    # -- attributes the async supervisor sets on itself ----------------------------------
+    url: Delegated[str] = Delegated()
+    options: Delegated[SupervisorOptions] = Delegated()
+    recorder: Delegated[Recorder | None] = Delegated()
+    hints: Delegated[list[str]] = Delegated()
+    reconnects: Delegated[int] = Delegated()
+    browser_version: Delegated[dict[str, Any]] = Delegated()
 
 
-class _SyncRegistry:
-    def get_or_start(self, task_id: str, url: str, **options: Any) -> Supervisor:
-        return Supervisor(engine.run_sync(async_registry.get_or_start(task_id, url, **options)))
-
-    def stop(self, task_id: str) -> bool:
-        return engine.run_sync(async_registry.stop(task_id))
-
-    def stop_all(self) -> int:
-        return engine.run_sync(async_registry.stop_all())
-
-    def __contains__(self, task_id: object) -> bool:
-        return task_id in async_registry
-
-    def __repr__(self) -> str:
-        return repr(async_registry)
+def _face_or_none(aio: AsyncSupervisor | None) -> Supervisor | None:
+    return None if aio is None else Supervisor.of(aio)
 
 
-registry = _SyncRegistry()
+@derive(AsyncRegistry)
+class Registry(Facade[AsyncRegistry]):
+    """Blocking face of ``cdpnb.registry``: one supervisor per task id."""
+
+    get_or_start = blocking_as(AsyncRegistry.get_or_start, Supervisor.of)
+    stop = blocking(AsyncRegistry.stop)
+    stop_all = blocking(AsyncRegistry.stop_all)
+    get = forward_as(AsyncRegistry.get, _face_or_none)
+    task_ids = forward(AsyncRegistry.task_ids)
+    __contains__ = forward(AsyncRegistry.__contains__)
+    __len__ = forward(AsyncRegistry.__len__)
+
+
+registry = Registry(async_registry)
+
+#: ``backend = cdpnb.sync.launch("chromium")`` (also ``with cdpnb.sync.launch(...) as b``).
+launch = awaited(_launch)
+#: ``backend = cdpnb.sync.replay(trace)`` (also ``with``): a trace served as a CDP endpoint.
+replay = awaited(_replay)
+#: ``result = cdpnb.sync.probe(["chromium", "node"])``.
+probe = blocking_function(_probe)
+
+
+def _derive_module_name(name: str) -> Any:
+    """A name of ``cdpnb`` this module does not declare: coroutine functions block,
+    anything else (errors, models, ``Trace``, ``compare``) is the same object."""
+    value = getattr(cdpnb, name)
+    if inspect.iscoroutinefunction(value):
+        return blocking_function(value)
+    return value
+
+
+# Everything else ``cdpnb`` exports is the same object here (it never blocks), and a
+# name added to ``cdpnb`` later comes along without an edit.
+_SAME = [n for n in cdpnb.__all__ if n not in __all__ and n not in ("sync", "__version__")]
+globals().update({name: _derive_module_name(name) for name in _SAME})
+__all__ += _SAME

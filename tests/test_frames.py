@@ -33,7 +33,7 @@ async def test_two_site_tree_has_srcdoc_in_process_and_the_oopif_stitched_in(
     assert oopif.origin == site.site_b
     assert oopif.parent_frame_id == ids["main"]
     assert oopif.session_id is not None and oopif.session_id != sup.page_session_id
-    # The JSON layout of DESIGN.md.
+    # The JSON layout of the snapshot (docs/architecture.md).
     data = snap.to_dict()
     assert set(data) >= {"pending_dialogs", "recent_dialogs", "frame_tree", "console_errors",
                          "connected", "page_target_id"}

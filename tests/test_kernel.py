@@ -1,4 +1,4 @@
-"""cdpnb inside a real ipykernel (executed with nbclient): the loop integration DESIGN.md
+"""cdpnb inside a real ipykernel (executed with nbclient): the loop integration docs/architecture.md
 promises — top-level await, blocking calls in a plain cell, a cell that blocks while a
 dialog opens, nest_asyncio applied first, and restarts that leave nothing behind."""
 

@@ -1,4 +1,5 @@
-"""The layer rule of DESIGN.md: protocol and state are sans-I/O and import nothing above them."""
+"""The layer rule of docs/architecture.md: protocol and state are sans-I/O and import
+nothing above them."""
 
 from __future__ import annotations
 
@@ -19,16 +20,17 @@ ASYNC_IO = {"asyncio", "websockets"}
 UPPER_LAYERS = {"transport", "supervisor", "trace", "backends", "probes", "notebook", "cli"}
 # For each sans-I/O layer: the cdpnb layers above it that it must not import.
 FORBIDDEN_CDPNB = {
-    "protocol": UPPER_LAYERS | {"state", "sync"},
-    "state": UPPER_LAYERS | {"sync"},
-    # The layers above: what DESIGN.md says each may import, the rest forbidden.
-    "trace": {"transport", "supervisor", "backends", "probes", "notebook", "cli", "sync"},
+    "protocol": UPPER_LAYERS | {"state", "sync", "blocking"},
+    "state": UPPER_LAYERS | {"sync", "blocking"},
+    # The layers above: what docs/architecture.md says each may import, the rest forbidden.
+    "trace": {"transport", "supervisor", "backends", "probes", "notebook", "cli", "sync",
+              "blocking"},
     "transport": {"state", "supervisor", "trace", "backends", "probes", "notebook", "cli",
-                  "sync"},
+                  "sync", "blocking"},
     # backends serve replayed traces, so they may read them
-    "backends": {"supervisor", "probes", "notebook", "cli", "sync"},
-    "supervisor": {"backends", "probes", "notebook", "cli", "sync"},
-    "probes": {"notebook", "cli", "sync"},
+    "backends": {"supervisor", "probes", "notebook", "cli", "sync", "blocking"},
+    "supervisor": {"backends", "probes", "notebook", "cli", "sync", "blocking"},
+    "probes": {"notebook", "cli", "sync", "blocking"},
 }
 #: The one way up: a ``view()`` method may import the notebook layer inside its body,
 #: the way ``DataFrame.plot`` imports matplotlib — loaded only when a view is asked for.

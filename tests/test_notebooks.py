@@ -3,6 +3,7 @@ the executed dialogs notebook exports to HTML with its widgets' state, page text
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 import subprocess
@@ -131,3 +132,38 @@ def test_dialogs_notebook_exports_to_html_with_widget_state_and_escaped_text(
     assert "&lt;img src=x onerror=alert(1)&gt;" in recent and "<img" not in recent
     images = [m for m in models.values() if m["model_name"] == "ImageModel"]
     assert images, "the trace view's dialog plot is missing"
+
+
+def export_html(nb: nbformat.NotebookNode, folder: Path, name: str) -> str:
+    source = folder / f"{name}.ipynb"
+    nbformat.write(nb, source)
+    subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "html",
+                    str(source)], check=True, capture_output=True, timeout=120)
+    return (folder / f"{name}.html").read_text()
+
+
+def test_exported_views_show_their_static_snapshot_without_the_widget_manager(
+        tmp_path: Path) -> None:
+    # Saved as JupyterLab saves by default (no widget state): nbconvert shows each
+    # view's text/html, which needs no widget manager and no network.
+    live = copy.deepcopy(executed("02-dialogs-and-frames.ipynb"))
+    live.metadata.pop("widgets", None)
+    html = export_html(live, tmp_path, "02")
+    assert html.count('class="cdpnb-static"') == 3  # view, trace.view(), the final view
+    for raw in ("<img src=x onerror", "<script>bad()", "Proceed <b>now"):
+        assert raw not in html
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html
+    static = html.split('class="cdpnb-static"')
+    final = static[3]  # the last `view` cell: stopped, the dialogs it answered kept
+    assert "stopped" in final and "Ada Lovelace" in final and "OOPIF" in final
+    assert 'src="data:image/png;base64,' in static[2]  # the trace view's dialog plot
+
+    probe = copy.deepcopy(executed("01-probe-backends.ipynb"))
+    probe.metadata.pop("widgets", None)
+    html = export_html(probe, tmp_path, "01")
+    assert html.count('class="cdpnb-static"') == 1 and ">dialogs oopif<" in html
+    # the plots are retina PNGs (twice the pixels, shown at half size)
+    images = [o for c in probe.cells for o in c.get("outputs", [])
+              if "image/png" in o.get("data", {})]
+    assert len(images) == 2
+    assert all(o["metadata"]["image/png"]["width"] > 0 for o in images)

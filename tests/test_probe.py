@@ -12,12 +12,14 @@ import sys
 import time
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import websockets
 
 import cdpnb
 from cdpnb import cli
 from cdpnb.backends import LAUNCHABLE
+from cdpnb.cli import probing
 from cdpnb.probes import CHECKS, ProbeResult, ScenarioServer, parse_backend, recorded_probes
 from cdpnb.trace import Trace
 
@@ -39,20 +41,31 @@ def test_every_backend_matches_what_the_measured_facts_predict(
     assert checks["expected"].notna().all()
     surprises = result.surprises()
     assert surprises.empty, surprises[["backend", "check", "status", "detail"]].to_string()
-    matrix = result.matrix()
+    matrix = result.matrix_text()
     assert list(matrix.index) == list(LAUNCHABLE)
     for kind in ("chromium", "headless-shell"):
         row = matrix.loc[kind]
         assert row["dialogs oopif"] == row["dialogs nested"] == row["bridge oopif"] == "✓"
         assert row["sandbox native"].startswith("✗ no dialog: the browser blocked")
         assert 0 < float(row["command RTT ms"]) < 50
+    typed = result.matrix()
+    assert isinstance(typed["dialogs oopif"].dtype, pd.CategoricalDtype)
+    assert list(typed["dialogs oopif"].cat.categories) == ["ok", "partial", "fail"]
+    assert typed.loc["chromium+playwright", "dialogs oopif"] == "partial"
+    assert typed["command RTT ms"].dtype == "Float64"
+    assert 0 < typed.loc["chromium", "command RTT ms"] < 50
+    assert pd.isna(typed.loc["node", "dialog seen ms"])
+    samples = result.latency_samples()
+    rtt = samples[(samples["backend"] == "chromium") & (samples["check"] == "latency.command_rtt")]
+    assert len(rtt) == 30 and not rtt["median_only"].any()
+    assert result.unreachable() == {}
     assert result.backends["headless-shell"]["version"].startswith("HeadlessChrome/")
 
 
 def test_playwright_row_native_dialogs_lost_bridge_answers(
         probed: tuple[ProbeResult, Path]) -> None:
     result, _ = probed
-    row = result.matrix().loc["chromium+playwright"]
+    row = result.matrix_text().loc["chromium+playwright"]
     for frame in ("main", "srcdoc", "oopif", "nested"):
         assert row[f"dialogs {frame}"].startswith("partial"), row[f"dialogs {frame}"]
         assert "closed by remote" in row[f"dialogs {frame}"]
@@ -63,7 +76,7 @@ def test_playwright_row_native_dialogs_lost_bridge_answers(
 
 def test_node_row_is_runtime_only_with_reasons(probed: tuple[ProbeResult, Path]) -> None:
     result, _ = probed
-    row = result.matrix().loc["node"]
+    row = result.matrix_text().loc["node"]
     assert row["Runtime"] == "✓" and float(row["command RTT ms"]) > 0
     for capability in ("frame tree + OOPIF", "dialogs main", "bridge oopif", "beforeunload"):
         assert row[capability].startswith("✗") and "no Page domain" in row[capability]
@@ -98,13 +111,18 @@ def test_a_replayed_probe_finds_what_the_live_one_found(probed: tuple[ProbeResul
         return {k: v.replace("recorded: ", "") if k.endswith(" ms")
                 else v.split(":")[0].split(" ")[0] for k, v in cells.items()}
 
-    live = result.matrix()
-    again = replayed.matrix()
+    live = result.matrix_text()
+    again = replayed.matrix_text()
     for kind in ("chromium+playwright", "chromium"):
         assert kinds(again.loc[f"replay:{kind}"].to_dict()) == kinds(live.loc[kind].to_dict())
     assert replayed.backends["replay:chromium"]["replayed"] is True
     assert "(replayed, recorded 20" in replayed.to_markdown()
     assert replayed.surprises().empty
+    # the samples recorded live come back from the trace
+    samples = replayed.latency_samples()
+    rtt = samples[samples["check"] == "latency.command_rtt"]
+    assert rtt.groupby("backend", observed=True).size().to_dict() == {
+        "replay:chromium+playwright": 30, "replay:chromium": 30}
 
 
 async def test_endpoints_without_cdp_are_rows_of_reasons_within_the_timeout(
@@ -122,10 +140,11 @@ async def test_endpoints_without_cdp_are_rows_of_reasons_within_the_timeout(
         began = time.monotonic()
         result = await cdpnb.probe(backends)
         assert time.monotonic() - began < 30
-    matrix = result.matrix()
+    matrix = result.matrix_text()
     assert len(matrix) == 3
     for backend, row in matrix.iterrows():
         assert all(cell.startswith("✗") for cell in row), (backend, row.to_dict())
+    assert set(result.unreachable()) == set(matrix.index)
     assert "/json/version: HTTP Error 404" in matrix.iloc[0, 0]
     assert "cannot reach" in matrix.iloc[1, 0]
     assert "got no reply" in matrix.iloc[2, 0]
@@ -135,8 +154,9 @@ def test_a_missing_backend_is_a_row_of_reasons_not_a_crash(
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CDPNB_NODE", "/nonexistent/node")
     result = asyncio.run(cdpnb.probe(["node"]))
-    row = result.matrix().loc["node"]
+    row = result.matrix_text().loc["node"]
     assert all(cell.startswith("✗ not installed") for cell in row)
+    assert result.unreachable()["node"].startswith("not installed")
 
 
 def test_probe_rejects_bad_arguments() -> None:
@@ -148,12 +168,17 @@ def test_probe_rejects_bad_arguments() -> None:
         parse_backend("replay:/nonexistent.jsonl")
 
 
-def test_cli_probe_prints_the_matrix_and_writes_results(tmp_path: Path,
-                                                        capsys: pytest.CaptureFixture[str]
-                                                        ) -> None:
+def test_cli_probe_prints_the_matrix_and_writes_results(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
     assert cli.main(["probe", "--backends", "headless-shell", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "| headless-shell | HeadlessChrome/" in out
+    header = next(line for line in out.splitlines() if line.startswith("capability"))
+    assert "HeadlessChrome" not in header  # the version is shortened to its number
+    assert re.search(r"^capability\s+156\.", header)
+    assert re.search(r"^dialogs oopif\s+✓\s*$", out, re.M)
+    assert max(len(line) for line in out.splitlines()) <= 80
     saved = ProbeResult.from_json((tmp_path / "probe.json").read_text())
     assert saved.surprises().empty
     assert (tmp_path / "matrix.md").read_text().startswith("| backend |")
@@ -168,12 +193,14 @@ def test_cli_with_no_browser_replays_the_shipped_datasets(
     shipped.mkdir()
     for trace in out.glob("chromium.*.jsonl.gz"):
         shutil.copy(trace, shipped / trace.name)
-    monkeypatch.setattr(cli, "available_backends",
+    monkeypatch.setattr(probing, "available_backends",
                         lambda: {k: "not installed: apt-get install it" for k in LAUNCHABLE})
     assert cli.main(["probe", "--datasets", str(shipped)]) == 0
-    text = capsys.readouterr().out
-    assert "No browser backend is installed" in text and "REPLAYED" in text
-    assert re.search(r"\| replay:chromium \| Chrome/\S+ \(replayed, recorded \d{4}-", text)
+    captured = capsys.readouterr()
+    assert "No browser backend is installed" in captured.err and "REPLAYED" in captured.err
+    assert re.search(r"replay:chromium", captured.out)
+    header = captured.out.split("─")[0]
+    assert "156." in header and "replayed" in header
 
 
 def test_cli_rejects_unknown_backends() -> None:

@@ -20,6 +20,8 @@ import cdpnb.sync
 from cdpnb.probes import ScenarioServer
 from cdpnb.transport.engine import engine
 
+ROOT = Path(__file__).resolve().parent.parent
+
 OPEN_PROMPT = "setTimeout(() => { window.r = prompt('q', 'd'); }, 0)"
 
 
@@ -304,3 +306,65 @@ def test_a_calls_own_timeout_error_comes_through_unchanged(chromium: cdpnb.Backe
     with (cdpnb.sync.Supervisor.start(chromium.cdp_url) as sup,
           pytest.raises(cdpnb.WaitTimeout, match="dialog")):
         sup.wait_for_dialog(timeout=0.2)
+
+
+def test_blocking_face_records_a_trace_forces_the_bridge_and_reads_state(
+        chromium: cdpnb.Backend, site: ScenarioServer, tmp_path: Path) -> None:
+    trace = tmp_path / "run.jsonl.gz"
+    with cdpnb.sync.Supervisor.start(chromium, bridge=True, bypass_csp=True, record=trace,
+                                     redact=["prompt_text"], record_meta={"who": "test"},
+                                     dialog_timeout_s=30) as s:
+        s.navigate(site.url("/two-site"))
+        state = s.wait_for(lambda st: any(f.is_oopif for f in st.frames.values()), timeout=10)
+        assert state is s.state or len(state.frames) <= len(s.state.frames)
+        assert s.bridge_enabled and s.alive and not s.stopped
+        assert s.policy == "must_respond" and s.hints == [] and s.unsupported == {}
+        assert s.page_session_id == s.aio.page_session_id is not None
+        s.annotate("experiment.phase", {"name": "prompt"})
+        s.evaluate(OPEN_PROMPT)
+        dialog = s.wait_for_dialog(5)
+        assert dialog.via == "bridge"
+        assert s.respond("accept", prompt_text="secret").closed_by == "agent"
+        assert s.evaluate("window.r") == "secret"
+        assert s.url == chromium.cdp_url and s.reconnects == 0
+    loaded = cdpnb.Trace.load(trace)
+    assert loaded.complete and loaded.header["meta"] == {"who": "test"}
+    assert any(getattr(r, "method", "") == "experiment.phase" for r in loaded.records)
+    assert "secret" not in str([getattr(r, "params", "") for r in loaded.records])
+
+
+def test_blocking_registry_launch_replay_and_probe(site: ScenarioServer) -> None:
+    backend = cdpnb.sync.launch("headless-shell")  # no `with`: kept until close()
+    try:
+        assert backend.running
+        s = cdpnb.sync.registry.get_or_start("task-1", backend.cdp_url)
+        assert cdpnb.sync.registry.get("task-1") is s
+        assert cdpnb.sync.registry.get("nobody") is None
+        assert cdpnb.sync.registry.task_ids() == ["task-1"] and "task-1" in cdpnb.sync.registry
+        assert len(cdpnb.sync.registry) == 1
+        assert cdpnb.sync.registry.get_or_start("task-1", backend.cdp_url) is s
+        assert s.evaluate("1 + 2") == 3
+        assert cdpnb.sync.registry.stop_all() == 1 and s.stopped
+    finally:
+        backend.close()
+    assert not backend.running
+    recorded = ROOT / "datasets" / "probes" / "chromium.native.jsonl.gz"
+    with cdpnb.sync.replay(recorded) as replayed:
+        assert replayed.cdp_url.startswith("ws://127.0.0.1:")
+    result = cdpnb.sync.probe([f"replay:{recorded}"], progress=False)
+    assert isinstance(result, cdpnb.ProbeResult) and result.surprises().empty
+
+
+async def test_launch_without_a_with_block_in_async_code(site: ScenarioServer) -> None:
+    backend = await cdpnb.launch("headless-shell")
+    try:
+        sup = await cdpnb.Supervisor.start(backend)
+        await sup.navigate(site.url("/blank"))
+        assert await sup.evaluate("document.title") == "blank"
+        await sup.stop()
+    finally:
+        await backend.aclose()
+    assert not backend.running
+    replayed = await cdpnb.replay(ROOT / "datasets" / "probes" / "node.native.jsonl.gz")
+    assert replayed.cdp_url.startswith("ws://127.0.0.1:")
+    await replayed.aclose()

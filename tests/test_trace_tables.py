@@ -338,6 +338,15 @@ def test_frames_timeline_has_attach_navigate_detach_and_the_oopif_with_its_paren
     assert frame["origin"][9] is pd.NA  # data: URLs have no origin to derive
 
 
+def test_timeline_tells_an_oopif_swap_from_a_removal() -> None:
+    timeline = frame_script().trace().timeline()
+    events = [(r.event, r.frame_id) for r in timeline.itertuples()]
+    # the OOPIF's frameDetached(reason=swap) moved it to another process: not a removal
+    assert ("swapped", "OOPIF") in events and ("detached", "OOPIF") not in events
+    assert ("detached", "SRCDOC") in events
+    assert "swapped" in timeline["event"].cat.categories
+
+
 # -- console --------------------------------------------------------------------------------
 
 
@@ -496,6 +505,8 @@ def test_compare_lines_up_traces_by_content_not_ids() -> None:
     frames = compare(frame_script().trace(), Trace({}, []), labels=["two-site", "empty"])
     assert frames.loc[("frames", "frames")].tolist() == [3, 0]
     assert frames.loc[("frames", "oopifs")].tolist() == [1, 0]
+    assert frames.loc[("frames", "detached")].tolist() == [1, 0]  # the srcdoc frame
+    assert frames.loc[("frames", "swapped")].tolist() == [1, 0]  # the OOPIF
     assert frames.loc[("frames", "max depth")].tolist()[0] == 1
     assert frames.loc[("frames", "max depth")].isna().tolist() == [False, True]
     assert compare([a, b], labels=["x", "y"]).columns.tolist() == ["x", "y"]

@@ -101,6 +101,9 @@ async def test_page_text_is_escaped_everywhere_the_view_shows_it(
     for html in (row.label.value, view.console.value):
         assert "<img" not in html and "<script" not in html
         assert "&lt;img src=x onerror=&quot;window.pwned=1&quot;&gt;" in html
+    static = view._repr_mimebundle_()["text/html"]  # what an exported notebook shows
+    assert "<img" not in static and "<script" not in static
+    assert static.count("&lt;img src=x onerror=&quot;window.pwned=1&quot;&gt;") >= 2
     row.accept.click()
     await _redrawn(view, lambda: "pwned" in view.recent.value)
     assert "<img" not in view.recent.value and "&lt;script&gt;" in view.recent.value
@@ -157,6 +160,15 @@ def test_probe_view_cell_shows_its_checks() -> None:
     assert "chromium+playwright.native.jsonl.gz" in view.detail.value
     with pytest.raises(KeyError, match="no cell"):
         view.select("firefox", "dialogs oopif")
+    # Capabilities are rows, backends columns: a handful of columns fits 1,000 px.
+    columns = view.grid.layout.grid_template_columns
+    assert f"repeat({len(result.backends)}, " in columns
+    assert len(view.grid.children) == (len(result.backends) + 1) * (len(view.matrix.columns) + 1)
+    bundle = view._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    static = bundle["text/html"]
+    assert static.index(">dialogs main<") < static.index(">dialogs oopif<")
+    assert "dialog.alert.oopif" in static  # the chosen cell's checks, too
 
 
 def test_trace_view_timeline_per_session_and_dialog_plot() -> None:
@@ -166,6 +178,14 @@ def test_trace_view_timeline_per_session_and_dialog_plot() -> None:
     assert (view.timeline["event"] == "dialog_opened").sum() == len(dialogs)
     assert (view.timeline["event"] == "dialog_closed").sum() == dialogs["closed_at"].notna().sum()
     assert view.plot.value[:8] == b"\x89PNG\r\n\x1a\n" and len(view.plot.value) > 5000
+    # made at 192 dpi, shown at half its pixel width: crisp on a retina screen
+    width = int.from_bytes(view.plot.value[16:20], "big")
+    assert width > 1200 and view.plot.layout.width == f"{round(width / 2)}px"
+    # an OOPIF swap is not a removal
+    events = set(view.timeline["event"].astype(str))
+    assert {"swapped", "detached", "oopif_attached"} <= events
+    static = view._repr_mimebundle_()["text/html"]
+    assert '<img src="data:image/png;base64,' in static and "swapped" in static
     page = str(dialogs["session_id"].iloc[0])
     view.select(page)
     assert len(view.shown) < len(view.timeline)

@@ -1,4 +1,4 @@
-"""``cdpnb.launch(kind)``: start a backend for the length of a ``with`` block."""
+"""``cdpnb.launch(kind)``: start a backend, for a ``with`` block or until ``close()``."""
 
 from __future__ import annotations
 
@@ -8,17 +8,18 @@ import importlib.util
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from functools import partial
 from types import TracebackType
 from typing import Any, TypeVar
 
 from cdpnb.backends.chromium import KINDS, BrowserProcess, find_executable
+from cdpnb.backends.closing import Closing
 from cdpnb.backends.node import NodeProcess, find_node
 from cdpnb.backends.playwright_attach import INSTALL_HINT, PlaywrightAttachment
 from cdpnb.backends.process import LocalProcess
-from cdpnb.errors import BrowserNotFound
+from cdpnb.errors import BackendNotStarted, BrowserNotFound
 from cdpnb.transport import get_json
 
 __all__ = ["LAUNCHABLE", "Backend", "backend_available", "launch"]
@@ -57,7 +58,7 @@ class _Started:
             self.process.close()
 
 
-class Backend:
+class Backend(Closing):
     """A running backend: where to connect, what it is, and how it was started.
 
     Every kind has the same surface; ``cdp_url`` is the browser endpoint for the
@@ -130,8 +131,13 @@ class Backend:
         return info
 
     def close(self) -> None:
-        """End the backend by its pid (Playwright first) and remove its temporary directory."""
+        """End the backend by its pid (Playwright first) and remove its temporary
+        directory. Idempotent; blocks for the few ms the process takes to end."""
         self._started.close()
+
+    async def aclose(self) -> None:
+        """``close()`` for async code: the waiting happens off the caller's loop."""
+        await _off_loop(self.close, lambda _: None, f"cdpnb-close-{self.kind}")
 
     def __repr__(self) -> str:
         # No URL here: a repr lands in logs and tracebacks; the kind and pid say enough.
@@ -252,11 +258,22 @@ async def _off_loop(work: Callable[[], T], orphan: Callable[[T], None], name: st
 
 
 class launch:
-    """Start a backend; end it when the block exits, also on error or cancellation.
+    """Start a backend: ``async with cdpnb.launch("chromium") as backend:`` ends it when
+    the block exits (also on error or cancellation); ``backend = await
+    cdpnb.launch("chromium")`` keeps it until ``backend.close()`` (or ``await
+    backend.aclose()``); ``with cdpnb.launch(...)`` and ``cdpnb.sync.launch(...)``
+    block instead.
 
     ``kind`` is one of :data:`LAUNCHABLE`: ``"chromium"``, ``"headless-shell"``,
     ``"chromium+playwright"`` or ``"node"``. ``executable=`` overrides the binary (else
     ``$CDPNB_CHROMIUM``, or ``$CDPNB_NODE`` for node); ``args`` adds command-line flags.
+
+    >>> import cdpnb.sync
+    >>> with cdpnb.sync.launch("headless-shell") as backend:
+    ...     backend.cdp_url.startswith("ws://127.0.0.1:"), backend.kind
+    (True, 'headless-shell')
+    >>> backend.running
+    False
     """
 
     def __init__(
@@ -276,6 +293,16 @@ class launch:
         self.timeout = timeout
         self.backend: Backend | None = None
 
+    @property
+    def cdp_url(self) -> str:
+        """The started backend's ``cdp_url``; before it is started, a clear error."""
+        if self.backend is None:
+            raise BackendNotStarted(
+                f"cdpnb.launch({self.kind!r}) has not started the browser yet: use "
+                f"`backend = await cdpnb.launch({self.kind!r})` or "
+                f"`async with cdpnb.launch({self.kind!r}) as backend:` and backend.cdp_url")
+        return self.backend.cdp_url
+
     def start_blocking(self) -> Backend:
         self.backend = Backend(_start(self.kind, self.executable, self.args, self.timeout))
         return self.backend
@@ -284,12 +311,19 @@ class launch:
         if self.backend is not None:
             self.backend.close()
 
-    async def __aenter__(self) -> Backend:
+    async def start(self) -> Backend:
+        """Start the backend without blocking the caller's loop, and return it."""
         started = await _off_loop(
             partial(_start, self.kind, self.executable, self.args, self.timeout),
             _Started.close, f"cdpnb-launch-{self.kind}")
         self.backend = Backend(started)
         return self.backend
+
+    def __await__(self) -> Generator[Any, None, Backend]:
+        return self.start().__await__()
+
+    async def __aenter__(self) -> Backend:
+        return await self.start()
 
     async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                         tb: TracebackType | None) -> None:
@@ -301,3 +335,7 @@ class launch:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.close_blocking()
+
+    def __repr__(self) -> str:
+        state = "not started" if self.backend is None else repr(self.backend)
+        return f"<launch {self.kind!r}: {state}>"

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Generator
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from cdpnb.backends.closing import Closing
 from cdpnb.transport.engine import engine
 from cdpnb.transport.replay_server import ReplayServer
 
@@ -15,7 +17,7 @@ if TYPE_CHECKING:
 __all__ = ["ReplayBackend", "replay"]
 
 
-class ReplayBackend:
+class ReplayBackend(Closing):
     """A replay endpoint: same surface as a launched backend (``cdp_url``, ``describe``)."""
 
     kind = "replay"
@@ -45,6 +47,11 @@ class ReplayBackend:
         return dict(self.trace.backend)
 
     @property
+    def connections(self) -> int:
+        """How many CDP clients have connected so far."""
+        return self._server.connections
+
+    @property
     def unmatched(self) -> list[str]:
         """Commands a client sent that the recording had no reply for."""
         return list(self._server.unmatched)
@@ -56,16 +63,26 @@ class ReplayBackend:
                 "recorded_at": self.trace.started_at, "speed": self._server.speed,
                 "cdp_url": self.cdp_url}
 
+    def close(self) -> None:
+        """Stop serving (blocking). Idempotent."""
+        engine.run_sync(self._server.close())
+
+    async def aclose(self) -> None:
+        """Stop serving."""
+        await engine.run(self._server.close())
+
     def __repr__(self) -> str:
         return f"<ReplayBackend {self.trace.label!r} at {self.cdp_url}>"
 
 
 class replay:
-    """Serve a recorded trace as a CDP endpoint for the length of a ``with`` block.
+    """Serve a recorded trace as a CDP endpoint on loopback.
 
-    ``async with cdpnb.replay(trace) as backend:`` (or plain ``with``) gives a
-    backend whose ``cdp_url`` a Supervisor can start on. ``trace`` is a Trace or a
-    path; ``speed=None`` replays as fast as possible, ``1.0`` at recorded pace.
+    ``async with cdpnb.replay(trace) as backend:`` (or plain ``with``) serves it for
+    the block; ``backend = await cdpnb.replay(trace)`` (or ``cdpnb.sync.replay``)
+    until ``backend.close()``. A Supervisor starts on the backend (or its
+    ``cdp_url``). ``trace`` is a Trace or a path; ``speed=None`` replays as fast as
+    possible, ``1.0`` at recorded pace.
     """
 
     def __init__(self, trace: Trace | str | os.PathLike[str], *, speed: float | None = None,
@@ -88,9 +105,16 @@ class replay:
         self.backend = ReplayBackend(self.trace, self.server)
         return self.backend
 
-    async def __aenter__(self) -> ReplayBackend:
+    async def start(self) -> ReplayBackend:
+        """Start serving, and return the backend."""
         backend: ReplayBackend = await engine.run(self._open())
         return backend
+
+    def __await__(self) -> Generator[Any, None, ReplayBackend]:
+        return self.start().__await__()
+
+    async def __aenter__(self) -> ReplayBackend:
+        return await self.start()
 
     async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                         tb: TracebackType | None) -> None:

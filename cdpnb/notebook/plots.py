@@ -1,10 +1,17 @@
-"""matplotlib plots of dialogs (from a trace) and latencies (from a probe result)."""
+"""matplotlib plots of dialogs (from a trace) and latencies (from probe results).
+
+Dialogs last from under a millisecond to minutes, so their durations go on a log
+axis: a 2 ms dialog is as visible as a 2 s one. Latencies vary 2–4× from run to run
+on a small VM, so every sample is drawn (with its box), never the median alone.
+"""
 
 from __future__ import annotations
 
+import base64
 import io
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pandas as pd
 
 if TYPE_CHECKING:
@@ -14,15 +21,33 @@ if TYPE_CHECKING:
     from cdpnb.probes import ProbeResult
     from cdpnb.trace import Trace
 
-__all__ = ["figure_png", "latencies", "plot_dialogs", "plot_latencies"]
+__all__ = ["DPI", "figure_html", "figure_png", "latencies", "plot_dialogs", "plot_latencies"]
 
+#: Pixels per inch of the PNGs cdpnb makes: twice the 96 CSS px of a plain screen, so
+#: they are shown at half their pixel size and stay crisp on a retina display.
+DPI = 192
 CLOSED_BY_COLOURS = {"agent": "#22aa77", "auto_policy": "#2277aa", "watchdog": "#cc7700",
                      "remote": "#aa3333", "open": "#999999"}
+TYPE_MARKERS = {"alert": "o", "confirm": "s", "prompt": "D", "beforeunload": "^"}
 LATENCY_CHECKS = {
     "latency.command_rtt": "command round trip",
     "latency.dialog_seen": "alert() → seen",
     "latency.dialog_closed": "respond() → closed",
 }
+
+
+def _plain_log_ticks(ax: Axes) -> None:
+    """Log-axis tick labels as plain numbers (``2``, ``5``, ``10``), not ``2×10⁰``."""
+    from matplotlib.ticker import FuncFormatter
+
+    def major(value: float, _: int) -> str:
+        return f"{value:g}"
+
+    def minor(value: float, _: int) -> str:  # 2 and 5 of each decade, so labels never crowd
+        return f"{value:g}" if f"{value:e}"[0] in "25" else ""
+
+    ax.yaxis.set_major_formatter(FuncFormatter(major))
+    ax.yaxis.set_minor_formatter(FuncFormatter(minor))
 
 
 def _axes(ax: Axes | None, size: tuple[float, float]) -> Axes:
@@ -35,38 +60,55 @@ def _axes(ax: Axes | None, size: tuple[float, float]) -> Axes:
 
 
 def plot_dialogs(source: Trace | pd.DataFrame, ax: Axes | None = None) -> Axes:
-    """When each dialog opened (x, seconds since the trace began) and how long it
-    stayed open (bar length), one lane per frame, coloured by who closed it.
+    """One point per dialog: when it opened (x, seconds since the trace began) and how
+    long it stayed open (y, ms, log scale), coloured by who closed it, shaped by its
+    type. A dialog still open at the end is drawn up to the end of the trace.
 
     ``source`` is a trace or its ``dialogs()`` DataFrame.
     """
-    dialogs = source if isinstance(source, pd.DataFrame) else source.dialogs()
-    lanes = list(dict.fromkeys(str(f)[:8] for f in dialogs["frame_id"].astype(str)))
-    ax = _axes(ax, (8, 1.0 + 0.5 * max(1, len(lanes))))
-    end = float(dialogs["t"].max()) if len(dialogs) else 1.0
-    for _, row in dialogs.iterrows():
-        lane = lanes.index(str(row["frame_id"])[:8])
-        closed_by = "open" if pd.isna(row["closed_by"]) else str(row["closed_by"])
-        # A dialog still open at the end runs to the end of the plot.
-        width = (float(row["open_ms"]) / 1000.0 if not pd.isna(row["open_ms"])
-                 else max(end - float(row["t"]), 0.0))
-        ax.barh(lane, max(width, 0.002), left=float(row["t"]), height=0.6,
-                color=CLOSED_BY_COLOURS.get(closed_by, "#555555"))
-    ax.set_yticks(range(len(lanes)), [f"frame {lane}" for lane in lanes])
-    ax.set_xlabel("seconds since the trace began")
-    ax.set_title(f"{len(dialogs)} dialogs: opened at, open for")
-    from matplotlib.patches import Patch
+    from matplotlib.lines import Line2D
 
-    seen = [c for c in CLOSED_BY_COLOURS if c in set(dialogs["closed_by"].astype(str))
-            or (c == "open" and dialogs["closed_by"].isna().any())]
-    if seen:
-        ax.legend(handles=[Patch(color=CLOSED_BY_COLOURS[c], label=c) for c in seen],
-                  title="closed by", loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    dialogs = source if isinstance(source, pd.DataFrame) else source.dialogs()
+    ax = _axes(ax, (8, 3.2))
+    end = float(dialogs["t"].max()) if len(dialogs) else 1.0
+    if not isinstance(source, pd.DataFrame):
+        end = max(end, source.duration_s)
+    closed_by = dialogs["closed_by"].astype("string").fillna("open")
+    open_ms = dialogs["open_ms"].astype("Float64").astype(float).to_numpy(na_value=np.nan)
+    still_open = np.isnan(open_ms)
+    open_ms = np.where(still_open, (end - dialogs["t"].astype(float).to_numpy()) * 1000,
+                       open_ms)
+    open_ms = np.maximum(open_ms, 0.01)  # a log axis has no 0
+    kinds = dialogs["type"].astype(str).to_numpy()
+    for who in CLOSED_BY_COLOURS:
+        for kind, marker in TYPE_MARKERS.items():
+            mask = (closed_by.to_numpy() == who) & (kinds == kind)
+            if mask.any():
+                ax.scatter(dialogs["t"].astype(float).to_numpy()[mask], open_ms[mask], s=28,
+                           marker=marker, color=CLOSED_BY_COLOURS[who], alpha=0.8,
+                           edgecolors="white", linewidths=0.5)
+    ax.set_yscale("log")
+    _plain_log_ticks(ax)
+    ax.grid(True, which="major", axis="y", alpha=0.3)
+    ax.set_xlabel("opened at: seconds since the trace began")
+    ax.set_ylabel("open for, ms (log)")
+    ax.set_title(f"{len(dialogs)} dialogs: when each opened, how long it stayed open")
+    seen_who = [w for w in CLOSED_BY_COLOURS if (closed_by == w).any()]
+    seen_kinds = [k for k in TYPE_MARKERS if (kinds == k).any()]
+    handles = [Line2D([], [], marker="o", linestyle="", color=CLOSED_BY_COLOURS[w],
+                      label=f"closed by {w}" if w != "open" else "still open")
+               for w in seen_who]
+    handles += [Line2D([], [], marker=TYPE_MARKERS[k], linestyle="", color="#555555",
+                       label=k) for k in seen_kinds]
+    if handles:
+        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0),
+                  frameon=False, fontsize="small")
     return ax
 
 
 def latencies(result: ProbeResult) -> pd.DataFrame:
-    """Median latency (ms) per backend and latency check, from a probe result."""
+    """Median latency (ms) per backend and latency check, from a probe result;
+    ``result.latency_samples()`` has every sample."""
     checks = result.checks()
     mine = checks[checks["check"].astype(str).isin(list(LATENCY_CHECKS))
                   & checks["value"].notna()]
@@ -79,20 +121,60 @@ def latencies(result: ProbeResult) -> pd.DataFrame:
     return table.rename(columns=LATENCY_CHECKS)
 
 
-def plot_latencies(result: ProbeResult, ax: Axes | None = None) -> Axes:
-    """Grouped bars: median command round trip and dialog latencies per backend (ms)."""
-    table = latencies(result)
-    ax = _axes(ax, (8, 3.5))
-    if table.empty:
-        ax.set_title("no latency measured (no backend answered the latency checks)")
-        return ax
-    table.plot.bar(ax=ax, rot=0)
-    ax.set_ylabel("median, ms")
-    ax.set_title("latencies per backend")
-    return ax
+def _strip(ax: Axes, position: float, values: np.ndarray, colour: str, width: float) -> None:
+    """A box of ``values`` at ``position`` with every sample on top, jittered."""
+    if len(values) >= 3:
+        ax.boxplot([values], positions=[position], widths=width, showfliers=False,
+                   medianprops={"color": colour}, boxprops={"color": colour},
+                   whiskerprops={"color": colour}, capprops={"color": colour})
+    jitter = np.random.default_rng(0).uniform(-width / 3, width / 3, len(values))
+    ax.scatter(position + jitter, values, s=9, color=colour, alpha=0.6, linewidths=0)
 
 
-def figure_png(fig: Figure, dpi: int = 80) -> bytes:
+def plot_latencies(result: ProbeResult, compare_with: ProbeResult | None = None,
+                   labels: tuple[str, str] = ("now", "recorded")) -> Figure:
+    """Every latency sample per backend (ms, log scale), with its box: one panel per
+    latency check. ``compare_with`` (another run, e.g. a recorded one) is drawn beside
+    it in another colour, so a change shows as two distributions, not two numbers."""
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Patch
+
+    runs = [(labels[0], result, "#2277aa")]
+    if compare_with is not None:
+        runs.append((labels[1], compare_with, "#cc7700"))
+    samples = {name: run.latency_samples() for name, run, _ in runs}
+    backends = list(dict.fromkeys(b for s in samples.values()
+                                  for b in s["backend"].astype(str)))
+    checks = [c for c in LATENCY_CHECKS
+              if any((s["check"].astype(str) == c).any() for s in samples.values())]
+    fig = Figure(figsize=(3.4 * max(1, len(checks)), 3.4), layout="constrained")
+    if not checks:
+        fig.suptitle("no latency measured (no backend answered the latency checks)")
+        return fig
+    axes = fig.subplots(1, len(checks), squeeze=False)[0]
+    width = 0.8 / len(runs)
+    for ax, check in zip(axes, checks, strict=True):
+        for i, (name, _, colour) in enumerate(runs):
+            mine = samples[name][samples[name]["check"].astype(str) == check]
+            for x, backend in enumerate(backends):
+                values = mine.loc[mine["backend"].astype(str) == backend, "ms"].to_numpy(float)
+                if len(values):
+                    _strip(ax, x + (i - (len(runs) - 1) / 2) * width, values, colour, width)
+        ax.set_yscale("log")
+        _plain_log_ticks(ax)
+        ax.set_xticks(range(len(backends)), backends, fontsize="small", rotation=25,
+                      ha="right", rotation_mode="anchor")
+        ax.set_xlim(-0.6, len(backends) - 0.4)
+        ax.grid(True, axis="y", which="both", alpha=0.25)
+        ax.set_title(LATENCY_CHECKS[check], fontsize="medium")
+    axes[0].set_ylabel("ms (log), every sample")
+    if compare_with is not None:
+        fig.legend(handles=[Patch(color=c, label=n) for n, _, c in runs],
+                   loc="outside right center")
+    return fig
+
+
+def figure_png(fig: Figure, dpi: int = DPI) -> bytes:
     """A figure as PNG bytes (for an ``ipywidgets.Image``), without pyplot."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
@@ -101,3 +183,16 @@ def figure_png(fig: Figure, dpi: int = 80) -> bytes:
     fig.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight")
     return buffer.getvalue()
 
+
+def png_size(png: bytes) -> tuple[int, int]:
+    """(width, height) in pixels, from the PNG header."""
+    return int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+
+
+def figure_html(png: bytes, dpi: int = DPI) -> str:
+    """An ``<img>`` of a PNG made at ``dpi``, sized in CSS px (crisp on retina)."""
+    width, height = png_size(png)
+    scale = 96 / dpi
+    return (f'<img src="data:image/png;base64,{base64.b64encode(png).decode()}" '
+            f'width="{round(width * scale)}" height="{round(height * scale)}" '
+            f'style="max-width:100%;height:auto" alt="plot">')

@@ -1,4 +1,8 @@
-"""``result.view()``: the capability matrix as a grid; a chosen cell shows its checks."""
+"""``result.view()``: the capability matrix as a grid; a chosen cell shows its checks.
+
+Capabilities are rows and backends columns (a handful of columns), so the grid fits
+a notebook at ordinary widths with nothing cut or overlapping.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as widgets
 import pandas as pd
 
-from cdpnb.probes.display import cell_kind, cell_symbol
+from cdpnb.notebook.static import widget_bundle
+from cdpnb.probes.display import cell_kind, cell_symbol, probe_html
 from cdpnb.render import table, text
 
 if TYPE_CHECKING:
@@ -16,6 +21,7 @@ if TYPE_CHECKING:
 __all__ = ["ProbeView"]
 
 _STYLES = {"ok": "success", "fail": "danger", "partial": "warning", "none": ""}
+_WRAP = "white-space:normal;line-height:1.25;word-break:break-word"
 
 
 class ProbeView:
@@ -28,27 +34,35 @@ class ProbeView:
 
     def __init__(self, result: ProbeResult) -> None:
         self.result = result
-        self.matrix = result.matrix()
-        self.detail = widgets.HTML("<i>choose a cell to see its checks</i>")
+        self.matrix = result.matrix_text()
+        self.detail = widgets.HTML("<i>choose a cell to see its checks</i>",
+                                   layout=widgets.Layout(width="100%"))
         self.selected: tuple[str, str] | None = None
         self.cells: dict[tuple[str, str], widgets.Button] = {}
-        capabilities = [str(c) for c in self.matrix.columns]
-        items: list[widgets.Widget] = [widgets.HTML("<b>backend</b>")]
-        items += [widgets.HTML(f"<b>{text(c, 30)}</b>") for c in capabilities]
-        for backend, row in self.matrix.iterrows():
-            items.append(widgets.HTML(text(backend, 40)))
-            for capability in capabilities:
-                cell = str(row[capability])
+        backends = [str(b) for b in self.matrix.index]
+        auto = widgets.Layout(height="auto", width="auto")
+        items: list[widgets.Widget] = [widgets.HTML("<b>capability</b>", layout=auto)]
+        for backend in backends:
+            version = result.version_label(backend).rpartition("/")[2]
+            items.append(widgets.HTML(
+                f'<div style="{_WRAP}"><b>{text(backend.replace("+", "+ "), 40)}</b><br>'
+                f'<span style="color:#777">{text(version, 60)}</span></div>', layout=auto))
+        for capability in self.matrix.columns:
+            items.append(widgets.HTML(f'<div style="{_WRAP}">{text(capability, 40)}</div>',
+                                      layout=auto))
+            for backend in backends:
+                cell = str(self.matrix.loc[backend, capability])
                 button = widgets.Button(description=cell_symbol(cell), tooltip=cell[:500],
                                         button_style=_STYLES[cell_kind(cell)],
-                                        layout=widgets.Layout(width="auto"))
-                key = (str(backend), capability)
+                                        layout=widgets.Layout(width="auto", height="26px"))
+                key = (backend, str(capability))
                 button.on_click(lambda _, key=key: self.select(*key))
                 self.cells[key] = button
                 items.append(button)
         self.grid = widgets.GridBox(items, layout=widgets.Layout(
-            grid_template_columns=f"10em repeat({len(capabilities)}, minmax(3em, 1fr))",
-            grid_gap="2px"))
+            grid_template_columns=f"minmax(9em, 14em) repeat({len(backends)}, "
+                                  "minmax(5em, 11em))",
+            grid_gap="2px 6px", align_items="center", width="100%"))
         self.widget = widgets.VBox([self.grid, self.detail])
 
     def select(self, backend: str, capability: str) -> None:
@@ -62,23 +76,24 @@ class ProbeView:
         mine = checks[(checks["backend"].astype(str) == backend)
                       & (checks["capability"].astype(str) == capability)]
         rows = [[r.check, r.run, r.status, r.expected, r.as_expected, r.detail,
-                 _number(r.value),
-                 f"{r.seconds:.2f}"] for r in mine.itertuples(index=False)]
+                 _number(r.value), f"{r.seconds:.2f}"] for r in mine.itertuples(index=False)]
         traces = self.result.traces.get(backend, {})
         trace_list = "".join(f"<li>{text(mode)}: <code>{text(path, 300)}</code></li>"
                              for mode, path in traces.items())
         self.detail.value = (
-            f"<b>{text(backend)}</b> · <b>{text(capability)}</b> — "
-            f"{text(self.matrix.loc[backend, capability], 1000)}"
+            f'<div style="{_WRAP}"><b>{text(backend)}</b> · <b>{text(capability)}</b> — '
+            f"{text(self.matrix.loc[backend, capability], 1000)}</div>"
             + table(("check", "run", "status", "expected", "as expected", "detail",
                      "value", "seconds"), rows, max_rows=40)
             + (f"traces:<ul>{trace_list}</ul>" if trace_list else ""))
 
+    def static_html(self) -> str:
+        """What the view shows, as HTML: the matrix, and the chosen cell's checks."""
+        chosen = self.detail.value if self.selected is not None else ""
+        return probe_html(self.result) + chosen
+
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        bundle = self.widget._repr_mimebundle_(**kwargs)
-        if isinstance(bundle, dict):  # the widget's own text is its whole child list
-            bundle["text/plain"] = repr(self)
-        return bundle
+        return widget_bundle(self.widget, repr(self), self.static_html(), **kwargs)
 
     def __repr__(self) -> str:
         return (f"<ProbeView {len(self.matrix)} backends × {len(self.matrix.columns)} "

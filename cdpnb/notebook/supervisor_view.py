@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as widgets
 
 from cdpnb.notebook.refresh import Refresher
-from cdpnb.render import MAX_ROWS, badge, clip, table, text, when
+from cdpnb.notebook.static import widget_bundle
+from cdpnb.render import MAX_ROWS, WRAP, badge, clip, table, text, when
 from cdpnb.state import DialogRecord, PendingDialog
 from cdpnb.state.display import dialogs_html, frame_tree_html
 from cdpnb.state.snapshot import FrameNode, FrameTree
@@ -194,8 +195,9 @@ class SupervisorView:
         bridge = badge("bridge on", "#27a") if sup.bridge_enabled else ""
         hints = "".join(f'<div style="color:#b50">{text(h, 400)}</div>' for h in sup.hints[-3:])
         self.header.value = (
-            f"<b>cdpnb supervisor</b> {state} {bridge} {text(redact(sup.url))} · policy "
-            f"{text(sup.policy)} · reconnects {sup.reconnects}{hints}")
+            f'<div style="{WRAP}"><b>cdpnb supervisor</b> {state} {bridge} policy '
+            f"{text(sup.policy)} · reconnects {sup.reconnects} · "
+            f'<span style="overflow-wrap:anywhere">{text(redact(sup.url))}</span>{hints}</div>')
 
     def _draw_pending(self, pending: tuple[PendingDialog, ...]) -> None:
         ids = [d.id for d in pending]
@@ -213,11 +215,17 @@ class SupervisorView:
 
     # -- display ----------------------------------------------------------------------
 
+    def static_html(self) -> str:
+        """What the view shows now, as HTML (the pending dialogs without their buttons)."""
+        self.refresh()
+        pending = self.supervisor.state.pending_dialogs
+        return (f"<div>{self.header.value}</div><b>frames</b>{self.tree.value}"
+                f"<b>pending dialogs</b>{dialogs_html(pending, MAX_ROWS)}"
+                f"<b>recent dialogs</b>{self.recent.value}"
+                f"<b>console errors</b>{self.console.value}")
+
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        bundle = self.widget._repr_mimebundle_(**kwargs)
-        if isinstance(bundle, dict):  # the widget's own text is its whole child list
-            bundle["text/plain"] = repr(self)
-        return bundle
+        return widget_bundle(self.widget, repr(self), self.static_html(), **kwargs)
 
     def __repr__(self) -> str:
         sup = self.supervisor

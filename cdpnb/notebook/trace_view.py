@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as widgets
 import pandas as pd
 
-from cdpnb.notebook.plots import figure_png, plot_dialogs
-from cdpnb.render import MAX_TEXT, badge, clip, table, text
+from cdpnb.notebook.plots import DPI, figure_html, figure_png, plot_dialogs, png_size
+from cdpnb.notebook.static import widget_bundle
+from cdpnb.render import MAX_TEXT, WRAP, badge, clip, table, text
 
 if TYPE_CHECKING:
     from cdpnb.trace import Trace
@@ -42,9 +43,14 @@ class TraceView:
         state = badge("complete", "#2a7") if trace.complete else badge("not complete", "#a33")
         opened = int((self.timeline["event"] == "dialog_opened").sum())
         self.header = widgets.HTML(
-            f"<b>{text(trace.label)}</b> {state} · {summary['messages']} records · "
-            f"{summary['duration_s']:.1f} s · {opened} dialogs")
-        self.plot = widgets.Image(value=self._plot_png(), format="png")
+            f'<div style="{WRAP}"><b>{text(trace.label)}</b> {state} · {summary["messages"]} '
+            f"records · {summary['duration_s']:.1f} s · {opened} dialogs</div>")
+        png = self._plot_png()
+        width, _ = png_size(png)
+        # Made at DPI, shown at 96 px per inch: crisp on a retina screen.
+        self.plot = widgets.Image(value=png, format="png",
+                                  layout=widgets.Layout(width=f"{round(width * 96 / DPI)}px",
+                                                        max_width="100%", height="auto"))
         self.shown = self.timeline.iloc[0:0]
         self.sessions.observe(lambda _: self._draw(), names="value")
         self.widget = widgets.VBox([self.header, self.sessions, self.table, self.plot])
@@ -62,10 +68,8 @@ class TraceView:
     def _plot_png(self) -> bytes:
         from matplotlib.figure import Figure
 
-        dialogs = self.trace.dialogs()
-        lanes = max(1, dialogs["frame_id"].nunique())
-        fig = Figure(figsize=(8, 1.2 + 0.5 * lanes))
-        plot_dialogs(dialogs, ax=fig.add_subplot())
+        fig = Figure(figsize=(8, 3.2))
+        plot_dialogs(self.trace, ax=fig.add_subplot())
         return figure_png(fig)
 
     def _draw(self) -> None:
@@ -79,11 +83,15 @@ class TraceView:
             (_cells(r) for r in rows.head(ROWS_SHOWN).itertuples(index=False)),
             max_rows=ROWS_SHOWN, total=len(rows))
 
+    def static_html(self) -> str:
+        """What the view shows, as HTML: header, the chosen session's timeline, the plot."""
+        chosen = next(label for label, value in self.sessions.options
+                      if value == self.sessions.value)
+        return (f"<div>{self.header.value}</div><div>{text(chosen)}</div>{self.table.value}"
+                f"<div>{figure_html(self.plot.value)}</div>")
+
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        bundle = self.widget._repr_mimebundle_(**kwargs)
-        if isinstance(bundle, dict):  # the widget's own text is its whole child list
-            bundle["text/plain"] = repr(self)
-        return bundle
+        return widget_bundle(self.widget, repr(self), self.static_html(), **kwargs)
 
     def __repr__(self) -> str:
         return (f"<TraceView {self.trace.label!r} {len(self.timeline)} timeline events, "

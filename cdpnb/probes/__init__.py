@@ -3,7 +3,7 @@
 from cdpnb.probes.checks import CHECKS, Check
 from cdpnb.probes.expected import EXPECTED, expected_status
 from cdpnb.probes.run import CheckResult, ProbeResult, RecordedSite, available_backends, probe
-from cdpnb.probes.server import PAGES, ScenarioServer
+from cdpnb.probes.server import PAGES, ScenarioServer, scenarios
 from cdpnb.probes.specs import BackendSpec, parse_backend, recorded_probes
 
 __all__ = [
@@ -21,4 +21,5 @@ __all__ = [
     "parse_backend",
     "probe",
     "recorded_probes",
+    "scenarios",
 ]

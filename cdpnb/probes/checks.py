@@ -20,9 +20,20 @@ from cdpnb.errors import CdpnbError, DialogError, WaitTimeout
 from cdpnb.state import BrowserState, DialogRecord, FrameInfo, PendingDialog, build_frame_tree
 from cdpnb.supervisor import Supervisor
 
-__all__ = ["CHECKS", "Check", "Outcome", "Site"]
+__all__ = ["CHECKS", "Check", "Latency", "Outcome", "Site"]
 
 Outcome = tuple[str, str, float | None]
+
+
+class Latency(float):
+    """A measured median (ms) that keeps the samples it is the median of."""
+
+    samples: tuple[float, ...]
+
+    def __new__(cls, samples: list[float]) -> Latency:
+        value = super().__new__(cls, statistics.median(samples))
+        value.samples = tuple(samples)
+        return value
 
 
 class Site(Protocol):
@@ -271,8 +282,7 @@ async def command_round_trip(sup: Supervisor, site: Site) -> Outcome:
         began = time.perf_counter()
         await sup.cdp("Runtime.evaluate", {"expression": "1"})
         samples.append((time.perf_counter() - began) * 1000)
-    median = statistics.median(samples)
-    return "ok", f"median of {len(samples)} Runtime.evaluate round trips", median
+    return "ok", f"median of {len(samples)} Runtime.evaluate round trips", Latency(samples)
 
 
 async def _dialog_latencies(sup: Supervisor) -> tuple[list[float], list[float]]:
@@ -300,8 +310,8 @@ async def dialog_seen_latency(sup: Supervisor, site: Site) -> Outcome:
     _needs_page(sup)
     await sup.navigate(site.url("/blank"), timeout=10)
     seen, _ = await _dialog_latencies(sup)
-    median = statistics.median(seen)
-    return "ok", f"median of {len(seen)}: evaluate('alert()') sent → dialog in state", median
+    return ("ok", f"median of {len(seen)}: evaluate('alert()') sent → dialog in state",
+            Latency(seen))
 
 
 async def dialog_closed_latency(sup: Supervisor, site: Site) -> Outcome:
@@ -310,8 +320,7 @@ async def dialog_closed_latency(sup: Supervisor, site: Site) -> Outcome:
     _, closed = await _dialog_latencies(sup)
     if not closed:
         return "fail", "every dialog was closed by someone else before we answered", None
-    median = statistics.median(closed)
-    return "ok", f"median of {len(closed)}: respond() → dialog closed", median
+    return "ok", f"median of {len(closed)}: respond() → dialog closed", Latency(closed)
 
 
 CHECKS: tuple[Check, ...] = (

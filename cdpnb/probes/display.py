@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from cdpnb.render import CSS, badge, clip, text
+from cdpnb.render import CSS, WRAP, badge, clip, text
 
 if TYPE_CHECKING:
     from cdpnb.probes.run import ProbeResult
@@ -38,25 +38,24 @@ def cell_symbol(cell: str) -> str:
 
 
 def probe_html(result: ProbeResult) -> str:
-    matrix = result.matrix()
-    head = "".join(f'<th style="padding:1px 6px">{text(c, 40)}</th>'
-                   for c in ["backend", "version", *matrix.columns])
+    # Capabilities as rows, backends as columns: a handful of columns fits any width.
+    matrix = result.matrix_text().T
+    head = "".join(f'<th style="padding:1px 6px;text-align:center;{WRAP}" '
+                   f'title="{text(result.version_label(str(b)), 200)}">{text(b, 40)}</th>'
+                   for b in matrix.columns)
     rows = []
-    for backend, row in matrix.iterrows():
-        info = result.backends.get(str(backend), {})
-        version = str(info.get("version", ""))
-        if info.get("replayed"):
-            version += f" (replayed, recorded {info.get('recorded_on', '?')})"
+    for capability, row in matrix.iterrows():
         cells = "".join(
-            f'<td style="padding:1px 6px;background:{cell_colour(str(v))}" '
+            f'<td style="padding:1px 6px;text-align:center;background:{cell_colour(str(v))}" '
             f'title="{text(v, 1000)}">{text(cell_symbol(str(v)))}</td>' for v in row)
-        rows.append(f'<tr><td style="padding:1px 6px">{text(backend)}</td>'
-                    f'<td style="padding:1px 6px">{text(version, 80)}</td>{cells}</tr>')
+        rows.append(f'<tr><td style="padding:1px 6px;text-align:left">{text(capability)}</td>'
+                    f"{cells}</tr>")
     surprises = len(result.surprises())
     note = (badge(f"{surprises} surprises", "#a33") if surprises
             else badge("as expected", "#2a7"))
     return (f'<div style="font-family:var(--jp-ui-font-family,sans-serif);font-size:12px">'
             f"<b>cdpnb probe</b> {len(result.backends)} backends, {len(result.results)} "
             f"checks {note} (hover a cell for its reason; <code>.view()</code> to browse)"
-            f'<table style="{CSS}"><thead><tr>{head}</tr></thead>'
+            f'<table style="{CSS}"><thead><tr><th style="padding:1px 6px;text-align:left">'
+            f"capability</th>{head}</tr></thead>"
             f'<tbody>{"".join(rows)}</tbody></table></div>')

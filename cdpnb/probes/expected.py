@@ -1,4 +1,4 @@
-"""What the measured facts in DESIGN.md predict each backend does, check by check.
+"""What the measured facts (docs/architecture.md) predict each backend does, check by check.
 
 A probe result that differs from this is a surprise worth a look (a new browser
 version, a proxy that behaves differently), not a failure of cdpnb.

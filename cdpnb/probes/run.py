@@ -28,6 +28,7 @@ from cdpnb.backends.replay import replay
 from cdpnb.errors import BrowserNotFound, CdpnbError
 from cdpnb.probes.checks import CHECKS, Check, NotSupported, Site
 from cdpnb.probes.expected import expected_status
+from cdpnb.probes.progress import Progress, progress_for
 from cdpnb.probes.server import ScenarioServer
 from cdpnb.probes.specs import BackendSpec, parse_backend
 from cdpnb.protocol import Note
@@ -35,11 +36,14 @@ from cdpnb.supervisor import Supervisor
 from cdpnb.trace import Trace
 from cdpnb.transport import redact
 
-__all__ = ["CheckResult", "ProbeResult", "RecordedSite", "available_backends", "probe"]
+__all__ = ["STATUSES", "CheckResult", "ProbeResult", "RecordedSite", "available_backends",
+           "probe"]
 
 #: No check may take longer than this, whatever the backend does.
 CHECK_TIMEOUT_S = 30.0
 MODES = ("native", "bridge")
+#: A capability's status in ``matrix()``, best first (ordered: ``max`` is the worst).
+STATUSES = ("ok", "partial", "fail")
 
 
 @dataclass(frozen=True)
@@ -54,11 +58,23 @@ class CheckResult:
     value: float | None
     seconds: float
     expected: str | None = None
+    #: Every measurement behind ``value`` (ms), for the latency checks.
+    samples: tuple[float, ...] = ()
 
 
 @dataclass
 class ProbeResult:
-    """What every check found on every backend, and the traces behind each cell."""
+    """What every check found on every backend, and the traces behind each cell.
+
+    >>> from cdpnb.cli import DATASETS
+    >>> result = ProbeResult.from_json((DATASETS / "probe.json").read_text())
+    >>> result.matrix().loc["chromium+playwright", ["dialogs oopif", "bridge oopif"]].tolist()
+    ['partial', 'ok']
+    >>> result.matrix_text(reasons=False).loc["node", "dialogs main"]
+    '✗'
+    >>> result.surprises().empty, result.unreachable()
+    (True, {})
+    """
 
     results: list[CheckResult] = field(default_factory=list)
     backends: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -85,31 +101,92 @@ class ProbeResult:
         checks = self.checks()
         return checks[checks["as_expected"].eq(False).fillna(False)]
 
+    def capabilities(self) -> dict[str, list[str]]:
+        """Each capability and the checks behind it, in matrix order."""
+        grouped: dict[str, list[str]] = {}
+        for check in CHECKS:
+            grouped.setdefault(check.capability, []).append(check.name)
+        return grouped
+
+    def latency_capabilities(self) -> list[str]:
+        """The capabilities that are a measurement in ms, not a yes/no."""
+        return [c for c, names in self.capabilities().items()
+                if all(n.startswith("latency.") for n in names)]
+
     def matrix(self) -> pd.DataFrame:
-        """One row per backend, one column per capability: ✓, ✗ or partial (why)."""
+        """One row per backend, one column per capability.
+
+        A capability's column is its status, a categorical of ``ok`` / ``partial`` /
+        ``fail`` (ordered, so ``max`` is the worst); a latency capability's is the
+        median in ms as a float (NA where it was not measured). The reasons are in
+        :meth:`matrix_text` and :meth:`checks`.
+        """
+        latency = set(self.latency_capabilities())
+        columns: dict[str, Any] = {}
+        for capability in self.capabilities():
+            cells = [self._cells(backend, capability) for backend in self.backends]
+            if capability in latency:
+                columns[capability] = pd.array([_median(c) for c in cells], dtype="Float64")
+            else:
+                columns[capability] = pd.Categorical([_status(c) for c in cells],
+                                                     categories=STATUSES, ordered=True)
+        return pd.DataFrame(columns, index=pd.Index(list(self.backends), name="backend"))
+
+    def matrix_text(self, *, reasons: bool = True) -> pd.DataFrame:
+        """The matrix as text, as the CLI and Markdown show it: ``✓``, ``✗ why``,
+        ``partial: check: why``, or the median latency; ``reasons=False`` keeps
+        only the mark (``✓``, ``✗``, ``~``) and the figures."""
         rows: dict[str, dict[str, str]] = {}
         for backend in self.backends:
-            mine = [r for r in self.results if r.backend == backend]
-            row: dict[str, str] = {}
-            for capability in dict.fromkeys(c.capability for c in CHECKS):
-                cells = [r for r in mine if r.capability == capability]
-                row[capability] = _cell(cells)
-            rows[backend] = row
-        return pd.DataFrame.from_dict(rows, orient="index").rename_axis("backend")
+            rows[backend] = {capability: _cell(self._cells(backend, capability), reasons)
+                             for capability in self.capabilities()}
+        frame = pd.DataFrame.from_dict(rows, orient="index", dtype=object)
+        return frame.rename_axis("backend")
+
+    def _cells(self, backend: str, capability: str) -> list[CheckResult]:
+        return [r for r in self.results if r.backend == backend and r.capability == capability]
+
+    def unreachable(self) -> dict[str, str]:
+        """The backends that could not be probed at all (not installed, nothing
+        listening, no CDP there), with the reason."""
+        return {name: str(info["unreachable"]) for name, info in self.backends.items()
+                if info.get("unreachable")}
+
+    def latency_samples(self) -> pd.DataFrame:
+        """Every latency measurement: backend, capability, check, run, ``ms``. A
+        result recorded before samples were kept gives its medians (``median_only``)."""
+        rows = []
+        for r in self.results:
+            if not r.check.startswith("latency.") or r.status != "ok" or r.value is None:
+                continue
+            values = r.samples or (r.value,)
+            rows += [(r.backend, r.capability, r.check, r.run, float(v), not r.samples)
+                     for v in values]
+        frame = pd.DataFrame(rows, columns=["backend", "capability", "check", "run", "ms",
+                                            "median_only"])
+        for column in ("backend", "capability", "check"):
+            frame[column] = frame[column].astype("category")
+        frame["run"] = frame["run"].astype("Int64")
+        return frame
 
     def to_markdown(self, *, reasons: bool = False) -> str:
         """The matrix as a Markdown table; ``reasons=True`` keeps the whole ✗ text."""
-        matrix = self.matrix()
+        matrix = self.matrix_text()
         header = ["backend", "version", *matrix.columns]
         lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         for backend, row in matrix.iterrows():
-            info = self.backends[str(backend)]
-            version = info.get("version", "")
-            if info.get("replayed"):
-                version = f"{version} (replayed, recorded {info.get('recorded_on', '?')})"
-            cells = [str(backend), version, *(_short(str(v), reasons) for v in row)]
+            cells = [str(backend), self.version_label(str(backend)),
+                     *(_short(str(v), reasons) for v in row)]
             lines.append("| " + " | ".join(c.replace("|", "/") for c in cells) + " |")
         return "\n".join(lines)
+
+    def version_label(self, backend: str) -> str:
+        """What the backend said it was, and when it was recorded if replayed."""
+        info = self.backends.get(backend, {})
+        version = str(info.get("version", ""))
+        if info.get("replayed"):
+            version = f"{version} (replayed, recorded {info.get('recorded_on', '?')})"
+        return version
 
     def to_json(self) -> str:
         return json.dumps({"started_at": self.started_at, "backends": self.backends,
@@ -119,8 +196,9 @@ class ProbeResult:
     @classmethod
     def from_json(cls, text: str) -> ProbeResult:
         data = json.loads(text)
-        return cls([CheckResult(**r) for r in data["results"]], data["backends"],
-                   data.get("traces", {}), data["started_at"])
+        results = [CheckResult(**{**r, "samples": tuple(r.get("samples", ()))})
+                   for r in data["results"]]
+        return cls(results, data["backends"], data.get("traces", {}), data["started_at"])
 
     def save(self, directory: str | Path) -> Path:
         out = Path(directory)
@@ -152,15 +230,32 @@ def _short(cell: str, reasons: bool) -> str:
     return cell[:57] + "…"
 
 
-def _cell(cells: list[CheckResult]) -> str:
+def _status(cells: list[CheckResult]) -> str | None:
     if not cells:
-        return "—"
-    values = [c.value for c in cells if c.value is not None]
+        return None
     if all(c.status == "ok" for c in cells):
-        if values and cells[0].check.startswith("latency."):
-            return f"{sorted(values)[len(values) // 2]:.2f}"
-        return "✓"
+        return "ok"
     if all(c.status == "fail" for c in cells):
+        return "fail"
+    return "partial"
+
+
+def _median(cells: list[CheckResult]) -> float | None:
+    values = sorted(c.value for c in cells if c.status == "ok" and c.value is not None)
+    return values[len(values) // 2] if values else None
+
+
+def _cell(cells: list[CheckResult], reasons: bool = True) -> str:
+    status = _status(cells)
+    if status is None:
+        return "—"
+    if status == "ok":
+        median = _median(cells)
+        return f"{median:.2f}" if median is not None and cells[0].check.startswith(
+            "latency.") else "✓"
+    if not reasons:
+        return "✗" if status == "fail" else "~"
+    if status == "fail":
         return "✗ " + cells[0].detail
     worst = next(c for c in cells if c.status != "ok")
     return f"partial: {worst.check}: {worst.detail}"
@@ -269,6 +364,8 @@ async def _run_backend(spec: BackendSpec, repeat: int, site: ScenarioServer, out
                     supervising = await _supervise(target, mode, path, meta)
                 except (CdpnbError, OSError) as exc:
                     unreachable = f"cannot supervise: {exc}"
+                    if mode == MODES[0]:  # nothing at all could be probed
+                        result.backends[name]["unreachable"] = unreachable
                     _fail_all(result, name, version, kind, checks, repeat, unreachable,
                               progress)
                     continue
@@ -283,7 +380,9 @@ async def _run_backend(spec: BackendSpec, repeat: int, site: ScenarioServer, out
                             progress(f"{name}: {check.name}")
     except (BrowserNotFound, CdpnbError, OSError) as exc:
         reason = f"not installed ({exc})" if isinstance(exc, BrowserNotFound) else str(exc)
-        result.backends.setdefault(name, {"kind": spec.name, "version": "", "error": reason})
+        info = result.backends.setdefault(name, {"kind": spec.name, "version": "",
+                                                 "error": reason})
+        info.setdefault("unreachable", reason)
         done = {(r.check, r.run) for r in result.results if r.backend == name}
         missing = [c for c in CHECKS if (c.name, 0) not in done]
         _fail_all(result, name, "", spec.name, missing, repeat, reason, progress)
@@ -303,6 +402,7 @@ def _fail_all(result: ProbeResult, name: str, version: str, kind: str | None,
 async def _run_check(name: str, version: str, kind: str | None, check: Check, run: int,
                      sup: Supervisor, target: _Target) -> CheckResult:
     began = time.monotonic()
+    value: float | None
     try:
         status, detail, value = await asyncio.wait_for(check.driver(sup, target.site),
                                                        CHECK_TIMEOUT_S)
@@ -312,25 +412,32 @@ async def _run_check(name: str, version: str, kind: str | None, check: Check, ru
         status, detail, value = "fail", str(exc), None
     except (CdpnbError, AssertionError, StopIteration, KeyError) as exc:
         status, detail, value = "fail", f"{type(exc).__name__}: {exc}", None
+    samples: tuple[float, ...] = tuple(getattr(value, "samples", ()))
+    value = None if value is None else float(value)
     if target.recorded and check.name.startswith("latency."):
         # Timing a replay measures the replay server: show what was measured live.
         recorded = _recorded_outcome(target.recorded[check.mode], check.name, run)
         if recorded is not None:
-            status, detail, value = recorded
+            status, detail, value, samples = recorded
             detail = f"recorded: {detail}"
+    note: dict[str, Any] = {"check": check.name, "run": run, "status": status,
+                            "detail": detail, "value": value}
+    if samples:
+        note["samples"] = [round(s, 4) for s in samples]
     with contextlib.suppress(CdpnbError):
-        await sup.annotate("probe.check", {"check": check.name, "run": run, "status": status,
-                                           "detail": detail, "value": value})
+        await sup.annotate("probe.check", note)
     return CheckResult(name, version, check.name, check.capability, run, status, detail, value,
-                       time.monotonic() - began, expected_status(kind, check.name))
+                       time.monotonic() - began, expected_status(kind, check.name), samples)
 
 
-def _recorded_outcome(trace: Trace, check: str, run: int) -> tuple[str, str, float | None] | None:
+def _recorded_outcome(trace: Trace, check: str, run: int
+                      ) -> tuple[str, str, float | None, tuple[float, ...]] | None:
     for record in trace.records:
         if (isinstance(record, Note) and record.method == "probe.check"
                 and record.params.get("check") == check and record.params.get("run") == run):
             p = record.params
-            return str(p.get("status")), str(p.get("detail")), p.get("value")
+            return (str(p.get("status")), str(p.get("detail")), p.get("value"),
+                    tuple(float(v) for v in p.get("samples") or ()))
     return None
 
 
@@ -341,11 +448,13 @@ def _slug(name: str) -> str:
 async def probe(
     backends: Sequence[str] = ("chromium", "headless-shell"),
     repeat: int = 1,
-    progress: Callable[[str], None] | None = None,
+    progress: Progress = True,
     out: str | Path | None = None,
 ) -> ProbeResult:
     """Run every probe check against each backend in turn (one browser at a time).
 
+    ``progress=True`` shows a bar (a widget in a notebook, a text bar on stderr
+    elsewhere); ``False`` none; a callable gets one label per finished check.
     Traces go to ``out`` (a temporary folder if not given); ``result.traces`` has
     their paths.
     """
@@ -357,7 +466,8 @@ async def probe(
     folder = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="cdpnb-probe-"))
     folder.mkdir(parents=True, exist_ok=True)
     result = ProbeResult()
-    with ScenarioServer() as site:
+    with (ScenarioServer() as site,
+          progress_for(progress, len(specs) * len(CHECKS) * repeat) as tick):
         for spec in specs:
-            await _run_backend(spec, repeat, site, folder, result, progress or (lambda _: None))
+            await _run_backend(spec, repeat, site, folder, result, tick)
     return result

@@ -18,7 +18,7 @@ from pathlib import Path
 from types import TracebackType
 from urllib.parse import parse_qs, urlsplit
 
-__all__ = ["PAGES", "ScenarioServer"]
+__all__ = ["PAGES", "ScenarioServer", "scenarios"]
 
 PAGES: dict[str, str] = {
     "/blank": "<!doctype html><title>blank</title><body>blank</body>",
@@ -37,6 +37,13 @@ PAGES: dict[str, str] = {
 <h1>main</h1>
 <iframe id=srcdoc srcdoc="<p>in-process srcdoc frame</p>"></iframe>
 <iframe id=oopif src="{B}/nest?depth=1"></iframe>
+</body>""",
+    # Something to find by accessibility ref: ``textbox:Your name``, ``button:Go#2``.
+    "/form": """<!doctype html><title>form</title><body>
+<h1>A form</h1>
+<label>Your name <input id=name></label>
+<button id=go onclick="window.went = 'go'">Go</button>
+<button id=go2 onclick="window.went = 'go2: ' + document.getElementById('name').value">Go</button>
 </body>""",
     # A strict connect-src (as many real sites have) blocks the dialog bridge's XHR.
     "/csp": """<!doctype html><title>strict csp</title><body><p>connect-src 'self'</p>
@@ -90,7 +97,17 @@ LOOPBACK_CERT = Path(__file__).with_name("tls") / "loopback.pem"
 
 class ScenarioServer:
     """A threaded HTTP server on 127.0.0.1 serving PAGES (and pages you ``add``), and
-    the same pages over https with a self-signed certificate (``site="https"``)."""
+    the same pages over https with a self-signed certificate (``site="https"``).
+
+    ``site.url(path)`` is on site a (``127.0.0.1``), ``site.url(path, "b")`` on site b
+    (``localhost``): a page from one framing the other gets a cross-site OOPIF.
+
+    >>> import urllib.request
+    >>> with ScenarioServer() as site:
+    ...     page = urllib.request.urlopen(site.url("/two-site")).read().decode()
+    >>> site.url("/child", "b") in page   # the iframe comes from the other site
+    True
+    """
 
     def __init__(self) -> None:
         self.pages: dict[str, str] = dict(PAGES)
@@ -194,3 +211,20 @@ class ScenarioServer:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.close()
+
+
+def scenarios() -> ScenarioServer:
+    """Start the scenario pages on two loopback sites, in one line; ``close()`` ends it.
+
+    ``/two-site`` has a srcdoc frame and a cross-site iframe (an OOPIF), ``/probe``
+    an OOPIF nested in an OOPIF, ``/form`` a text box and two buttons,
+    ``/beforeunload``, ``/csp``, ``/sandboxed``; ``site.add(path, html)`` serves
+    your own page (``{A}``/``{B}`` in it become the two origins).
+
+    >>> import cdpnb
+    >>> site = cdpnb.scenarios()
+    >>> site.url("/two-site").startswith("http://127.0.0.1:")
+    True
+    >>> site.close()
+    """
+    return ScenarioServer().start()

@@ -32,7 +32,7 @@ class Registry:
     def task_ids(self) -> list[str]:
         return list(self._supervisors)
 
-    async def get_or_start(self, task_id: str, url: str, **options: Any) -> Supervisor:
+    async def get_or_start(self, /, task_id: str, url: str, **options: Any) -> Supervisor:
         """The live supervisor for ``task_id`` on ``url``; starts one if there is none,
         restarts a dead one, and rebinds (stop + start) when ``url`` changed."""
         if not isinstance(task_id, str) or not task_id:

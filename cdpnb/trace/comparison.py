@@ -102,7 +102,11 @@ def _frame_facts(facts: _Facts, frame: pd.DataFrame) -> None:
     facts.put("frames", "oopifs", len(oopifs), count=True)
     facts.put("frames", "max depth", max((_depth(f, parent_of) for f in ids), default=pd.NA))
     facts.put("frames", "navigations", int((frame["event"] == "navigated").sum()), count=True)
-    facts.put("frames", "detached", int((frame["event"] == "detached").sum()), count=True)
+    detached = frame["event"] == "detached"
+    swapped = detached & (frame["reason"].astype("string") == "swap").fillna(False)
+    facts.put("frames", "detached", int((detached & ~swapped).sum()), count=True)
+    # moved to another process (became or stopped being an OOPIF), not removed
+    facts.put("frames", "swapped", int(swapped.sum()), count=True)
 
 
 def _command_facts(facts: _Facts, frame: pd.DataFrame) -> None:
@@ -185,6 +189,13 @@ def compare(*traces: Trace | Sequence[Trace], labels: Sequence[str] | None = Non
     per method), ``console`` and ``faults``. Columns are named by ``labels`` or
     each trace's ``label`` (made distinct). A count a trace lacks reads 0; any
     other value it lacks reads NA.
+
+    >>> import cdpnb
+    >>> from cdpnb.cli import DATASETS
+    >>> native = cdpnb.Trace.load(DATASETS / "chromium.native.jsonl.gz")
+    >>> playwright = cdpnb.Trace.load(DATASETS / "chromium+playwright.native.jsonl.gz")
+    >>> compare(native, playwright).loc[("dialogs", 'alert "probe": closed_by')].tolist()
+    ['agent', 'remote']
     """
     import pandas as pd
 

@@ -13,8 +13,11 @@ __all__ = ["TIMELINE_EVENTS", "timeline"]
 
 TIMELINE_EVENTS = (
     "dialog_opened", "dialog_closed",
-    "attached", "navigated", "detached", "oopif_attached", "oopif_detached",
+    "attached", "navigated", "detached", "swapped", "oopif_attached", "oopif_detached",
 )
+#: ``Page.frameDetached`` with ``reason: "swap"``: the frame moved to another process
+#: (it became, or stopped being, an OOPIF); it was not removed.
+SWAPPED = "swapped"
 _COLUMNS = ["time", "t", "session_id", "event", "frame_id", "dialog_id", "detail",
             "closed_by", "open_ms"]
 
@@ -23,7 +26,9 @@ def timeline(trace: Trace) -> pd.DataFrame:
     """Dialog and frame events of ``trace`` in time order, one row each.
 
     ``detail`` is the dialog's message or the frame's URL; ``closed_by`` and
-    ``open_ms`` are set on ``dialog_closed`` rows. Built from ``trace.dialogs()``
+    ``open_ms`` are set on ``dialog_closed`` rows. A frame that moved to another
+    process (``frameDetached`` with reason ``swap``, as when it becomes an OOPIF) is
+    ``swapped``, apart from ``detached`` (removed). Built from ``trace.dialogs()``
     and ``trace.frames()``, so it agrees with them row for row.
     """
     dialogs = trace.dialogs()
@@ -44,10 +49,13 @@ def timeline(trace: Trace) -> pd.DataFrame:
         "dialog_id": done["dialog_id"], "detail": done["message"],
         "closed_by": done["closed_by"].astype("string"), "open_ms": done["open_ms"],
     })
+    swapped = (frames["event"].astype(str) == "detached") & (
+        frames["reason"].astype("string") == "swap").fillna(False)
     framed = pd.DataFrame({
         "time": frames["time"], "t": frames["t"],
         "session_id": frames["session_id"].astype("string"),
-        "event": frames["event"].astype(str), "frame_id": frames["frame_id"],
+        "event": frames["event"].astype(str).where(~swapped, SWAPPED),
+        "frame_id": frames["frame_id"],
         "dialog_id": pd.array([None] * len(frames), dtype="string"),
         "detail": frames["url"],
         "closed_by": pd.array([None] * len(frames), dtype="string"),

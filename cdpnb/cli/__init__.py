@@ -1,0 +1,183 @@
+"""The ``cdpnb`` command: probe backends, record and replay traces, show results.
+
+``main(argv)`` returns the exit status (see :data:`EXIT_STATUSES`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import textwrap
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from cdpnb import __version__
+from cdpnb.backends import LAUNCHABLE
+from cdpnb.cli.status import EXIT_STATUSES, FAILED, INTERRUPTED, OK, SURPRISES, USAGE
+from cdpnb.probes import available_backends, parse_backend
+
+__all__ = ["DATASETS", "EXIT_STATUSES", "FAILED", "INTERRUPTED", "OK", "SURPRISES", "USAGE",
+           "available_backends", "build_parser", "main"]
+
+#: The recorded probes shipped with the repository.
+DATASETS = Path(__file__).resolve().parent.parent.parent / "datasets" / "probes"
+
+DESCRIPTION = """\
+cdpnb: a research tool for the Chrome DevTools Protocol.
+
+  cdpnb probe               probe every backend installed here, print the matrix
+  cdpnb record URL --out F  supervise a page and record every CDP message to F
+  cdpnb replay TRACE        serve a recorded trace as a CDP endpoint
+  cdpnb matrix RESULT       show a saved probe result (probe.json)
+  cdpnb compare A B         what two traces did, side by side
+
+Every command takes --json (machine-readable output on stdout) and -h."""
+
+
+def _width() -> int:
+    """argparse's own choice: the terminal's width (``COLUMNS``) less 2, at most 98."""
+    return min(shutil.get_terminal_size().columns, 100) - 2
+
+
+def _wrap(text: str) -> str:
+    return textwrap.fill(text, _width())
+
+
+def _epilog() -> str:
+    """The exit statuses, wrapped to the terminal like argparse wraps its own text."""
+    width = _width()
+    lines = ["exit status:"]
+    for code, what in EXIT_STATUSES.items():
+        lines += textwrap.wrap(what, width, initial_indent=f"  {code:<4} ",
+                               subsequent_indent=" " * 7)
+    return "\n".join(lines)
+
+
+def _add_json(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true",
+                        help="print the result as JSON on stdout (human text goes to stderr)")
+
+
+def _add_matrix_options(parser: argparse.ArgumentParser) -> None:
+    """What ``probe`` and ``matrix`` both print: the matrix, and these."""
+    parser.add_argument("--reasons", action="store_true", help="say why each cell is not ✓")
+    parser.add_argument("--strict", action="store_true",
+                        help=f"exit {SURPRISES} when a result differs from what is expected")
+    _add_json(parser)
+
+
+def _command(commands: Any, name: str, summary: str, description: str
+             ) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = commands.add_parser(
+        name, help=summary, description=_wrap(description), epilog=_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    return parser
+
+
+def _add_duration(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--duration", type=float, default=None, metavar="S",
+                        help="stop by itself after S seconds")
+    _add_json(parser)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="cdpnb", description=DESCRIPTION, epilog=_epilog(),
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"cdpnb {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = _command(commands, "probe", "probe backends and print the capability matrix",
+                 "Run the probe checks against each backend (one at a time) and print the "
+                 "capability matrix. With no backend installed, replays the probes recorded "
+                 "in datasets/probes/.")
+    p.add_argument("--backends", default=None, metavar="LIST",
+                   help=f"comma-separated: {', '.join(LAUNCHABLE)}, a CDP URL, or "
+                        "replay:TRACE (default: every backend installed here)")
+    p.add_argument("--repeat", type=int, default=1, help="runs of every check (default 1)")
+    p.add_argument("--out", default=None, metavar="DIR",
+                   help="folder for probe.json, matrix.md and the traces")
+    p.add_argument("--datasets", type=Path, default=DATASETS, metavar="DIR",
+                   help="recorded probes to replay when no backend is installed")
+    _add_matrix_options(p)
+
+    r = _command(commands, "record", "supervise a page and record a trace until interrupted",
+                 "Launch a browser (or attach with --connect), navigate the supervisor's page "
+                 "to URL and record every CDP message until Ctrl-C (SIGINT) or SIGTERM; a "
+                 "status line shows what was seen so far.")
+    r.add_argument("url", metavar="URL", help="the page to open")
+    r.add_argument("--out", required=True, type=Path, metavar="TRACE",
+                   help="trace file to write (.jsonl, or .jsonl.gz for gzip)")
+    r.add_argument("--backend", default="chromium", choices=LAUNCHABLE[:3],
+                   help="browser to launch (default chromium)")
+    r.add_argument("--connect", default=None, metavar="CDP_URL",
+                   help="attach to a running browser instead of launching one")
+    r.add_argument("--policy", default="must_respond",
+                   choices=("must_respond", "auto_dismiss", "auto_accept"),
+                   help="what happens to dialogs nobody answers (default must_respond)")
+    r.add_argument("--dialog-timeout", type=float, default=300.0, metavar="S",
+                   help="seconds before must_respond dismisses a dialog (default 300)")
+    r.add_argument("--bridge", default="auto", choices=("auto", "on", "off"),
+                   help="answer dialogs through the dialog bridge (default auto)")
+    r.add_argument("--redact", action="store_true",
+                   help="hide prompt answers, typed text and URL credentials in the trace")
+    _add_duration(r)
+
+    s = _command(commands, "replay", "serve a trace as a CDP endpoint until interrupted",
+                 "Serve a recorded trace as a CDP endpoint on 127.0.0.1 and print its URL; a "
+                 "supervisor (or any CDP client) connected to it gets the recorded replies "
+                 "and events. Runs until Ctrl-C or SIGTERM.")
+    s.add_argument("trace", type=Path, metavar="TRACE", help="a .jsonl or .jsonl.gz trace")
+    s.add_argument("--speed", type=float, default=None,
+                   help="1.0 replays at the recorded pace (default: as fast as possible)")
+    _add_duration(s)
+
+    m = _command(commands, "matrix", "show a saved probe result",
+                 "Print the capability matrix of a probe result saved by cdpnb probe --out "
+                 "DIR (DIR/probe.json), e.g. datasets/probes.")
+    m.add_argument("result", type=Path, metavar="RESULT", help="probe.json, or its folder")
+    _add_matrix_options(m)
+
+    c = _command(commands, "compare", "what two (or more) traces did, side by side",
+                 "Line up what each trace did, by content: dialogs and how they ended, "
+                 "frames and OOPIFs, command latencies, console, faults.")
+    c.add_argument("traces", type=Path, nargs="+", metavar="TRACE", help="two or more traces")
+    _add_json(c)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "probe":
+            from cdpnb.cli.probing import check_args, probe_command
+
+            check_args(parser, args, parse_backend)
+            return probe_command(args)
+        if args.command == "matrix":
+            from cdpnb.cli.probing import matrix_command
+
+            return matrix_command(args)
+        if args.command == "compare":
+            if len(args.traces) < 2:
+                parser.error("compare needs at least two traces")
+            from cdpnb.cli.traces import compare_command
+
+            return compare_command(args)
+        if args.command == "record":
+            from cdpnb.cli.live import record_command
+
+            return record_command(args)
+        if args.command == "replay":
+            from cdpnb.cli.live import replay_command
+
+            return replay_command(args)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return INTERRUPTED
+    return USAGE  # pragma: no cover - argparse requires a command
+
+
+

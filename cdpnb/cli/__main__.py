@@ -1,0 +1,7 @@
+"""``python -m cdpnb.cli``."""
+
+import sys
+
+from cdpnb.cli import main
+
+sys.exit(main())

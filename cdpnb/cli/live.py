@@ -1,0 +1,160 @@
+"""``cdpnb record`` and ``cdpnb replay``: run until Ctrl-C (SIGINT), SIGTERM or
+``--duration``, with a one-line status on stderr that fits the terminal."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from typing import Any
+
+from rich.live import Live
+from rich.text import Text
+
+from cdpnb.backends import Backend, launch
+from cdpnb.backends.replay import ReplayBackend, replay
+from cdpnb.cli import output
+from cdpnb.cli.status import FAILED, OK
+from cdpnb.errors import CdpnbError
+from cdpnb.supervisor import Supervisor
+from cdpnb.trace import TraceFormatError
+from cdpnb.transport import redact
+
+__all__ = ["record_command", "replay_command"]
+
+#: Seconds between status-line redraws.
+TICK_S = 0.25
+
+
+def _stop_on_signals() -> asyncio.Event:
+    """An event set by SIGINT or SIGTERM (the normal way to end record and replay)."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    return stop
+
+
+@contextmanager
+def _status_line() -> Iterator[Callable[[str], None]]:
+    """One status line on stderr, redrawn in place (a terminal) or not shown at all."""
+    console = output.err()
+    live = Live(Text(""), console=console, transient=True, auto_refresh=False)
+    with live:
+        yield lambda line: live.update(Text(line, no_wrap=True, overflow="ellipsis"),
+                                       refresh=True)
+
+
+async def _run_until_stopped(stop: asyncio.Event, duration: float | None,
+                             status: Callable[[], str], hints: Callable[[], list[str]]) -> None:
+    began = time.monotonic()
+    shown = 0
+    with _status_line() as show:
+        while not stop.is_set():
+            new = hints()[shown:]
+            for hint in new:  # apart from the status line: printed above it, once
+                output.err().print(f"hint: {hint}", style="yellow")
+            shown += len(new)
+            show(status())
+            if duration is not None and time.monotonic() - began >= duration:
+                return
+            with suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), TICK_S)
+
+
+def _record_status(sup: Supervisor, began: float) -> str:
+    state = sup.state
+    recorded = sum(sup.recorder.counts.values()) if sup.recorder else 0
+    oopifs = sum(f.is_oopif for f in state.frames.values())
+    link = "connected" if sup.connected else ("reconnecting" if sup.alive else "down")
+    return (f"recording {time.monotonic() - began:5.1f} s · {recorded} messages · "
+            f"{len(state.frames)} frames ({oopifs} OOPIF) · {state.dialog_seq} dialogs "
+            f"({len(state.pending_dialogs)} open) · {state.console_errors_total} console "
+            f"errors · {link}")
+
+
+async def _record(args: argparse.Namespace) -> int:
+    stop = _stop_on_signals()
+    console = output.err()
+    backend: Backend | None = None
+    bridge: Any = {"auto": "auto", "on": True, "off": False}[args.bridge]
+    try:
+        if args.connect is None:
+            backend = await launch(args.backend)
+        sup = await Supervisor.start(
+            backend if backend is not None else args.connect, policy=args.policy,
+            dialog_timeout_s=args.dialog_timeout, bridge=bridge, record=args.out,
+            redact=args.redact, record_meta={"cdpnb_record": {"url": redact(args.url)}})
+    except (CdpnbError, OSError, ValueError) as exc:
+        console.print(f"cdpnb record: cannot start: {exc}", style="red")
+        if backend is not None:
+            await backend.aclose()
+        return FAILED
+    console.print(f"recording to {args.out} until Ctrl-C or SIGTERM", overflow="fold")
+    began = time.monotonic()
+    try:
+        try:
+            await sup.navigate(args.url)
+        except CdpnbError as exc:  # still worth recording: a dialog may hold the load
+            console.print(f"navigating to {redact(args.url)}: {exc}", style="yellow")
+        await _run_until_stopped(stop, args.duration, lambda: _record_status(sup, began),
+                                 lambda: sup.hints)
+    finally:
+        summary = {"trace": str(args.out), "url": redact(args.url),
+                   "duration_s": round(time.monotonic() - began, 3),
+                   "messages": sum(sup.recorder.counts.values()) if sup.recorder else 0,
+                   "dialogs": sup.state.dialog_seq, "frames": len(sup.state.frames)}
+        await sup.stop()
+        if backend is not None:
+            await backend.aclose()
+    if args.json:
+        output.print_json(summary)
+    else:
+        output.out().print(f"recorded {summary['messages']} messages in "
+                           f"{summary['duration_s']:.1f} s to {summary['trace']} "
+                           f"({summary['dialogs']} dialogs, {summary['frames']} frames)")
+    return OK
+
+
+def record_command(args: argparse.Namespace) -> int:
+    return asyncio.run(_record(args))
+
+
+def _replay_status(backend: ReplayBackend, began: float) -> str:
+    return (f"serving {time.monotonic() - began:5.1f} s · {backend.connections} connections · "
+            f"{len(backend.unmatched)} unmatched commands")
+
+
+async def _replay(args: argparse.Namespace) -> int:
+    stop = _stop_on_signals()
+    try:
+        backend = await replay(args.trace, speed=args.speed)
+    except (OSError, TraceFormatError, TypeError, ValueError) as exc:
+        output.err().print(f"cdpnb replay: cannot serve {args.trace}: {exc}", style="red")
+        return FAILED
+    info = {"cdp_url": backend.cdp_url, "http_url": backend.http_url,
+            "trace": str(args.trace), "recorded": backend.trace.label,
+            "messages": len(backend.trace.messages)}
+    if args.json:
+        output.print_json(info)
+    else:
+        console = output.out()
+        console.print(f"serving {info['trace']} ({info['recorded']}, {info['messages']} "
+                      "messages)", overflow="fold")
+        console.print(info["cdp_url"], overflow="fold", soft_wrap=True)
+        console.file.flush()
+    output.err().print("serving until Ctrl-C or SIGTERM")
+    began = time.monotonic()
+    try:
+        await _run_until_stopped(stop, args.duration, lambda: _replay_status(backend, began),
+                                 lambda: [])
+    finally:
+        await backend.aclose()
+    return OK
+
+
+def replay_command(args: argparse.Namespace) -> int:
+    return asyncio.run(_replay(args))

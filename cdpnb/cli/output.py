@@ -1,0 +1,152 @@
+"""What the CLI prints: rich tables that fit the terminal, JSON, status lines.
+
+Tables go to stdout; progress, hints and status lines to stderr, so ``--json``
+output (and a table piped to a file) stays clean. rich fits every table to the
+terminal's width (``COLUMNS`` when there is no terminal) by wrapping cells.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from cdpnb.probes import ProbeResult
+
+__all__ = ["compare_table", "err", "matrix_table", "out", "print_json", "reasons_table"]
+
+_MARKS = {"✓": "green", "✗": "red", "~": "yellow"}
+LEGEND = ("✓ works   ~ partly   ✗ does not   figures: median ms   "
+          "(--reasons says why, cdpnb matrix --json has every check)")
+
+
+def out() -> Console:
+    """The console for results (stdout)."""
+    return Console(file=sys.stdout, highlight=False, soft_wrap=False)
+
+
+def err() -> Console:
+    """The console for progress, hints and status (stderr)."""
+    return Console(file=sys.stderr, highlight=False, soft_wrap=False)
+
+
+def print_json(value: Any) -> None:
+    """One JSON document on stdout (NaN and NA as null)."""
+    sys.stdout.write(json.dumps(_plain(value), indent=1, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    try:
+        import pandas as pd
+
+        if pd.isna(value):
+            return None
+    except (TypeError, ValueError):
+        pass
+    if hasattr(value, "item"):  # numpy scalars
+        return _plain(value.item())
+    return str(value)
+
+
+def _backend_header(result: ProbeResult, backend: str) -> Text:
+    info = result.backends.get(backend, {})
+    version = str(info.get("version", "")).rpartition("/")[2]
+    # "chromium+playwright" is the widest name: break it where it breaks naturally.
+    name = backend.replace("+", "+\n") if len(backend) > 14 else backend
+    label = Text(name, style="bold")
+    if version:
+        label.append(f"\n{version}", style="dim")
+    if info.get("replayed"):
+        label.append("\nreplayed", style="dim")
+    return label
+
+
+def _mark(cell: str) -> Text:
+    return Text(cell, style=_MARKS.get(cell[:1], ""))
+
+
+def matrix_table(result: ProbeResult) -> Table:
+    """Capabilities as rows, backends as columns: ✓ / ~ / ✗ and latency figures."""
+    matrix = result.matrix_text(reasons=False)
+    latency = set(result.latency_capabilities())
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, expand=False)
+    table.add_column("capability", overflow="fold")
+    for backend in matrix.index:
+        table.add_column(_backend_header(result, str(backend)), justify="center",
+                         overflow="fold")
+    rows = [c for c in matrix.columns if c not in latency]
+    for i, capability in enumerate([*rows, *[c for c in matrix.columns if c in latency]]):
+        table.add_row(str(capability), *(_mark(str(v)) for v in matrix[capability]),
+                      end_section=i == len(rows) - 1)
+    return table
+
+
+def reasons_table(result: ProbeResult) -> Table:
+    """Why each cell is not ✓, wrapped; capabilities failing for the same reason on
+    one backend share a row."""
+    matrix = result.matrix_text(reasons=True)
+    table = Table(box=None, show_header=True, pad_edge=False, expand=False)
+    table.add_column("backend", overflow="fold", ratio=1)
+    table.add_column("capabilities", overflow="fold", ratio=1)
+    table.add_column("why", overflow="fold", ratio=3)
+    for backend, row in matrix.iterrows():
+        grouped: dict[str, list[str]] = {}
+        for capability, cell in row.items():
+            text = str(cell)
+            if text != "✓" and not text[:1].isdigit():
+                grouped.setdefault(text, []).append(str(capability))
+        for text, capabilities in grouped.items():
+            table.add_row(str(backend), ", ".join(capabilities), _mark(text))
+    return table
+
+
+def compare_table(frame: pd.DataFrame) -> Table:
+    """``cdpnb.compare``'s table: one row per (section, item), one column per trace."""
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, expand=False)
+    table.add_column("section", overflow="fold")
+    table.add_column("item", overflow="fold", ratio=3)
+    for label in frame.columns:
+        table.add_column(str(label), overflow="fold", ratio=2)
+    last = None
+    for key, row in frame.iterrows():
+        section, item = key if isinstance(key, tuple) else ("", key)
+        shown = section if section != last else ""
+        if last is not None and section != last:
+            table.add_section()
+        last = section
+        table.add_row(str(shown), str(item), *(_cell(v) for v in row))
+    return table
+
+
+def _cell(value: Any) -> str:
+    plain = _plain(value)
+    return "—" if plain is None else str(plain)
+
+
+def lines(items: Iterable[tuple[str, str]], width: int = 20) -> Table:
+    """Two wrapped columns without borders (``name  what``)."""
+    table = Table(box=None, show_header=False, pad_edge=False)
+    table.add_column(min_width=min(width, 20), overflow="fold")
+    table.add_column(overflow="fold", ratio=1)
+    for name, what in items:
+        table.add_row(name, what)
+    return table

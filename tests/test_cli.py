@@ -1,0 +1,208 @@
+"""The ``cdpnb`` command: five commands, --json, --version, exit statuses, and output
+that fits an 80-column terminal."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import cdpnb
+from cdpnb import cli
+from cdpnb.cli.status import EXIT_STATUSES
+from cdpnb.probes import ScenarioServer
+
+ROOT = Path(__file__).resolve().parent.parent
+PROBES = ROOT / "datasets" / "probes"
+CHROMIUM = PROBES / "chromium.native.jsonl.gz"
+PLAYWRIGHT = PROBES / "chromium+playwright.native.jsonl.gz"
+
+
+def cdpnb_command(*args: str, columns: int = 80, timeout: float = 120,
+                  ) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": str(columns)}
+    return subprocess.run([sys.executable, "-m", "cdpnb.cli", *args], capture_output=True,
+                          text=True, timeout=timeout, env=env, cwd=ROOT)
+
+
+def assert_fits(text: str, columns: int = 80) -> None:
+    too_wide = [line for line in text.splitlines() if len(line) > columns]
+    assert too_wide == [], f"{len(too_wide)} lines wider than {columns}: {too_wide[:3]}"
+
+
+@pytest.mark.parametrize("command", ["", "probe", "record", "replay", "matrix", "compare"])
+def test_help_fits_80_columns_without_rest_markup(command: str) -> None:
+    done = cdpnb_command(*([command] if command else []), "--help")
+    assert done.returncode == 0
+    assert "``" not in done.stdout and ":func:" not in done.stdout
+    assert "exit status:" in done.stdout and "130" in done.stdout
+    assert_fits(done.stdout)
+
+
+def test_version() -> None:
+    done = cdpnb_command("--version")
+    assert done.returncode == 0 and done.stdout.strip() == f"cdpnb {cdpnb.__version__}"
+
+
+def test_matrix_of_a_saved_result_is_transposed_and_fits(capsys: pytest.CaptureFixture[str],
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    assert cli.main(["matrix", str(PROBES / "probe.json"), "--reasons"]) == 0
+    out = capsys.readouterr().out
+    assert_fits(out)
+    lines = out.splitlines()
+    header = " ".join(lines[:3])
+    for backend in ("chromium", "headless-shell", "playwright", "node"):
+        assert backend in header
+    assert any(line.startswith("dialogs oopif ") and line.split()[-2:] == ["~", "✗"]
+               for line in lines)
+    assert any(line.startswith("command RTT ms") for line in lines)
+    assert "closed by remote" in out  # --reasons
+    assert "no Page domain" in out
+
+
+def test_matrix_json_and_strict(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["matrix", str(PROBES), "--json", "--strict"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["exit_status"] == 0 and data["unreachable"] == {} and data["surprises"] == []
+    assert data["matrix"]["node"]["dialogs main"].startswith("✗ no Page domain")
+    assert len(data["results"]) > 60
+
+
+def test_matrix_strict_exits_3_on_surprises(tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    data = json.loads((PROBES / "probe.json").read_text())
+    data["results"][0]["status"] = "fail"  # chromium's Runtime check, expected ok
+    (tmp_path / "probe.json").write_text(json.dumps(data))
+    assert cli.main(["matrix", str(tmp_path)]) == 0
+    assert "Different from what the measured facts predict" in capsys.readouterr().out
+    assert cli.main(["matrix", str(tmp_path), "--strict"]) == 3
+
+
+def test_matrix_of_a_missing_file_exits_1(tmp_path: Path) -> None:
+    done = cdpnb_command("matrix", str(tmp_path / "nothing.json"))
+    assert done.returncode == 1 and "cannot read a probe result" in done.stderr
+
+
+def test_usage_errors_exit_2() -> None:
+    for args in (["probe", "--backends", "nope"], ["probe", "--repeat", "0"],
+                 ["compare", str(CHROMIUM)], ["nope"], []):
+        done = cdpnb_command(*args)
+        assert done.returncode == 2, (args, done.stderr)
+
+
+def test_probe_of_an_unreachable_backend_exits_1(site: ScenarioServer,
+                                                 capsys: pytest.CaptureFixture[str],
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    # An HTTP server with no CDP: every cell ✗ with the reason, exit 1.
+    assert cli.main(["probe", "--backends", site.site_a]) == 1
+    captured = capsys.readouterr()
+    assert "Could not be probed" in captured.out and "404" in captured.out
+    assert_fits(captured.out)
+    assert cli.main(["probe", "--backends", site.site_a, "--json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data["exit_status"] == 1 and list(data["unreachable"]) == [site.site_a]
+
+
+def test_probe_of_a_replayed_trace_at_80_columns() -> None:
+    done = cdpnb_command("probe", "--backends", f"replay:{CHROMIUM}", "--reasons")
+    assert done.returncode == 0, done.stderr
+    assert_fits(done.stdout)
+    assert_fits(done.stderr)
+    assert "replay:chromium" in done.stdout and "sandbox native" in done.stdout
+
+
+def test_compare_two_traces_fits_and_says_who_closed_the_dialogs(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    assert cli.main(["compare", str(CHROMIUM), str(PLAYWRIGHT)]) == 0
+    out = capsys.readouterr().out
+    assert_fits(out)
+    assert "remote" in out and "agent" in out
+    assert cli.main(["compare", str(CHROMIUM), str(PLAYWRIGHT), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    closed = next(r for r in data["rows"] if r["item"] == 'alert "probe": closed_by')
+    assert list(closed.values())[2:] == ["agent", "remote"]
+
+
+def test_compare_of_a_file_that_is_not_a_trace_exits_1(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("not json\n")
+    done = cdpnb_command("compare", str(CHROMIUM), str(bad))
+    assert done.returncode == 1 and "cannot read" in done.stderr
+
+
+def _start(*args: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "COLUMNS": "80"}
+    return subprocess.Popen([sys.executable, "-m", "cdpnb.cli", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+
+
+def test_record_until_sigint_then_replay_until_sigterm(site: ScenarioServer,
+                                                       tmp_path: Path) -> None:
+    trace = tmp_path / "run.jsonl.gz"
+    recording = _start("record", site.url("/two-site"), "--out", str(trace),
+                       "--backend", "headless-shell", "--json")
+    try:
+        deadline = time.monotonic() + 30
+        while not (trace.exists() and trace.stat().st_size > 2000):
+            assert recording.poll() is None, recording.communicate()
+            assert time.monotonic() < deadline, "nothing recorded within 30 s"
+            time.sleep(0.2)
+        time.sleep(1.0)  # the OOPIF attaches
+        recording.send_signal(signal.SIGINT)
+        out, err = recording.communicate(timeout=30)
+    finally:
+        if recording.poll() is None:
+            recording.kill()
+    assert recording.returncode == 0, err
+    summary = json.loads(out)
+    assert summary["trace"] == str(trace) and summary["messages"] > 20
+    loaded = cdpnb.Trace.load(trace)
+    assert loaded.complete  # stopped cleanly: the footer is there
+    frames = loaded.frames()
+    assert frames["is_oopif"].any() and frames["url"].astype(str).str.endswith("/child").any()
+
+    serving = _start("replay", str(trace), "--json")
+    try:
+        lines = []
+        assert serving.stdout is not None
+        while not lines or lines[-1] != "}":
+            line = serving.stdout.readline()
+            assert line, serving.communicate()
+            lines.append(line.rstrip("\n"))
+        info = json.loads("\n".join(lines))
+        assert info["cdp_url"].startswith("ws://127.0.0.1:")
+        sup = cdpnb.sync.Supervisor.start(info["cdp_url"], reconnect_attempts=0)
+        assert sup.connected
+        sup.stop()
+        serving.send_signal(signal.SIGTERM)
+        serving.communicate(timeout=30)
+    finally:
+        if serving.poll() is None:
+            serving.kill()
+    assert serving.returncode == 0
+
+
+def test_record_of_an_unreachable_endpoint_exits_1(tmp_path: Path) -> None:
+    done = cdpnb_command("record", "about:blank", "--out", str(tmp_path / "x.jsonl"),
+                         "--connect", "http://127.0.0.1:9")
+    assert done.returncode == 1 and "cannot start" in done.stderr
+
+
+def test_replay_of_a_missing_trace_exits_1(tmp_path: Path) -> None:
+    done = cdpnb_command("replay", str(tmp_path / "missing.jsonl"))
+    assert done.returncode == 1 and "cannot serve" in done.stderr
+
+
+def test_every_exit_status_is_documented_in_the_readme() -> None:
+    readme = (ROOT / "README.md").read_text()
+    for code in EXIT_STATUSES:
+        assert f"| {code} |" in readme, code

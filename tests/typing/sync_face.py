@@ -1,0 +1,55 @@
+"""Checked by mypy --strict in tests/test_faces.py: the blocking face has real types."""
+
+from __future__ import annotations
+
+from typing import Any, assert_type
+
+import pandas as pd
+
+import cdpnb
+import cdpnb.sync
+from cdpnb.state import BrowserState
+
+
+def blocking_face(url: str) -> None:
+    sup = cdpnb.sync.Supervisor.start(url, policy="auto_accept", bridge=True,
+                                      record="run.jsonl.gz", redact=True)
+    assert_type(sup, cdpnb.sync.Supervisor)
+    assert_type(sup.aio, cdpnb.Supervisor)
+    assert_type(sup.evaluate("1 + 1", timeout=2.0), Any)
+    assert_type(sup.navigate("about:blank"), dict[str, Any])
+    assert_type(sup.wait_for_dialog(timeout=5), cdpnb.PendingDialog)
+    assert_type(sup.respond("accept", prompt_text="x"), cdpnb.DialogRecord)
+    assert_type(sup.wait_for(lambda s: bool(s.frames), timeout=1.0), BrowserState)
+    assert_type(sup.annotate("experiment.phase", {"n": 1}), None)
+    assert_type(sup.accessibility(), pd.DataFrame)
+    assert_type(sup.snapshot(), cdpnb.Snapshot)
+    assert_type(sup.state, BrowserState)
+    assert_type(sup.alive, bool)
+    assert_type(sup.page_session_id, str | None)
+    assert_type(sup.hints, list[str])
+    assert_type(sup.unsupported, dict[str, str])
+    with sup as same:
+        assert_type(same, cdpnb.sync.Supervisor)
+    got = cdpnb.sync.registry.get("task")
+    assert_type(got, cdpnb.sync.Supervisor | None)
+    assert_type(cdpnb.sync.registry.get_or_start("task", url), cdpnb.sync.Supervisor)
+    assert_type(cdpnb.sync.registry.task_ids(), list[str])
+    assert_type(cdpnb.sync.registry.stop_all(), int)
+
+
+def module_face() -> None:
+    backend = cdpnb.sync.launch("headless-shell", timeout=10.0)
+    assert_type(backend, cdpnb.Backend)
+    backend.close()
+    assert_type(cdpnb.sync.probe(["replay:x.jsonl"], repeat=1), cdpnb.ProbeResult)
+    with cdpnb.sync.replay("x.jsonl", speed=None) as replayed:
+        assert_type(replayed.cdp_url, str)
+
+
+async def async_face() -> None:
+    backend = await cdpnb.launch("chromium")
+    assert_type(backend, cdpnb.Backend)
+    await backend.aclose()
+    async with cdpnb.launch("chromium") as other:
+        assert_type(other, cdpnb.Backend)
