@@ -117,6 +117,7 @@ class Supervisor(Facade[AsyncSupervisor]):
     bridge_enabled = Forward(A.bridge_enabled)
     unsupported = Forward(A.unsupported)
     policy = Forward(A.policy)
+    pages = Forward(A.pages)
 
     # -- attributes the async supervisor sets on itself ----------------------------------
     url: Delegated[str] = Delegated()
