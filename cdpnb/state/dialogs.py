@@ -40,7 +40,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from cdpnb.protocol import Event, Note
+from cdpnb.protocol import Event, Note, Reply
 from cdpnb.state.changes import (
     BridgeRequestRefused,
     Change,
@@ -341,6 +341,24 @@ def dialog_closed(state: BrowserState, msg: Event, out: Out) -> BrowserState:
                                              prompt_text, "misdelivered", meant_for.id), out)
     return _close(state, dialog, _record(dialog, msg.wall, "remote", accepted, prompt_text),
                   out)
+
+
+def bridge_fulfilled(state: BrowserState, msg: Reply, out: Out) -> BrowserState:
+    """The reply to ``Fetch.fulfillRequest`` for a bridged dialog being answered: the
+    page's call has its answer, so the dialog is closed here, in stream order (before
+    anything the page does next can be folded)."""
+    request_id = msg.params.get("requestId")
+    dialog = next((d for d in state.pending_dialogs
+                   if d.via == "bridge" and d.request_id == request_id
+                   and d.answering is not None), None)
+    if dialog is None or dialog.answering is None:
+        return state
+    answer = dialog.answering
+    text = answer.prompt_text
+    if answer.accept and dialog.type == "prompt" and text is None:
+        text = ""
+    return _close(state, dialog, _record(dialog, msg.wall, answer.closed_by, answer.accept,
+                                         text, answer.reason), out)
 
 
 def dialog_answering(state: BrowserState, msg: Note, out: Out) -> BrowserState:

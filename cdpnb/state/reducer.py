@@ -63,6 +63,7 @@ EVENT_RULES: dict[str, Rule] = {
 
 REPLY_RULES: dict[str, Rule] = {
     "Page.getFrameTree": frames.frame_tree,
+    "Fetch.fulfillRequest": dialogs.bridge_fulfilled,
 }
 
 NOTE_RULES: dict[str, Rule] = {
