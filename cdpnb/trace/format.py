@@ -18,15 +18,12 @@ Pure functions, no I/O: the recorder and the reader share them.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Collection
-from dataclasses import replace
 from typing import Any
 
 from cdpnb.protocol import Command, ErrorReply, Event, Fault, Message, Note, Reply
 
 __all__ = [
-    "REDACTIONS",
     "TRACE_VERSION",
     "LineDecoder",
     "TraceFormatError",
@@ -35,12 +32,9 @@ __all__ = [
     "encode",
     "footer",
     "header",
-    "redact_message",
 ]
 
 TRACE_VERSION = 1
-REDACTIONS = ("prompt_text", "typed_text", "url_credentials")
-REDACTED = "<redacted>"
 
 Record = Message | Fault
 
@@ -228,55 +222,3 @@ def decode_record(text: str, where: str, decoder: LineDecoder) -> Record | dict[
     if "cdpnb_trace_end" in line:
         return line
     return decoder.decode(line, where)
-
-
-# -- redaction ---------------------------------------------------------------------------
-
-_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@\"']+@")
-
-
-def _strip_credentials(value: Any) -> Any:
-    if isinstance(value, str):
-        return _CREDENTIALS.sub(r"\1***@", value) if "@" in value else value
-    if isinstance(value, dict):
-        return {k: _strip_credentials(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_strip_credentials(v) for v in value]
-    return value
-
-
-_TYPED_TEXT_KEYS = {"text", "unmodifiedText", "key", "code"}
-
-
-def _redact_params(method: str, params: dict[str, Any], kinds: Collection[str]) -> dict[str, Any]:
-    out = params
-    if "prompt_text" in kinds:
-        if method == "Page.handleJavaScriptDialog" and "promptText" in out:
-            out = {**out, "promptText": REDACTED}
-        elif (method in ("cdpnb.dialogAnswering", "cdpnb.dialogAnswered")
-              and out.get("prompt_text") is not None):
-            out = {**out, "prompt_text": REDACTED}
-        elif method == "Fetch.fulfillRequest" and out.get("body"):
-            # The dialog bridge's answers travel as response bodies.
-            out = {**out, "body": REDACTED}
-    if "typed_text" in kinds and (method == "Input.insertText" or
-                                  method == "Input.dispatchKeyEvent" or
-                                  method == "Input.imeSetComposition"):
-        out = {k: (REDACTED if k in _TYPED_TEXT_KEYS else v) for k, v in out.items()}
-    if "url_credentials" in kinds:
-        out = _strip_credentials(out)
-    return out
-
-
-def redact_message(record: Record, kinds: Collection[str]) -> Record:
-    """``record`` with the chosen kinds of private text hidden (for the recorded copy)."""
-    if not kinds or isinstance(record, Fault):
-        if kinds and "url_credentials" in kinds and isinstance(record, Fault):
-            return replace(record, raw=_strip_credentials(record.raw))
-        return record
-    if isinstance(record, Command | Event | Note):
-        params = _redact_params(record.method, record.params, kinds)
-        return record if params is record.params else replace(record, params=params)
-    if isinstance(record, Reply) and "url_credentials" in kinds:
-        return replace(record, result=_strip_credentials(record.result))
-    return record
