@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 import numpy as np
 import pandas as pd
 
-from cdpnb.protocol import Command, ErrorReply, Event, Fault, Note, Reply
+from cdpnb.protocol import Command, ErrorReply, Event, Fault, Note, Reply, opens_connection
 from cdpnb.state import BrowserState, DialogRecord, PendingDialog
 from cdpnb.state.console import _describe
 from cdpnb.state.dialogs import DIALOG_TYPES
@@ -119,7 +119,16 @@ def _cat(values: Sequence[Any], categories: Sequence[str] | None = None) -> pd.C
 
 
 def _ints(values: Sequence[int | None]) -> pd.api.extensions.ExtensionArray:
-    return pd.array(values, dtype="Int64")
+    try:
+        return pd.array(values, dtype="Int64")
+    except (OverflowError, TypeError):
+        # Page-controlled numbers (a console line number) can be any JSON integer; the
+        # record keeps it, the column shows NA where it does not fit 64 bits.
+        return pd.array([v if isinstance(v, int) and _INT64_MIN <= v <= _INT64_MAX else None
+                         for v in values], dtype="Int64")
+
+
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
 def _floats(values: Sequence[float | None]) -> pd.api.extensions.ExtensionArray:
@@ -325,10 +334,8 @@ def commands(trace: Trace) -> pd.DataFrame:
                 error[row] = r.message
             else:
                 ok[row] = True
-        elif cls is Note:
-            assert isinstance(r, Note)
-            if r.method == "cdpnb.connected":
-                waiting.clear()
+        elif opens_connection(r):
+            waiting.clear()
     return _frame({
         "sent": _times(wall),
         "t": _since(mono, trace.started_mono),
