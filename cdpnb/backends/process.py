@@ -1,8 +1,8 @@
 """What every program cdpnb starts has in common, whatever it is (Chromium, node).
 
 Each runs in a session of its own, with a fresh temporary work directory that holds its
-log (and, through ``TMPDIR``, whatever temporary files it makes), serves DevTools on
-loopback only, and is ended by its own pid or process group (never by name) — by
+log, serves DevTools on loopback only, and is ended by its own pid or process group
+(never by name) — by
 ``close()``, at interpreter exit, or by its reaper when this Python dies without
 either (SIGKILL, the OOM killer). A work directory whose owner is dead and whose reaper
 did not finish either is removed by the next launch (:func:`sweep_stale_workdirs`).
@@ -28,11 +28,12 @@ from typing import Any, Generic, NamedTuple, Self, TypeVar
 from cdpnb.backends import reaper
 from cdpnb.errors import BrowserNotFound, BrowserStartError
 
-__all__ = ["OWNER_FILE", "LocalProcess", "Reaper", "Spawned", "chosen_binary", "spawn",
-           "sweep_stale_workdirs"]
+__all__ = ["OWNER_FILE", "WORKDIR_PREFIX", "LocalProcess", "Reaper", "Spawned",
+           "chosen_binary", "spawn", "sweep_stale_workdirs"]
 
 #: In each work directory: who owns it and which process group lives in it (JSON).
 OWNER_FILE = "cdpnb-owner.json"
+#: Every work directory is named ``cdpnb-<kind>-<random>`` in the temp dir.
 WORKDIR_PREFIX = "cdpnb-"
 
 T = TypeVar("T")
@@ -87,7 +88,7 @@ class LocalProcess:
         """End the process by its pid and remove its work directory. Idempotent."""
         with _live_lock:
             _live.pop(self.process.pid, None)
-        _end(self.process)
+        _end(self.process, None if self.reaper is None else self.reaper.pgid_start)
         reaper.remove_workdir(str(self.workdir))
         if self.reaper is not None:
             self.reaper.dismiss()
@@ -125,11 +126,13 @@ class Reaper:
     only we hold: the kernel closes it when we die, however we die."""
 
     def __init__(self, pgid: int, workdir: Path) -> None:
+        #: When the group's leader started: a group id is someone else's once it differs.
+        self.pgid_start = reaper.start_time(pgid)
         read_end, self._write_end = os.pipe()  # both non-inheritable (PEP 446)
         try:
             self.process = subprocess.Popen(
                 [sys.executable, "-I", "-S", reaper.__file__, str(os.getpid()), str(pgid),
-                 reaper.start_time(pgid) or "-", str(workdir)],
+                 self.pgid_start or "-", str(workdir)],
                 stdin=read_end, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                 start_new_session=True)  # out of reach of the terminal's Ctrl-C and hangup
         except BaseException:
@@ -178,13 +181,12 @@ def spawn(
     _write_owner(workdir, None)
     log_path = workdir / "output.log"
     began = time.monotonic()
-    child_env = None if env is None else dict(env)
     try:
         args = build_args(workdir)
         with open(log_path, "wb") as log_file:
             process = subprocess.Popen(
                 args, stdin=subprocess.DEVNULL, stdout=log_file, stderr=log_file,
-                start_new_session=True, env=child_env,
+                start_new_session=True, env=None if env is None else dict(env),
             )
     except OSError as exc:
         shutil.rmtree(workdir, ignore_errors=True)
@@ -201,7 +203,7 @@ def spawn(
         guard = Reaper(process.pid, workdir)
         value = _wait_until_ready(process, log_path, ready, evidence, timeout, binary)
     except BaseException:
-        _end(process)
+        _end(process, None if guard is None else guard.pgid_start)
         reaper.remove_workdir(str(workdir))
         if guard is not None:
             guard.dismiss()
@@ -294,10 +296,10 @@ def _wait_until_ready(process: subprocess.Popen[bytes], log_path: Path,
                             f"(waited for {evidence})")
 
 
-def _end(process: subprocess.Popen[bytes]) -> None:
+def _end(process: subprocess.Popen[bytes], leader_start: str | None) -> None:
     """End the program by its pid, then whatever of its process group outlived it (a
-    helper still writing the profile would bring the removed work dir back)."""
-    leader_start = reaper.start_time(process.pid)
+    helper still writing the profile would bring the removed work dir back); the group
+    only when we know when its leader started, so a reused group id is left alone."""
     if process.poll() is None:
         process.terminate()
         try:

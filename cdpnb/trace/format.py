@@ -36,6 +36,8 @@ from cdpnb.protocol import (
 )
 
 __all__ = [
+    "INT_MAX",
+    "INT_MIN",
     "TRACE_VERSION",
     "WALL_MAX",
     "WALL_MIN",

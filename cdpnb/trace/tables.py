@@ -32,7 +32,7 @@ from cdpnb.state import BrowserState, DialogRecord, PendingDialog
 from cdpnb.state.console import _describe
 from cdpnb.state.dialogs import DIALOG_TYPES
 from cdpnb.state.frames import _frame_url
-from cdpnb.trace.format import Record, TraceFormatError
+from cdpnb.trace.format import INT_MAX, INT_MIN, Record, TraceFormatError
 from cdpnb.trace.trace import Trace
 
 __all__ = [
@@ -124,11 +124,8 @@ def _ints(values: Sequence[int | None]) -> pd.api.extensions.ExtensionArray:
     except (OverflowError, TypeError):
         # Page-controlled numbers (a console line number) can be any JSON integer; the
         # record keeps it, the column shows NA where it does not fit 64 bits.
-        return pd.array([v if isinstance(v, int) and _INT64_MIN <= v <= _INT64_MAX else None
+        return pd.array([v if isinstance(v, int) and INT_MIN <= v <= INT_MAX else None
                          for v in values], dtype="Int64")
-
-
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
 def _floats(values: Sequence[float | None]) -> pd.api.extensions.ExtensionArray:
