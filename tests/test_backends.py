@@ -251,8 +251,9 @@ def test_node_missing_names_the_debian_package(monkeypatch: pytest.MonkeyPatch,
 
 def test_node_ends_itself_when_its_parent_is_killed(tmp_path: Path) -> None:
     """node runs in a session of its own; a Python killed with SIGKILL runs no atexit,
-    so the keepalive script must notice the lost parent and exit by itself. The kill
-    comes right after the launch: node may not have run its script yet."""
+    so its reaper (and, as a second guard, the keepalive script noticing the lost
+    parent) must end it and remove its work dir. The kill comes right after the
+    launch: node may not have run its script yet."""
     script = ("import cdpnb, sys, time\n"
               "b = cdpnb.launch('node').start_blocking()\n"
               "print(b.pid, b._browser.workdir, flush=True)\n"
@@ -274,7 +275,11 @@ def test_node_ends_itself_when_its_parent_is_killed(tmp_path: Path) -> None:
     if alive:
         os.kill(node_pid, signal.SIGKILL)
     assert not alive, "node outlived its killed parent"
+    while Path(workdir).exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = Path(workdir).exists()
     shutil.rmtree(workdir, ignore_errors=True)
+    assert not left, "node's work dir outlived its killed parent"
 
 
 def node_alive(pid: int) -> bool:
@@ -318,9 +323,10 @@ def test_chromium_playwright_plain_with() -> None:
     threads, children = set(threading.enumerate()), live_children()
     with cdpnb.launch("chromium+playwright") as backend:
         check_chromium_playwright(backend)
-        # Chromium and Playwright's node driver, both children of this process
-        assert backend.pid in live_children() - children
-        assert len(live_children() - children) == 2
+        # Chromium, its reaper and Playwright's node driver, all children of this process
+        assert backend._browser.reaper is not None
+        assert {backend.pid, backend._browser.reaper.pid} <= live_children() - children
+        assert len(live_children() - children) == 3
         pid, workdir = backend.pid, backend._browser.workdir
     assert not backend.running
     check_ended(pid, workdir)

@@ -12,6 +12,7 @@ import gzip
 import json
 import logging
 import math
+import socket
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -23,6 +24,8 @@ from cdp_proxy import CDPProxy
 from conftest import settle
 
 import cdpnb
+import cdpnb.backends.chromium as chromium_mod
+from cdpnb.backends.chromium import CHROMIUM_FLAGS
 from cdpnb.probes import ScenarioServer
 from cdpnb.protocol import CDPConnection, Event, Fault, TransportFault
 from cdpnb.state import BrowserState, fold
@@ -189,6 +192,71 @@ async def test_debugging_listens_on_loopback_only(kind: str) -> None:
         assert {addr.ip for addr in listening} == {"127.0.0.1"}, listening
         assert backend.cdp_url.startswith("ws://127.0.0.1:")
         assert {a.port for a in listening} >= {int(backend.cdp_url.split(":")[2].split("/")[0])}
+
+
+WEBRTC = """(async () => {
+  const pc = new RTCPeerConnection({iceServers: []});
+  pc.createDataChannel('probe');
+  const gathered = new Promise(done => { pc.onicegatheringstatechange = () => {
+    if (pc.iceGatheringState === 'complete') done(); }; });
+  await pc.setLocalDescription(await pc.createOffer());
+  await Promise.race([gathered, new Promise(done => setTimeout(done, 3000))]);
+  window.__pc = pc;  // kept open while the sockets are looked at
+  return pc.localDescription.sdp.split('\\r\\n').filter(l => l.startsWith('a=candidate'));
+})()"""
+
+LOOPBACK = {"127.0.0.1", "::1"}
+UNSPECIFIED = {"0.0.0.0", "::"}
+
+
+def _sockets(pid: int) -> list[tuple[str, str, str, bool]]:
+    """(process type, 'tcp'/'udp', local address, listening or connected) of every inet
+    socket of the browser and its helpers."""
+    found = []
+    for proc in (psutil.Process(pid), *psutil.Process(pid).children(recursive=True)):
+        role = next((a.split("=", 1)[1] for a in proc.cmdline()
+                     if a.startswith("--utility-sub-type=")), None) or next(
+            (a.split("=", 1)[1] for a in proc.cmdline() if a.startswith("--type=")), "browser")
+        for c in proc.net_connections(kind="inet"):
+            kind = "udp" if c.type == socket.SOCK_DGRAM else "tcp"
+            found.append((role, kind, c.laddr.ip, c.status == psutil.CONN_LISTEN or bool(c.raddr)))
+    return found
+
+
+async def _webrtc_sockets(kind: str, site: ScenarioServer,
+                          args: tuple[str, ...] = ()) -> tuple[list[str], list[Any]]:
+    async with cdpnb.launch(kind, args=args) as backend:
+        sup = await cdpnb.Supervisor.start(backend)
+        try:
+            await sup.navigate(site.url("/blank"))
+            candidates = await sup.evaluate(WEBRTC, timeout=10)
+            await asyncio.sleep(0.3)
+            return candidates, _sockets(backend.pid)
+        finally:
+            await sup.stop()
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("kind", ["chromium", "headless-shell"])
+async def test_a_page_peer_connection_announces_and_joins_nothing(
+        kind: str, site: ScenarioServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    candidates, sockets = await _webrtc_sockets(kind, site)
+    assert candidates == []  # no interface named, not even as an mDNS name
+    outside = [s for s in sockets if s[2] not in LOOPBACK]
+    # Nothing listens, connects, joins a multicast group or binds a non-loopback address.
+    assert [s for s in outside if s[3] or s[2] not in UNSPECIFIED] == [], outside
+    # What the flags cannot prevent on 156 (measured, and written next to the flags):
+    # the network service's two unconnected UDP sockets on the unspecified addresses.
+    assert {(role, proto) for role, proto, _, _ in outside} <= {
+        ("network.mojom.NetworkService", "udp")}, outside
+    assert len(outside) <= 2, outside
+
+    # The control: the same page without the flags names the interfaces and joins mDNS.
+    bare = tuple(f for f in CHROMIUM_FLAGS if "webrtc" not in f.lower())
+    monkeypatch.setattr(chromium_mod, "CHROMIUM_FLAGS", bare)
+    candidates, sockets = await _webrtc_sockets(kind, site)
+    assert len(candidates) >= 1 and all(".local " in c for c in candidates), candidates
+    assert "224.0.0.251" in {s[2] for s in sockets}
 
 
 @pytest.mark.browser

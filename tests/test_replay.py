@@ -6,11 +6,15 @@ import asyncio
 import itertools
 import json
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import websockets
+import websockets.sync.client
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import cdpnb
 from cdpnb.backends.replay import replay
@@ -198,3 +202,118 @@ def test_bad_arguments_name_themselves(tmp_path: Path) -> None:
         replay(Trace({"cdpnb_trace": 1}, []), speed=0)
     with pytest.raises(FileNotFoundError):
         replay(tmp_path / "missing.jsonl")
+
+
+# -- odd input: the endpoint answers and stays up ------------------------------------------
+
+
+def _replies_to(ws: Any, frames: list[str | bytes]) -> list[dict[str, Any]]:
+    """Send each frame and read the one reply it gets (a sync websockets client)."""
+    replies = []
+    for frame in frames:
+        ws.send(frame, text=isinstance(frame, str))
+        replies.append(json.loads(ws.recv(timeout=5)))
+    return replies
+
+
+def _answers_the_recorded_command(ws: Any) -> None:
+    ws.send(json.dumps({"id": 99, "method": "Runtime.enable"}))
+    seen = [json.loads(ws.recv(timeout=5)) for _ in range(4)]
+    assert [m.get("method") for m in seen[:3]] == ["Runtime.consoleAPICalled"] * 3
+    assert seen[3] == {"id": 99, "result": {}}
+
+
+def test_odd_commands_get_error_replies_and_the_connection_stays_up() -> None:
+    trace = Trace({"cdpnb_trace": 1}, _paced_messages())
+    frames: list[str | bytes] = [
+        '{"id": 1, "method": "Runtime.evaluate", "params": [1, 2]}',
+        '{"id": 2, "method": "Runtime.evaluate", "sessionId": ["S"]}',
+        '{"id": "3", "method": "Runtime.evaluate"}',
+        "not json at all",
+        b"\xff\xfe binary, not UTF-8",
+        "[" * 50_000 + "]" * 50_000,
+        '{"id": 4, "method": "Runtime.evaluate", "params": {"deep": ' + "[" * 900 + "]" * 900
+        + "}}",
+    ]
+    with replay(trace) as backend, websockets.sync.client.connect(backend.cdp_url) as ws:
+        replies = _replies_to(ws, frames)
+        assert [r["error"]["code"] for r in replies] == [-32602, -32600, -32600, -32700,
+                                                          -32700, -32700, -32000]
+        assert [r.get("id") for r in replies] == [1, 2, None, None, None, None, 4]
+        assert "params must be an object" in replies[0]["error"]["message"]
+        assert "'sessionId'" in replies[1]["error"]["message"]
+        _answers_the_recorded_command(ws)
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner,
+                                                                max_size=3),
+    max_leaves=12)
+_command_like = st.fixed_dictionaries(
+    {}, optional={"id": _json | st.integers(), "method": _json | st.sampled_from(
+        ["Runtime.evaluate", "Page.navigate", "Runtime.enable", ""]),
+        "params": _json, "sessionId": _json})
+# Raw text frames without lone surrogates (no UTF-8 form: a client cannot send them);
+# JSON frames carry them escaped, which the endpoint must echo back without dying.
+_raw_text = st.text(st.characters(exclude_categories=["Cs"]), max_size=30)
+_frames = st.lists(_command_like.map(json.dumps) | _json.map(json.dumps) | _raw_text
+                   | st.binary(max_size=30), min_size=1, max_size=6)
+
+
+@pytest.fixture(scope="module")
+def paced_endpoint() -> Iterator[str]:
+    # A long stall: the recorded events wait for the recorded command, whatever comes first.
+    with replay(Trace({"cdpnb_trace": 1}, _paced_messages()), stall_s=60) as backend:
+        yield backend.cdp_url
+
+
+@given(frames=_frames)
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_random_frames_get_one_reply_each_and_the_endpoint_stays_up(
+        paced_endpoint: str, frames: list[str | bytes]) -> None:
+    with websockets.sync.client.connect(paced_endpoint) as ws:
+        for frame in frames:
+            ws.send(frame, text=isinstance(frame, str))
+            try:
+                sent = json.loads(frame)
+            except ValueError:
+                sent = None
+            if isinstance(sent, dict) and sent.get("method") == "Runtime.enable" \
+                    and isinstance(sent.get("id"), int) and not isinstance(sent["id"], bool) \
+                    and sent.get("params") in (None, {}) and "sessionId" not in sent:
+                return  # the recorded command itself: answered as recorded, tested above
+            reply = json.loads(ws.recv(timeout=5))
+            assert set(reply) <= {"id", "error", "sessionId"}, reply
+            assert isinstance(reply["error"]["code"], int)
+            assert isinstance(reply["error"]["message"], str)
+            if isinstance(sent, dict) and "id" in reply:
+                assert reply["id"] == sent["id"]
+        _answers_the_recorded_command(ws)
+
+
+@pytest.mark.browser
+async def test_a_recorded_lone_surrogate_is_replayed(tmp_path: Path) -> None:
+    # Node's inspector sends a JS string's lone surrogate as a JSON escape (measured on
+    # node 20; Chromium 156 sends U+FFFD instead), so a real recording holds one. The
+    # replay endpoint must send it on as the live sender would, not die of it.
+    path = tmp_path / "node.jsonl"
+    async with cdpnb.launch("node") as node:
+        sup = await cdpnb.Supervisor.start(node, record=path)
+        live = await sup.evaluate("'x\\udfffy'")
+        await sup.cdp("Runtime.evaluate", {"expression": "console.log('a\\ud800b')"})
+        await sup.stop()
+    assert live == "x\udfffy"
+    trace = Trace.load(path)
+    assert any("a\ud800b" in json.dumps(r.params, ensure_ascii=False)
+               for r in trace.messages if isinstance(r, Event))
+    async with replay(trace) as backend:
+        sup = await cdpnb.Supervisor.start(backend)
+        try:
+            assert await sup.evaluate("'x\\udfffy'") == "x\udfffy"
+            await sup.cdp("Runtime.evaluate", {"expression": "console.log('a\\ud800b')"})
+            assert sup.connected and sup.reconnects == 0
+        finally:
+            await sup.stop()
+        assert backend.unmatched == []

@@ -11,7 +11,7 @@ from cdpnb.backends.process import LocalProcess, chosen_binary, spawn
 from cdpnb.backends.process import _live as _live  # where tests find leftover browsers
 from cdpnb.errors import BrowserNotFound
 
-__all__ = ["CHROMIUM_FLAGS", "KINDS", "BrowserProcess", "find_executable"]
+__all__ = ["CHROMIUM_FLAGS", "KINDS", "BrowserProcess", "command_line", "find_executable"]
 
 #: Flags measured to start cleanly as root on a machine with no network.
 CHROMIUM_FLAGS = (
@@ -28,6 +28,18 @@ CHROMIUM_FLAGS = (
     "--site-per-process",
     "--remote-debugging-address=127.0.0.1",
     "--remote-debugging-port=0",
+    # A page's RTCPeerConnection must not announce or probe the machine's interfaces.
+    # Measured on 156 (a data channel, createOffer, setLocalDescription): without these,
+    # host candidates name every interface (as mDNS names) and the network service
+    # joins mDNS (224.0.0.251). Chromium reads --webrtc-ip-handling-policy,
+    # headless-shell --force-webrtc-ip-handling-policy (each ignores the other's);
+    # disable_non_proxied_udp leaves no candidate at all. Turning off the mDNS feature
+    # ends the multicast membership. What no flag changes: the network service still
+    # binds two unconnected UDP sockets on 0.0.0.0 and :: (also with
+    # iceTransportPolicy 'relay' or a 'default_public_interface_only' policy).
+    "--webrtc-ip-handling-policy=disable_non_proxied_udp",
+    "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+    "--disable-features=WebRtcHideLocalIpsWithMdns",
 )
 
 
@@ -65,6 +77,28 @@ def find_executable(kind: str, executable: str | os.PathLike[str] | None = None)
         f"`apt-get install {spec.package}`, or pass executable= / set CDPNB_CHROMIUM")
 
 
+#: Switches whose values are lists: given twice, Chromium keeps only the last one.
+_LIST_SWITCHES = ("--disable-features=", "--enable-features=")
+
+
+def command_line(binary: str, user_data_dir: str, extra_args: tuple[str, ...]) -> tuple[str, ...]:
+    """The browser's arguments: CHROMIUM_FLAGS, the profile, the caller's flags, and
+    ``about:blank``. A caller's ``--disable-features=`` / ``--enable-features=`` is
+    merged into ours rather than replacing it (Chromium keeps the last of a switch)."""
+    flags = [*CHROMIUM_FLAGS, user_data_dir]
+    rest = []
+    for arg in extra_args:
+        switch = next((s for s in _LIST_SWITCHES if arg.startswith(s)), None)
+        mine = next((i for i, f in enumerate(flags) if switch and f.startswith(switch)), None)
+        if switch is None or mine is None:
+            rest.append(arg)
+            continue
+        have = flags[mine][len(switch):].split(",")
+        more = [v for v in arg[len(switch):].split(",") if v and v not in have]
+        flags[mine] = switch + ",".join(have + more)
+    return (binary, *flags, *rest, "about:blank")
+
+
 @dataclass(kw_only=True)
 class BrowserProcess(LocalProcess):
     """A running browser that cdpnb started; ``close()`` ends it by its own pid."""
@@ -84,8 +118,7 @@ class BrowserProcess(LocalProcess):
         # One fresh directory per launch holds the profile (and the browser's log).
         def build_args(workdir: Path) -> tuple[str, ...]:
             (workdir / "profile").mkdir()
-            return (binary, *CHROMIUM_FLAGS, f"--user-data-dir={workdir / 'profile'}",
-                    *extra_args, "about:blank")
+            return command_line(binary, f"--user-data-dir={workdir / 'profile'}", extra_args)
 
         def port_and_path(log_path: Path) -> tuple[int, str] | None:
             # Port 0 lets the browser choose; it writes what it chose to this file.

@@ -1,16 +1,22 @@
 """What every program cdpnb starts has in common, whatever it is (Chromium, node).
 
 Each runs in a session of its own, with a fresh temporary work directory that holds its
-log, serves DevTools on loopback only, and is ended by its own pid (never by name) — by
-``close()``, or at interpreter exit for whatever is still running.
+log, serves DevTools on loopback only, and is ended by its own pid or process group
+(never by name) — by
+``close()``, at interpreter exit, or by its reaper when this Python dies without
+either (SIGKILL, the OOM killer). A work directory whose owner is dead and whose reaper
+did not finish either is removed by the next launch (:func:`sweep_stale_workdirs`).
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
+import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -19,9 +25,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, NamedTuple, Self, TypeVar
 
+from cdpnb.backends import reaper
 from cdpnb.errors import BrowserNotFound, BrowserStartError
 
-__all__ = ["LocalProcess", "Spawned", "chosen_binary", "spawn"]
+__all__ = ["OWNER_FILE", "WORKDIR_PREFIX", "LocalProcess", "Reaper", "Spawned",
+           "chosen_binary", "spawn", "sweep_stale_workdirs"]
+
+#: In each work directory: who owns it and which process group lives in it (JSON).
+OWNER_FILE = "cdpnb-owner.json"
+#: Every work directory is named ``cdpnb-<kind>-<random>`` in the temp dir.
+WORKDIR_PREFIX = "cdpnb-"
 
 T = TypeVar("T")
 
@@ -42,6 +55,7 @@ class LocalProcess:
     port: int
     args: tuple[str, ...]
     started_in_s: float
+    reaper: Reaper | None = None
     version_info: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -65,7 +79,7 @@ class LocalProcess:
         adopted = cls(kind=kind, executable=executable, process=started.process,
                       workdir=started.workdir, cdp_url=cdp_url,
                       http_url=f"http://127.0.0.1:{port}", port=port, args=started.args,
-                      started_in_s=started.started_in_s, **more)
+                      started_in_s=started.started_in_s, reaper=started.reaper, **more)
         with _live_lock:
             _live[started.process.pid] = adopted
         return adopted
@@ -74,8 +88,10 @@ class LocalProcess:
         """End the process by its pid and remove its work directory. Idempotent."""
         with _live_lock:
             _live.pop(self.process.pid, None)
-        _end(self.process)
-        _remove(self.workdir)
+        _end(self.process, None if self.reaper is None else self.reaper.pgid_start)
+        reaper.remove_workdir(str(self.workdir))
+        if self.reaper is not None:
+            self.reaper.dismiss()
 
 
 def chosen_binary(executable: str | os.PathLike[str] | None, env_var: str) -> str | None:
@@ -101,6 +117,47 @@ class Spawned(NamedTuple, Generic[T]):
     args: tuple[str, ...]
     ready: T
     started_in_s: float
+    reaper: Reaper | None
+
+
+class Reaper:
+    """The process that ends ``pgid`` and removes ``workdir`` if this Python dies first
+    (see :mod:`cdpnb.backends.reaper`). It holds the read end of a pipe whose write end
+    only we hold: the kernel closes it when we die, however we die."""
+
+    def __init__(self, pgid: int, workdir: Path) -> None:
+        #: When the group's leader started: a group id is someone else's once it differs.
+        self.pgid_start = reaper.start_time(pgid)
+        read_end, self._write_end = os.pipe()  # both non-inheritable (PEP 446)
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-I", "-S", reaper.__file__, str(os.getpid()), str(pgid),
+                 self.pgid_start or "-", str(workdir)],
+                stdin=read_end, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                start_new_session=True)  # out of reach of the terminal's Ctrl-C and hangup
+        except BaseException:
+            os.close(self._write_end)
+            raise
+        finally:
+            os.close(read_end)
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def dismiss(self) -> None:
+        """We ended the program ourselves: the reaper exits without touching anything."""
+        if self._write_end < 0:
+            return
+        with contextlib.suppress(OSError):
+            os.write(self._write_end, b"q")
+        os.close(self._write_end)
+        self._write_end = -1
+        try:
+            self.process.wait(5.0)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(5.0)
 
 
 def spawn(
@@ -119,7 +176,9 @@ def spawn(
     and stalls the program. On any failure (also KeyboardInterrupt) the process is
     ended and the work dir removed before the exception propagates.
     """
-    workdir = Path(tempfile.mkdtemp(prefix=f"cdpnb-{kind}-"))
+    sweep_stale_workdirs()
+    workdir = Path(tempfile.mkdtemp(prefix=f"{WORKDIR_PREFIX}{kind}-"))
+    _write_owner(workdir, None)
     log_path = workdir / "output.log"
     began = time.monotonic()
     try:
@@ -135,13 +194,89 @@ def spawn(
     except BaseException:
         shutil.rmtree(workdir, ignore_errors=True)
         raise
+    guard: Reaper | None = None
     try:
+        # The program is the leader of its own process group (a new session): the group
+        # holds it and every helper it starts (Chromium 156's zygote, renderers, GPU and
+        # network processes all stay in it, measured).
+        _write_owner(workdir, process.pid)
+        guard = Reaper(process.pid, workdir)
         value = _wait_until_ready(process, log_path, ready, evidence, timeout, binary)
     except BaseException:
-        _end(process)
-        _remove(workdir)
+        _end(process, None if guard is None else guard.pgid_start)
+        reaper.remove_workdir(str(workdir))
+        if guard is not None:
+            guard.dismiss()
         raise
-    return Spawned(process, workdir, args, value, time.monotonic() - began)
+    return Spawned(process, workdir, args, value, time.monotonic() - began, guard)
+
+
+def _write_owner(workdir: Path, pgid: int | None) -> None:
+    """Say who owns ``workdir`` (this process, and when it started, so a reused pid is
+    told apart) and which process group runs in it. Replaced atomically."""
+    owner = os.getpid()
+    data = {"owner": owner, "owner_start": reaper.start_time(owner), "pgid": pgid,
+            "pgid_start": None if pgid is None else reaper.start_time(pgid),
+            "pid_namespace": _pid_namespace()}
+    staging = workdir / f".{OWNER_FILE}.new"
+    staging.write_text(json.dumps(data))
+    os.replace(staging, workdir / OWNER_FILE)
+
+
+def _pid_namespace() -> str | None:
+    """Which pid namespace this process is in: pids in an owner file written in another
+    (a container sharing /tmp) say nothing about processes here."""
+    try:
+        return os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return None
+
+
+def _alive(pid: Any, started: Any) -> bool:
+    """Whether ``pid`` is still the process that started at ``started``."""
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        return False
+    now = reaper.start_time(pid)
+    if now is None:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return started is None  # no /proc: a live pid is all we can tell
+    return started is None or now == started
+
+
+def sweep_stale_workdirs(where: str | os.PathLike[str] | None = None) -> list[Path]:
+    """Remove the work directories (under ``where``, default the temp dir) whose owner
+    process is dead, after ending whatever process group still runs in them: what a
+    reaper could not clean up (it was killed too, or the machine lost power). A
+    directory with no owner file, or an owner still alive, is left alone. Returns the
+    directories removed."""
+    base = Path(tempfile.gettempdir() if where is None else where)
+    removed: list[Path] = []
+    here = _pid_namespace()
+    try:
+        candidates = [p for p in base.iterdir() if p.name.startswith(WORKDIR_PREFIX)]
+    except OSError:
+        return removed
+    for workdir in candidates:
+        try:
+            owner = json.loads((workdir / OWNER_FILE).read_text())
+        except (OSError, ValueError):
+            continue  # not ours to judge: being created right now, or not cdpnb's
+        if not isinstance(owner, dict) or owner.get("pid_namespace") != here \
+                or _alive(owner.get("owner"), owner.get("owner_start")):
+            continue  # another container's pids mean nothing here; a live owner cleans up
+        pgid, pgid_start = owner.get("pgid"), owner.get("pgid_start")
+        if isinstance(pgid, int) and not isinstance(pgid, bool) and pgid > 0 \
+                and isinstance(pgid_start, str):
+            # Only a group whose leader's start time we know: never a stranger's.
+            reaper.end_group(pgid, pgid_start)
+        reaper.remove_workdir(str(workdir))
+        removed.append(workdir)
+    return removed
 
 
 def _wait_until_ready(process: subprocess.Popen[bytes], log_path: Path,
@@ -161,7 +296,10 @@ def _wait_until_ready(process: subprocess.Popen[bytes], log_path: Path,
                             f"(waited for {evidence})")
 
 
-def _end(process: subprocess.Popen[bytes]) -> None:
+def _end(process: subprocess.Popen[bytes], leader_start: str | None) -> None:
+    """End the program by its pid, then whatever of its process group outlived it (a
+    helper still writing the profile would bring the removed work dir back); the group
+    only when we know when its leader started, so a reused group id is left alone."""
     if process.poll() is None:
         process.terminate()
         try:
@@ -169,18 +307,8 @@ def _end(process: subprocess.Popen[bytes]) -> None:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(3.0)
-
-
-def _remove(workdir: Path, timeout: float = 2.0) -> None:
-    """Remove the work dir, trying again while it reappears or will not go: a browser's
-    helper processes can outlive it by a few milliseconds and still write its profile
-    (seen once in a few dozen chromium+playwright launches)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        shutil.rmtree(workdir, ignore_errors=True)
-        if not workdir.exists() or time.monotonic() > deadline:
-            return
-        time.sleep(0.02)
+    if leader_start is not None:
+        reaper.end_group(process.pid, leader_start)
 
 
 @atexit.register

@@ -12,6 +12,7 @@ from collections import Counter, OrderedDict
 from typing import Any
 
 from cdpnb.errors import CDPError
+from cdpnb.protocol.codec import wire_text
 from cdpnb.protocol.messages import Command, ErrorReply, Event, Fault, Reply, TransportFault
 
 __all__ = ["CDPConnection", "Received", "error_of"]
@@ -68,14 +69,7 @@ class CDPConnection:
         frame: dict[str, Any] = {"id": cmd.id, "method": method, "params": cmd.params}
         if session_id is not None:
             frame["sessionId"] = session_id
-        text = json.dumps(frame, separators=(",", ":"), ensure_ascii=False)
-        if not text.isascii():
-            try:
-                text.encode("utf-8")
-            except UnicodeEncodeError:
-                # A lone surrogate (page text such as a prompt's default, echoed back)
-                # has no UTF-8 form and would fail in the socket; JSON escapes carry it.
-                text = json.dumps(frame, separators=(",", ":"), ensure_ascii=True)
+        text = wire_text(frame)
         self._pending[cmd.id] = cmd
         self.sent += 1
         return cmd, text

@@ -89,8 +89,8 @@ class Snapshot(BaseModel):
     page_gone: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON layout of docs/architecture.md (plus ``connected``, ``page_target_id``, ``pages``
-        and the ``*_truncated`` flags)."""
+        """The JSON layout of docs/architecture.md (plus ``connected``, ``page_target_id``,
+        ``pages`` and the ``*_truncated`` flags)."""
         data = self.model_dump(mode="json")
         for d in data["pending_dialogs"]:
             d.pop("answering", None)

@@ -18,29 +18,44 @@ Pure functions, no I/O: the recorder and the reader share them.
 from __future__ import annotations
 
 import json
-import re
+import math
 from collections.abc import Collection
-from dataclasses import replace
-from typing import Any
+from typing import Annotated, Any
 
-from cdpnb.protocol import Command, ErrorReply, Event, Fault, Message, Note, Reply
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from cdpnb.protocol import (
+    Command,
+    ErrorReply,
+    Event,
+    Fault,
+    Message,
+    Note,
+    Reply,
+    opens_connection,
+)
 
 __all__ = [
-    "REDACTIONS",
+    "INT_MAX",
+    "INT_MIN",
     "TRACE_VERSION",
+    "WALL_MAX",
+    "WALL_MIN",
+    "BackendInfo",
+    "BrowserInfo",
     "LineDecoder",
+    "TraceFooter",
     "TraceFormatError",
+    "TraceHeader",
+    "check_fields",
     "decode_record",
     "dumps",
     "encode",
     "footer",
     "header",
-    "redact_message",
 ]
 
 TRACE_VERSION = 1
-REDACTIONS = ("prompt_text", "typed_text", "url_credentials")
-REDACTED = "<redacted>"
 
 Record = Message | Fault
 
@@ -75,6 +90,83 @@ def header(
 
 def footer(*, ended_at: float, counts: dict[str, int]) -> dict[str, Any]:
     return {"cdpnb_trace_end": TRACE_VERSION, "ended_at": ended_at, "counts": counts}
+
+
+# -- header and footer, checked at load ---------------------------------------------------
+
+#: Wall times a trace may hold: what a datetime64[ns] column can show (1970 to 2262).
+WALL_MIN = 0.0
+WALL_MAX = 9_223_372_036.0
+
+WallTime = Annotated[float, Field(ge=WALL_MIN, le=WALL_MAX)]
+
+
+class _Checked(BaseModel):
+    # Unknown fields are kept (a newer cdpnb may add some); known ones must have their
+    # type exactly: strict, so "12" is not a number and true is not a count.
+    model_config = ConfigDict(extra="allow", strict=True, allow_inf_nan=False, frozen=True)
+
+
+class BackendInfo(_Checked):
+    kind: str | None = None
+    version: str | None = None
+    cdp_url: str | None = None
+
+
+class BrowserInfo(_Checked):
+    """``/json/version`` as the browser answered it."""
+
+    Browser: str | None = None
+
+
+class TraceHeader(_Checked):
+    """Line 1 of a trace. Only the version is required (hand-made traces have little)."""
+
+    cdpnb_trace: int
+    cdpnb: str = ""
+    started_at: WallTime | None = None
+    started_mono: float | None = None
+    endpoint: str | None = None
+    backend: BackendInfo | None = None
+    browser: BrowserInfo | None = None
+    redacted: list[str] = Field(default_factory=list)
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+
+class TraceFooter(_Checked):
+    """The last line of a trace closed cleanly: when, and how many lines of each kind."""
+
+    cdpnb_trace_end: int
+    ended_at: WallTime | None = None
+    counts: dict[str, Annotated[int, Field(ge=0)]] = Field(default_factory=dict)
+
+
+def check_fields(model: type[BaseModel], data: dict[str, Any],
+                 where: str) -> tuple[dict[str, Any], list[str]]:
+    """``data`` checked against ``model``: the data with every bad top-level field left
+    out, and one message per bad field naming ``where`` and the field's path."""
+    try:
+        model.model_validate(data)
+    except ValidationError as exc:
+        bad: set[str] = set()
+        messages = []
+        for error in exc.errors(include_url=False):
+            path = ".".join(str(part) for part in error["loc"])
+            bad.add(str(error["loc"][0]))
+            messages.append(f"{where}: '{path}' {_reason(error['msg'])}, "
+                            f"got {_shown(error['input'])}")
+        return {k: v for k, v in data.items() if k not in bad}, messages
+    return data, []
+
+
+def _reason(msg: str) -> str:
+    # pydantic says "Input should be a valid string"; the field is named already.
+    return "must" + msg.removeprefix("Input").removeprefix(" should")
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 # ASCII escapes keep every line valid UTF-8, whatever the page sent: a lone surrogate
@@ -130,9 +222,18 @@ def encode(record: Record) -> str:
 
 def _number(line: dict[str, Any], key: str, where: str) -> float:
     value = line.get(key)
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise TraceFormatError(f"{where}: '{key}' must be a number, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int | float) \
+            or not math.isfinite(value):
+        raise TraceFormatError(f"{where}: '{key}' must be a finite number, got {value!r}")
     return float(value)
+
+
+def _wall(line: dict[str, Any], where: str) -> float:
+    value = _number(line, "wall", where)
+    if not WALL_MIN <= value <= WALL_MAX:
+        raise TraceFormatError(f"{where}: 'wall' must be seconds since 1970 up to the year "
+                               f"2262, got {value!r}")
+    return value
 
 
 def _text(line: dict[str, Any], key: str, where: str) -> str:
@@ -156,11 +257,19 @@ def _session(line: dict[str, Any], where: str) -> str | None:
     return value
 
 
+#: Command ids and error codes a trace may hold: 64-bit integers (Chromium's are 32-bit).
+INT_MIN, INT_MAX = -(2**63), 2**63 - 1
+
+
+def _integer(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and INT_MIN <= value <= INT_MAX
+
+
 def _id(line: dict[str, Any], where: str) -> int:
-    value = line.get("id")
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TraceFormatError(f"{where}: 'id' must be an integer, got {value!r}")
-    return value
+    value: Any = line.get("id")
+    if not _integer(value):
+        raise TraceFormatError(f"{where}: 'id' must be a 64-bit integer, got {value!r}")
+    return int(value)
 
 
 class LineDecoder:
@@ -176,7 +285,7 @@ class LineDecoder:
 
     def decode(self, line: dict[str, Any], where: str) -> Record:
         mono = _number(line, "t", where)
-        wall = _number(line, "wall", where)
+        wall = _wall(line, where)
         direction = line.get("dir")
         if direction == "send":
             cmd = Command(_id(line, where), _text(line, "method", where),
@@ -191,7 +300,7 @@ class LineDecoder:
         if direction == "note":
             note = Note(_text(line, "method", where), _object(line, "params", where),
                         _session(line, where), wall, mono)
-            if note.method == "cdpnb.connected":
+            if opens_connection(note):
                 self._commands.clear()
             return note
         if direction == "fault":
@@ -211,7 +320,7 @@ class LineDecoder:
         if "error" in line:
             error = _object(line, "error", where)
             code = error.get("code", -1)
-            return ErrorReply(cid, method, code if isinstance(code, int) else -1,
+            return ErrorReply(cid, method, code if _integer(code) else -1,
                               str(error.get("message", "")), error.get("data"), session,
                               params, wall, mono)
         return Reply(cid, method, _object(line, "result", where), session, params, wall, mono)
@@ -227,56 +336,6 @@ def decode_record(text: str, where: str, decoder: LineDecoder) -> Record | dict[
         raise TraceFormatError(f"{where}: expected a JSON object, got {type(line).__name__}")
     if "cdpnb_trace_end" in line:
         return line
+    if "cdpnb_trace" in line:
+        raise TraceFormatError(f"{where}: a second header line (another trace starts here)")
     return decoder.decode(line, where)
-
-
-# -- redaction ---------------------------------------------------------------------------
-
-_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@\"']+@")
-
-
-def _strip_credentials(value: Any) -> Any:
-    if isinstance(value, str):
-        return _CREDENTIALS.sub(r"\1***@", value) if "@" in value else value
-    if isinstance(value, dict):
-        return {k: _strip_credentials(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_strip_credentials(v) for v in value]
-    return value
-
-
-_TYPED_TEXT_KEYS = {"text", "unmodifiedText", "key", "code"}
-
-
-def _redact_params(method: str, params: dict[str, Any], kinds: Collection[str]) -> dict[str, Any]:
-    out = params
-    if "prompt_text" in kinds:
-        if method == "Page.handleJavaScriptDialog" and "promptText" in out:
-            out = {**out, "promptText": REDACTED}
-        elif (method in ("cdpnb.dialogAnswering", "cdpnb.dialogAnswered")
-              and out.get("prompt_text") is not None):
-            out = {**out, "prompt_text": REDACTED}
-        elif method == "Fetch.fulfillRequest" and out.get("body"):
-            # The dialog bridge's answers travel as response bodies.
-            out = {**out, "body": REDACTED}
-    if "typed_text" in kinds and (method == "Input.insertText" or
-                                  method == "Input.dispatchKeyEvent" or
-                                  method == "Input.imeSetComposition"):
-        out = {k: (REDACTED if k in _TYPED_TEXT_KEYS else v) for k, v in out.items()}
-    if "url_credentials" in kinds:
-        out = _strip_credentials(out)
-    return out
-
-
-def redact_message(record: Record, kinds: Collection[str]) -> Record:
-    """``record`` with the chosen kinds of private text hidden (for the recorded copy)."""
-    if not kinds or isinstance(record, Fault):
-        if kinds and "url_credentials" in kinds and isinstance(record, Fault):
-            return replace(record, raw=_strip_credentials(record.raw))
-        return record
-    if isinstance(record, Command | Event | Note):
-        params = _redact_params(record.method, record.params, kinds)
-        return record if params is record.params else replace(record, params=params)
-    if isinstance(record, Reply) and "url_credentials" in kinds:
-        return replace(record, result=_strip_credentials(record.result))
-    return record

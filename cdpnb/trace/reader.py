@@ -1,4 +1,17 @@
-"""Reading traces back: header checks, a tolerated truncated tail, clear refusals."""
+"""Reading traces back: checked header and footer, a tolerated crash, damage named.
+
+Three things can be wrong with a trace file, and each is told apart from the others:
+
+- it was **cut short** (the recorder was killed): the last line is incomplete, or a
+  gzip stream simply stops. Everything before loads, with a TraceTruncatedWarning.
+- it is **damaged**: a gzip stream that does not inflate (named by its byte offset),
+  bytes after the end of the gzip data, a line that is not a message, a header or
+  footer field of the wrong type, lines after the footer, footer counts that do not
+  match the lines, a line repeated, a command id used twice in one connection. With
+  ``strict=True`` (the default) this raises TraceFormatError naming the line or byte;
+  ``strict=False`` keeps every message it can read and lists the rest in ``problems``.
+- it is **not a trace** at all: TraceFormatError whatever ``strict`` says.
+"""
 
 from __future__ import annotations
 
@@ -6,48 +19,121 @@ import json
 import os
 import warnings
 import zlib
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from cdpnb.protocol import Command, ErrorReply, Event, Fault, Note, Reply, opens_connection
 from cdpnb.trace.format import (
     TRACE_VERSION,
     LineDecoder,
     Record,
+    TraceFooter,
     TraceFormatError,
+    TraceHeader,
+    check_fields,
     decode_record,
 )
 
 __all__ = ["TraceTruncatedWarning", "read_trace"]
 
 _GZIP_MAGIC = b"\x1f\x8b"
-_CHUNK = 1 << 20
+_CHUNK = 1 << 18
+#: Problems listed one by one; past this many (a damaged gzip stream garbles every line
+#: after the damage) they are counted in one last entry.
+MAX_PROBLEMS = 100
+
+#: The footer's count key for each kind of record (the recorder counts the same way).
+_DIRECTION = {Command: "send", Reply: "recv", ErrorReply: "recv", Event: "recv",
+              Note: "note", Fault: "fault"}
 
 
 class TraceTruncatedWarning(UserWarning):
     """The trace ends mid-line (the recorder was killed); everything before it loaded."""
 
 
+class _Damaged(Exception):
+    """The file's bytes stop making sense at ``offset``; nothing after it can be read."""
+
+    def __init__(self, offset: int, detail: str) -> None:
+        super().__init__(detail)
+        self.offset = offset
+        self.detail = detail
+
+
+def _first_bad_byte(inflater: Any, data: bytes) -> int:
+    """The index in ``data`` of the byte at which ``inflater`` (a state from before
+    ``data``) fails. A prefix that fails stays failed when it grows: binary search."""
+    low, high = 1, len(data)  # the shortest failing prefix is in [low, high]
+    while low < high:
+        middle = (low + high) // 2
+        try:
+            inflater.copy().decompress(data[:middle])
+        except zlib.error:
+            high = middle
+        else:
+            low = middle + 1
+    return low - 1
+
+
 def _gzip_lines(path: Path) -> Iterator[tuple[bytes, bool]]:
-    """Lines of a gzip file, tolerating a stream cut short (a killed recorder)."""
+    """Lines of a gzip file (every member of it), and whether each ended with a newline.
+
+    A stream that just stops is a crash: the recorder sync-flushes each line, so every
+    whole line before the cut inflates. A stream that does not inflate, or bytes after
+    its end that are not another gzip member, raise _Damaged with the byte offset.
+    """
+    size = path.stat().st_size
     inflater = zlib.decompressobj(wbits=31)
     pending = b""
+    offset = 0  # where ``data`` starts in the file
+    data = b""
     with open(path, "rb") as raw:
         while True:
-            chunk = raw.read(_CHUNK)
-            if not chunk:
-                break
+            if not data:
+                data = raw.read(_CHUNK)
+                if not data:
+                    break
+            before = inflater.copy()
             try:
-                pending += inflater.decompress(chunk)
-            except zlib.error:
-                break  # a corrupt tail: keep what inflated cleanly before it
+                pending += inflater.decompress(data)
+            except zlib.error as exc:
+                bad = _first_bad_byte(before, data)
+                # Every whole line that inflated before the bad byte is still good.
+                pending += before.decompress(data[:bad])
+                yield from ((line, True) for line in pending.split(b"\n")[:-1])
+                raise _Damaged(offset + bad, _inflate_error(exc)) from None
             *lines, pending = pending.split(b"\n")
             for line in lines:
                 yield line, True
-            if inflater.eof:
+            if not inflater.eof:
+                offset += len(data)
+                data = b""
+                continue
+            # The end of one gzip member: what follows is another member or nothing.
+            offset += len(data) - len(inflater.unused_data)
+            data = inflater.unused_data
+            while len(data) < len(_GZIP_MAGIC):
+                more = raw.read(_CHUNK)
+                if not more:
+                    break
+                data += more
+            if not data:
                 break
+            if not data.startswith(_GZIP_MAGIC):
+                raise _Damaged(offset, f"{size - offset} bytes after the end of the gzip "
+                                       "stream are not gzip data")
+            inflater = zlib.decompressobj(wbits=31)
     if pending:
         yield pending, False
+
+
+def _inflate_error(exc: zlib.error) -> str:
+    if "incorrect data check" in str(exc):
+        return ("the gzip checksum at the end of the stream does not match what inflated: "
+                "a byte before it is damaged")
+    return f"the gzip data does not inflate ({exc})"
 
 
 def _plain_lines(path: Path) -> Iterator[tuple[bytes, bool]]:
@@ -59,11 +145,15 @@ def _plain_lines(path: Path) -> Iterator[tuple[bytes, bool]]:
                 yield line, False
 
 
-def _header(first: bytes, path: Path) -> dict[str, Any]:
+def _header(first: bytes, path: Path, gz: bool) -> dict[str, Any]:
     excerpt = first[:60].decode("utf-8", "replace")
     try:
         head = json.loads(first)
-    except ValueError:
+    except (ValueError, RecursionError):
+        if path.name.endswith(".gz") and not gz:
+            raise TraceFormatError(
+                f"{path} is named .gz but does not start with the gzip magic bytes 1f 8b "
+                f"(it starts {first[:4].hex(' ')}): damaged at byte 0, or not gzip") from None
         raise TraceFormatError(f"{path} is not a cdpnb trace: line 1 is not JSON "
                                f"(it starts {excerpt!r})") from None
     if not isinstance(head, dict) or "cdpnb_trace" not in head:
@@ -78,14 +168,81 @@ def _header(first: bytes, path: Path) -> dict[str, Any]:
     return head
 
 
+class _Integrity:
+    """What a recorder never writes, found line by line: a line that repeats the one
+    before it byte for byte, a command id sent twice or answered twice in one
+    connection (ids restart only after a ``cdpnb.connected`` note), a
+    ``cdpnb.connected`` note right after another, anything after the footer."""
+
+    def __init__(self) -> None:
+        self.previous = b""
+        self.sent: dict[int, int] = {}  # command id -> its line, this connection
+        self.answered: dict[int, int] = {}
+        #: line of the cdpnb.connected note just read (None once anything follows it)
+        self.connected_at: int | None = None
+        self.footer_at: int | None = None
+        self.counts: Counter[str] = Counter()
+
+    def copy_of_previous(self, text: bytes, number: int) -> str | None:
+        same = text == self.previous
+        self.previous = text
+        return f"repeats line {number - 1} byte for byte" if same else None
+
+    def after_footer(self) -> str | None:
+        if self.footer_at is None:
+            return None
+        return f"comes after the footer (line {self.footer_at}), which ends a recording"
+
+    def check(self, record: Record, number: int) -> str | None:
+        self.counts[_DIRECTION[type(record)]] += 1
+        kind = type(record)
+        just_connected, self.connected_at = self.connected_at, None
+        if kind is Command:
+            assert isinstance(record, Command)
+            first = self.sent.setdefault(record.id, number)
+            if first != number:
+                return (f"command id {record.id} was already sent at line {first} in this "
+                        "connection (ids restart only after a cdpnb.connected note)")
+        elif kind is Reply or kind is ErrorReply:
+            assert isinstance(record, Reply | ErrorReply)
+            first = self.answered.setdefault(record.id, number)
+            if first != number:
+                return f"a second reply to command id {record.id} (the first is line {first})"
+        elif opens_connection(record):
+            self.connected_at = number
+            self.sent.clear()
+            self.answered.clear()
+            if just_connected is not None:
+                # A connection with nothing in it: the recorder never writes one (the
+                # disconnect is noted first), and a replay would drop it at once.
+                return (f"repeats the cdpnb.connected note of line {just_connected} with "
+                        "nothing between")
+        return None
+
+    def count_mismatch(self, end: dict[str, Any]) -> str | None:
+        counts = end.get("counts") or {}
+        if counts.get("write_errors"):
+            return None  # lines the recorder counted but could not write: expected
+        said = {k: v for k, v in counts.items() if k in ("send", "recv", "note", "fault") and v}
+        found = {k: v for k, v in self.counts.items() if v}
+        if said == found:
+            return None
+        return (f"the footer counts {_counts(said)} but the file holds {_counts(found)}: "
+                "lines were added or lost after recording")
+
+
+def _counts(counts: dict[str, int]) -> str:
+    return "{" + ", ".join(f"{k}: {v}" for k, v in sorted(counts.items())) + "}"
+
+
 def read_trace(
     path: str | os.PathLike[str], *, strict: bool = True
 ) -> tuple[dict[str, Any], list[Record], dict[str, Any] | None, list[str]]:
     """``(header, records, footer, problems)`` of the trace at ``path``.
 
-    A last line cut short is reported in ``problems`` (and warned about); any
-    other bad line is a TraceFormatError naming it, unless ``strict=False``, which
-    skips and reports it instead.
+    A last line cut short is reported in ``problems`` (and warned about); damage of
+    any kind is a TraceFormatError naming the line or byte offset, unless
+    ``strict=False``, which keeps what can be read and reports the rest.
     """
     path = Path(path)
     if not path.exists():
@@ -94,39 +251,131 @@ def read_trace(
         raise IsADirectoryError(f"{path} is a directory, not a trace file")
     with open(path, "rb") as probe:
         gz = probe.read(2) == _GZIP_MAGIC
+    reader = _Reader(path, strict)
     lines = _gzip_lines(path) if gz else _plain_lines(path)
-    first = next(lines, None)
-    if first is None or not first[0].strip():
-        raise TraceFormatError(f"{path} is not a cdpnb trace: it is empty")
-    head = _header(first[0], path)
-    records: list[Record] = []
-    end: dict[str, Any] | None = None
-    problems: list[str] = []
-    decoder = LineDecoder()
-    number = 1
-    for text, complete in lines:
-        number += 1
-        if not text.strip():
-            continue
-        where = f"{path.name} line {number}"
-        try:
-            item = decode_record(text.decode("utf-8"), where, decoder)
-        except (TraceFormatError, UnicodeDecodeError) as exc:
-            if not complete:
-                problems.append(f"line {number} is cut short ({len(text)} bytes): the "
-                                "recording stopped mid-line; everything before it loaded")
-                warnings.warn(f"{path}: {problems[-1]}", TraceTruncatedWarning, stacklevel=3)
-                break
-            if strict:
-                raise TraceFormatError(str(exc) if isinstance(exc, TraceFormatError)
-                                       else f"{where}: invalid UTF-8 ({exc})") from None
-            problems.append(f"skipped {where}: {exc}")
-            continue
-        if isinstance(item, dict):
-            end = item
+    try:
+        reader.read(lines, gz)
+    except _Damaged as damage:
+        reader.damaged(damage)
+    return reader.result()
+
+
+class _Reader:
+    def __init__(self, path: Path, strict: bool) -> None:
+        self.path = path
+        self.strict = strict
+        self.head: dict[str, Any] | None = None
+        self.records: list[Record] = []
+        self.end: dict[str, Any] | None = None
+        self.problems: list[str] = []
+        self.number = 0  # the line being read
+        self.unlisted = 0  # problems past MAX_PROBLEMS, counted
+        self.integrity = _Integrity()
+
+    def damage(self, message: str, lenient: str = "{}") -> None:
+        """Damage found at one line: raised when strict, else reported as ``lenient``
+        says (what was done about it)."""
+        if self.strict:
+            raise TraceFormatError(message)
+        if len(self.problems) < MAX_PROBLEMS:
+            self.problems.append(lenient.format(message))
         else:
-            records.append(item)
-    if end is None and not problems:
-        problems.append("no footer: the recording did not close cleanly (a crash, or still "
-                        "being written)")
-    return head, records, end, problems
+            self.unlisted += 1
+
+    def damaged(self, damage: _Damaged) -> None:
+        size = self.path.stat().st_size
+        where = f"{self.path} is damaged at byte {damage.offset} of {size}: {damage.detail}"
+        if self.head is None:
+            raise TraceFormatError(f"{where}; not even its header line could be read")
+        if self.strict:
+            lines = f"{self.number} line{'s' if self.number != 1 else ''}"
+            raise TraceFormatError(f"{where}; the {lines} before it read cleanly "
+                                   "(Trace.load(..., strict=False) keeps them)")
+        self.problems.append(f"damaged at byte {damage.offset} of {size}: {damage.detail}; "
+                             f"what followed line {self.number} is lost")
+
+    def read(self, lines: Iterator[tuple[bytes, bool]], gz: bool) -> None:
+        first = next(lines, None)
+        self.number = 1
+        if first is None or not first[0].strip():
+            raise TraceFormatError(f"{self.path} is not a cdpnb trace: it is empty")
+        head = _header(first[0], self.path, gz)
+        head, bad = check_fields(TraceHeader, head, f"{self.path.name} line 1 (header)")
+        self.head = head
+        self.integrity.previous = first[0]
+        for message in bad:
+            self.damage(message)
+        decoder = LineDecoder()
+        integrity = self.integrity
+        for text, complete in lines:
+            self.number += 1
+            number = self.number
+            if not text.strip():
+                continue
+            where = f"{self.path.name} line {number}"
+            copy = integrity.copy_of_previous(text, number)
+            if copy is not None:
+                # Nothing is lost by leaving out an exact copy; everything else is kept.
+                self.damage(f"{where} {copy}", "{}; left out")
+                continue
+            late = integrity.after_footer()
+            if late is not None:
+                self.damage(f"{where} {late}")
+            try:
+                item = decode_record(text.decode("utf-8"), where, decoder)
+            except (TraceFormatError, UnicodeDecodeError) as exc:
+                if not complete and integrity.footer_at is None:
+                    self.cut_short(number, len(text))
+                    break
+                failure = (str(exc) if isinstance(exc, TraceFormatError)
+                           else f"{where}: invalid UTF-8 ({exc})")
+                if self.strict and gz:
+                    self.blame_the_stream(lines, failure)
+                self.damage(failure, "skipped {}")
+                continue
+            if isinstance(item, dict):
+                self.footer(item, where, number)
+                continue
+            self.records.append(item)
+            duplicate = integrity.check(item, number)
+            if duplicate is not None:
+                self.damage(f"{where}: {duplicate}")
+
+    def blame_the_stream(self, lines: Iterator[tuple[bytes, bool]], bad: str) -> None:
+        """A bad line in a gzip file is most often a damaged stream inflating to garbage
+        (a flipped bit rarely stops inflation at once; the checksum at the end catches
+        it). Read on to the stream's end: if it is damaged, that is the error to name."""
+        try:
+            for _ in lines:
+                pass
+        except _Damaged as damage:
+            size = self.path.stat().st_size
+            raise TraceFormatError(f"{self.path} is damaged at byte {damage.offset} of {size}: "
+                                   f"{damage.detail}; the first line it garbled: {bad}") from None
+
+    def cut_short(self, number: int, length: int) -> None:
+        self.problems.append(f"line {number} is cut short ({length} bytes): the recording "
+                             "stopped mid-line; everything before it loaded")
+        warnings.warn(f"{self.path}: {self.problems[-1]}", TraceTruncatedWarning, stacklevel=4)
+
+    def footer(self, item: dict[str, Any], where: str, number: int) -> None:
+        checked, bad = check_fields(TraceFooter, item, f"{where} (footer)")
+        for message in bad:
+            self.damage(message)
+        if self.end is None:
+            self.end = checked
+            self.integrity.footer_at = number
+
+    def result(self) -> tuple[dict[str, Any], list[Record], dict[str, Any] | None, list[str]]:
+        assert self.head is not None
+        if self.unlisted:
+            self.problems.append(f"... and {self.unlisted} more problems like those")
+        if self.end is None and not self.problems:
+            self.problems.append("no footer: the recording did not close cleanly (a crash, or "
+                                 "still being written)")
+        elif self.end is not None and not self.problems:
+            mismatch = self.integrity.count_mismatch(self.end)
+            if mismatch is not None:
+                self.damage(f"{self.path.name} line {self.integrity.footer_at} (footer): "
+                            f"{mismatch}")
+        return self.head, self.records, self.end, self.problems

@@ -13,15 +13,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from cdpnb.protocol import Command, ErrorReply, Fault, Reply
-from cdpnb.trace.format import (
-    REDACTIONS,
-    Record,
-    dumps,
-    encode,
-    footer,
-    header,
-    redact_message,
-)
+from cdpnb.trace.format import Record, dumps, encode, footer, header
+from cdpnb.trace.redaction import REDACTIONS, redact_line, redact_message
 
 __all__ = ["Recorder", "check_redactions"]
 
@@ -75,10 +68,10 @@ class Recorder:
             self._file = _GzipLines(self._raw)  # type: ignore[assignment]
         else:
             self._file = open(self.path, "w", encoding="utf-8", newline="\n")  # noqa: SIM115
-        self._write_line(dumps(header(
+        self._write_line(redact_line(dumps(header(
             started_at=time.time(), started_mono=time.monotonic(), cdpnb_version=cdpnb_version,
             endpoint=endpoint, backend=backend, browser=browser, redacted=self.redactions,
-            meta=meta)))
+            meta=meta)), self.redactions))
 
     def __call__(self, record: Record) -> None:
         """Record one message (a listener-shaped callable for the supervisor core)."""
@@ -87,7 +80,9 @@ class Recorder:
         try:
             if self.redactions:
                 record = redact_message(record, self.redactions)
-            line = encode(record)
+                line = redact_line(encode(record), self.redactions)
+            else:
+                line = encode(record)
         except (RecursionError, ValueError) as exc:
             # JSON parsed near the recursion limit can be too deep to write back from
             # the deeper stack we are on; the reader must never die of it, so the line

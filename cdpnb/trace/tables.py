@@ -27,14 +27,14 @@ from urllib.parse import urlsplit
 import numpy as np
 import pandas as pd
 
-from cdpnb.protocol import Command, ErrorReply, Event, Fault, Note, Reply
+from cdpnb.protocol import Command, ErrorReply, Event, Fault, Note, Reply, opens_connection
 from cdpnb.state import CLOSED_BY as STATE_CLOSED_BY
 from cdpnb.state import BrowserState, DialogRecord, PendingDialog
 from cdpnb.state.changes import DialogAmended, DialogClosed, DialogOpened
 from cdpnb.state.console import _describe
 from cdpnb.state.dialogs import DIALOG_TYPES
 from cdpnb.state.frames import _frame_url
-from cdpnb.trace.format import Record, TraceFormatError
+from cdpnb.trace.format import INT_MAX, INT_MIN, Record, TraceFormatError
 from cdpnb.trace.trace import Trace
 
 __all__ = [
@@ -121,7 +121,13 @@ def _cat(values: Sequence[Any], categories: Sequence[str] | None = None) -> pd.C
 
 
 def _ints(values: Sequence[int | None]) -> pd.api.extensions.ExtensionArray:
-    return pd.array(values, dtype="Int64")
+    try:
+        return pd.array(values, dtype="Int64")
+    except (OverflowError, TypeError):
+        # Page-controlled numbers (a console line number) can be any JSON integer; the
+        # record keeps it, the column shows NA where it does not fit 64 bits.
+        return pd.array([v if isinstance(v, int) and INT_MIN <= v <= INT_MAX else None
+                         for v in values], dtype="Int64")
 
 
 def _floats(values: Sequence[float | None]) -> pd.api.extensions.ExtensionArray:
@@ -327,10 +333,8 @@ def commands(trace: Trace) -> pd.DataFrame:
                 error[row] = r.message
             else:
                 ok[row] = True
-        elif cls is Note:
-            assert isinstance(r, Note)
-            if r.method == "cdpnb.connected":
-                waiting.clear()
+        elif opens_connection(r):
+            waiting.clear()
     return _frame({
         "sent": _times(wall),
         "t": _since(mono, trace.started_mono),

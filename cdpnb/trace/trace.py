@@ -81,7 +81,9 @@ class Trace:
 
     @property
     def started_at(self) -> float:
-        return float(self.header.get("started_at", 0.0))
+        """Wall time the recording began (0.0 when the header does not say)."""
+        value = self.header.get("started_at")
+        return float(value) if isinstance(value, int | float) else 0.0
 
     @property
     def started_mono(self) -> float:

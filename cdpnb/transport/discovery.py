@@ -11,6 +11,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from cdpnb.errors import EndpointError
+from cdpnb.protocol.credentials import hide_credentials
 
 __all__ = ["fetch_json", "get_json", "redact", "resolve_ws_url"]
 
@@ -18,11 +19,11 @@ __all__ = ["fetch_json", "get_json", "redact", "resolve_ws_url"]
 def redact(url: str) -> str:
     """The URL with credentials and token-looking query values hidden."""
     try:
-        parts = urlsplit(url)
+        parts = urlsplit(hide_credentials(url))
     except ValueError:
         return "<unparseable url>"
     netloc = parts.netloc
-    if "@" in netloc:
+    if "@" in netloc:  # userinfo the text rule did not see (no '//' before it)
         netloc = "***@" + netloc.rsplit("@", 1)[1]
     query = re.sub(r"(?i)((?:token|key|secret|auth|apikey|api_key|password)=)[^&]*", r"\1***",
                    parts.query)

@@ -17,9 +17,17 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from cdpnb.protocol import Command, ErrorReply, Event, Message, Note, Reply
+from cdpnb.protocol import (
+    Command,
+    ErrorReply,
+    Event,
+    Message,
+    Reply,
+    opens_connection,
+    wire_text,
+)
 
-__all__ = ["ReplayScript", "Step", "command_key"]
+__all__ = ["Matcher", "ReplayScript", "Step", "command_key"]
 
 CommandKey = tuple[str, str | None, str]
 
@@ -61,7 +69,7 @@ class Step:
             session = reply.session_id
         if session is not None:
             message["sessionId"] = session
-        return json.dumps(message, separators=(",", ":"), ensure_ascii=False)
+        return wire_text(message)
 
 
 class ReplayScript:
@@ -69,15 +77,15 @@ class ReplayScript:
 
     A gate marks where the recorded client sent a command: what the browser said
     after it may depend on it, so a player waits there for the client to send the
-    same command. ``match`` numbers a client's command as the recorded command it
-    replays (each recorded command is used once).
+    same command. A script is read-only, so one can be played to any number of
+    connections; each player takes its own :meth:`matcher`.
     """
 
     def __init__(self, messages: list[Message]) -> None:
         self.steps: list[Step] = []
         self.gate_of: list[int] = []  # recorded command -> index of its gate step
         self.reply_of: dict[int, int] = {}  # recorded command -> index of its reply step
-        self._by_key: dict[CommandKey, deque[int]] = {}
+        self._by_key: dict[CommandKey, list[int]] = {}
         numbers: dict[int, int] = {}  # wire id -> recorded command number
         for message in messages:
             kind = type(message)
@@ -86,7 +94,7 @@ class ReplayScript:
                 number = len(self.gate_of)
                 numbers[message.id] = number
                 key = command_key(message.method, message.session_id, message.params)
-                self._by_key.setdefault(key, deque()).append(number)
+                self._by_key.setdefault(key, []).append(number)
                 self.gate_of.append(len(self.steps))
                 self.steps.append(Step(message.mono, command=number, gate=True))
             elif kind is Event:
@@ -105,17 +113,35 @@ class ReplayScript:
         """One script per recorded connection (``cdpnb.connected`` notes split them)."""
         epochs: list[list[Message]] = [[]]
         for message in messages:
-            if type(message) is Note and message.method == "cdpnb.connected" and epochs[-1]:
+            if opens_connection(message) and epochs[-1]:
                 epochs.append([])
             epochs[-1].append(message)
         return [cls(epoch) for epoch in epochs]
 
-    def match(self, method: str, session_id: str | None, params: dict[str, Any]) -> int | None:
-        """The recorded command this one replays, or None when none is left."""
-        queue = self._by_key.get(command_key(method, session_id, params))
-        if not queue:
-            return None
-        return queue.popleft()
+    def matcher(self) -> Matcher:
+        """A fresh record of which recorded commands one connection has used."""
+        return Matcher({key: deque(numbers) for key, numbers in self._by_key.items()})
 
     def __len__(self) -> int:
         return len(self.steps)
+
+
+class Matcher:
+    """Numbers a client's commands as the recorded commands they replay, each recorded
+    command used once (the earliest unused one with the same method, session, params)."""
+
+    def __init__(self, unused: dict[CommandKey, deque[int]]) -> None:
+        self._unused = unused
+
+    def match(self, method: str, session_id: str | None, params: dict[str, Any]) -> int | None:
+        """The recorded command this one replays, or None when none is left."""
+        try:
+            key = command_key(method, session_id, params)
+        except (RecursionError, ValueError):
+            # Too deep to compare, so nothing recorded can be it (the recorder writes an
+            # unrecordable fault line in place of such a message).
+            return None
+        queue = self._unused.get(key)
+        if not queue:
+            return None
+        return queue.popleft()

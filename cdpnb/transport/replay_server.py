@@ -20,7 +20,7 @@ from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
-from cdpnb.protocol import Message
+from cdpnb.protocol import InvalidCommand, Message, parse_command, wire_text
 from cdpnb.transport.replay_script import ReplayScript
 
 __all__ = ["NO_RECORDED_REPLY", "ReplayServer"]
@@ -75,10 +75,13 @@ class ReplayServer:
         server, self._server = self._server, None
         if server is not None:
             server.close()
-            await server.wait_closed()
+        # Players first: one waiting at a gate for its client (up to stall_s) would hold
+        # up wait_closed, which waits for every connection's handler to return.
         for task in list(self._players):
             task.cancel()
         await asyncio.gather(*self._players, return_exceptions=True)
+        if server is not None:
+            await server.wait_closed()
 
     def _http(self, connection: ServerConnection, request: Request) -> Response | None:
         if not request.path.startswith("/json"):
@@ -114,6 +117,7 @@ class _Player:
                  *, close_at_end: bool) -> None:
         self.server = server
         self.script = script
+        self.matcher = script.matcher()
         self.ws = ws
         self.close_at_end = close_at_end
         self.cursor = 0
@@ -143,26 +147,25 @@ class _Player:
             await self._on_command(frame)
 
     async def _on_command(self, frame: str | bytes) -> None:
-        try:
-            msg = json.loads(frame)
-            cid, method = msg["id"], msg["method"]
-            params = msg.get("params") or {}
-            session = msg.get("sessionId")
-        except (ValueError, KeyError, TypeError):
-            error = {"code": -32700, "message": "cdpnb replay: not a CDP command"}
-            await self.ws.send(json.dumps({"error": error}))
+        command = parse_command(frame)
+        if isinstance(command, InvalidCommand):
+            # What a browser does with a frame that is no command: an error reply (with
+            # the id when there was one), and the connection stays up.
+            await self.ws.send(wire_text(command.reply()))
             return
-        number = self.script.match(method, session, params)
+        cid, method, params, session = (command.id, command.method, command.params,
+                                        command.session_id)
+        number = self.matcher.match(method, session, params)
         if number is None:
             where = f" on session {session}" if session else ""
             text = (f"cdpnb replay: the recording has no (further) reply for {method}{where} "
-                    f"with params {json.dumps(params, sort_keys=True)[:300]}")
+                    f"with params {_excerpt(params)}")
             self.server.unmatched.append(text)
             reply: dict[str, Any] = {"id": cid, "error": {"code": NO_RECORDED_REPLY,
                                                           "message": text}}
             if session is not None:
                 reply["sessionId"] = session
-            await self.ws.send(json.dumps(reply))
+            await self.ws.send(wire_text(reply))
             return
         if number in self.deferred:
             self.deferred.discard(number)
@@ -215,3 +218,11 @@ class _Player:
                 await asyncio.sleep(delay)
         self._last_mono = mono
         self._last_real = time.monotonic()
+
+
+def _excerpt(params: dict[str, Any], limit: int = 300) -> str:
+    try:
+        return json.dumps(params, sort_keys=True)[:limit]
+    except (RecursionError, ValueError):
+        # Nested deeper than this stack can write back: say so rather than fail the reply.
+        return "(nested too deep to show)"

@@ -1,0 +1,196 @@
+"""``redact=``: one table of where each secret travels, checked entry by entry and against
+every place a real Chromium echoes a value back."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import open_two_site
+
+import cdpnb
+from cdpnb.probes import ScenarioServer
+from cdpnb.protocol import Command, ErrorReply, Event, Fault, Note, Reply
+from cdpnb.protocol.credentials import hide_credentials
+from cdpnb.trace import Recorder, Trace
+from cdpnb.trace.redaction import BASE64_JSON, REDACTED, SECRETS, Secret
+from cdpnb.transport import redact
+
+SECRET = "hunter2"
+
+
+def _with_secret(path: tuple[str, ...]) -> Any:
+    """Params holding SECRET at ``path`` (and something that is no secret beside it)."""
+    if not path:
+        return SECRET
+    step, rest = path[0], path[1:]
+    if step == BASE64_JSON:
+        inner = _with_secret(rest)
+        return base64.b64encode(json.dumps({"accept": True, **inner}).encode()).decode()
+    return {step: _with_secret(rest), "other": "kept"}
+
+
+def _record(secret: Secret) -> Command | Event | Note:
+    params = _with_secret(secret.path)
+    if secret.method.startswith("cdpnb."):
+        return Note(secret.method, params, None, 1.0, 1.0)
+    if secret.method == "Page.javascriptDialogClosed":
+        return Event(secret.method, params, "S", 1.0, 1.0)
+    return Command(7, secret.method, params, "S", 1.0, 1.0)
+
+
+def _recorded_text(path: Path, records: list[Any], redact: bool | list[str]) -> str:
+    recorder = Recorder(path, redact=redact, endpoint="ws://ada:hunter2@127.0.0.1:1/x")
+    for record in records:
+        recorder(record)
+    recorder.close()
+    return path.read_text()
+
+
+@pytest.mark.parametrize("secret", SECRETS, ids=lambda s: f"{s.method}:{'.'.join(s.path)}")
+def test_each_table_entry_hides_its_value_and_only_its_kind(tmp_path: Path,
+                                                            secret: Secret) -> None:
+    record = _record(secret)
+    # The entry points at the value: without redaction it is there.
+    assert SECRET in json.dumps(record.params) or BASE64_JSON in secret.path
+    hidden = _recorded_text(tmp_path / "all.jsonl", [record], redact=True)
+    assert SECRET not in hidden
+    assert base64.b64encode(SECRET.encode()).decode()[:8] not in hidden
+    loaded = Trace.load(tmp_path / "all.jsonl").records[0]
+    assert isinstance(loaded, Command | Event | Note)
+    assert loaded.params["other"] == "kept"
+    if BASE64_JSON in secret.path:
+        body = json.loads(base64.b64decode(loaded.params["body"]))
+        assert body == {"accept": True, "promptText": REDACTED, "other": "kept"}
+    else:
+        assert loaded.params[secret.path[0]] == REDACTED
+    other_kinds = [k for k in ("prompt_text", "typed_text") if k != secret.kind]
+    kept = _recorded_text(tmp_path / "other.jsonl", [record], redact=other_kinds)
+    assert SECRET in kept or BASE64_JSON in secret.path
+
+
+def test_an_absent_or_empty_answer_stays_as_it_was(tmp_path: Path) -> None:
+    records = [Note("cdpnb.dialogAnswering", {"dialog_id": "d-1", "prompt_text": None}),
+               Event("Page.javascriptDialogClosed", {"result": True, "userInput": ""}, "S"),
+               Command(1, "Fetch.fulfillRequest", {"requestId": "r", "body": ""}, "S"),
+               Command(2, "Fetch.fulfillRequest", {"requestId": "r", "body": "bm90IGpzb24="})]
+    _recorded_text(tmp_path / "t.jsonl", records, redact=True)
+    assert Trace.load(tmp_path / "t.jsonl").records == tuple(records)
+
+
+def test_url_credentials_are_hidden_everywhere_in_a_line(tmp_path: Path) -> None:
+    url = "http://ada:hunter2@127.0.0.1:9/x"
+    records = [
+        Command(1, "Page.navigate", {"url": url}, "S", 1.0, 1.0),
+        Reply(1, "Page.navigate", {"frameId": "F", "loaderId": url}, "S", {}, 1.0, 1.0),
+        ErrorReply(2, "Page.navigate", -32000, f"cannot open {url}", {"url": url}, "S", {},
+                   1.0, 1.0),
+        Event("Page.frameNavigated", {"frame": {"url": url, "urlFragment": "#x"}}, "S"),
+        Note("probe.check", {"detail": f"fetched {url}", url: "as a key"}),
+        Fault("malformed-json", f"near {url}", '{"url": "' + url, 1.0, 1.0),
+        Command(3, "Page.navigate", {"url": "https://jos\u00e9:p\u00e4ss\u00a7@h/"}, "S"),
+    ]
+    text = _recorded_text(tmp_path / "u.jsonl", records, redact=["url_credentials"])
+    assert "hunter2" not in text and "ada" not in text and "p\\u00e4ss" not in text
+    assert text.count("http://***@127.0.0.1:9/x") == 9
+    trace = Trace.load(tmp_path / "u.jsonl")
+    assert trace.header["endpoint"] == "ws://***@127.0.0.1:1/x"
+    assert trace.complete
+
+
+def test_the_url_helpers_agree() -> None:
+    # cdpnb.transport.redact (endpoint URLs) uses the same rule as the trace, and adds
+    # token-looking query values.
+    for url in ("ws://ada:hunter2@127.0.0.1:9/devtools/browser/x",
+                "http://a:p@ss@host:1/x?token=abc&q=1", "wss://user@h/x"):
+        assert "hunter2" not in redact(url) and "p@ss" not in redact(url)
+        assert redact(url).split("?")[0] == hide_credentials(url).split("?")[0]
+    assert redact("http://h/x?token=abc&q=1") == "http://h/x?token=***&q=1"
+    assert hide_credentials("navigating to http://u:pw@h/ failed: net::ERR") == \
+        "navigating to http://***@h/ failed: net::ERR"
+
+
+# -- against real Chromium -------------------------------------------------------------------
+
+
+def _plain(path: Path) -> str:
+    data = path.read_bytes()
+    return (gzip.decompress(data) if path.suffix == ".gz" else data).decode()
+
+
+@pytest.mark.browser
+async def test_a_redacted_recording_holds_no_secret_chromium_echoed(
+        chromium: cdpnb.Backend, site: ScenarioServer, tmp_path: Path) -> None:
+    native_path, bridge_path = tmp_path / "native.jsonl", tmp_path / "bridge.jsonl.gz"
+    secrets = {"native": "hunter2-native", "bridge": "hunter2-bridge",
+               "typed": "hunter2-typed", "url": "hunter2-url"}
+
+    # Native prompt in an OOPIF, typed text, and a URL with credentials.
+    sup = await cdpnb.Supervisor.start(chromium, record=native_path, redact=True)
+    try:
+        port = site.url("/blank").rsplit(":", 1)[1].split("/")[0]
+        await sup.navigate(f"http://ada:{secrets['url']}@127.0.0.1:{port}/blank")
+        ids = await open_two_site(sup, site)
+        await sup.evaluate("setTimeout(() => { window.__r = prompt('name?') }, 0); 0",
+                           frame_id=ids["oopif"])
+        dialog = await sup.wait_for_dialog(timeout=5)
+        await sup.respond("accept", prompt_text=secrets["native"], dialog_id=dialog.id)
+        assert await sup.evaluate("window.__r.length", frame_id=ids["oopif"]) == 14
+        assert sup.state.recent_dialogs[-1].prompt_text == secrets["native"]  # live: kept
+        await sup.evaluate("document.body.innerHTML = '<input id=i>'; "
+                           "document.getElementById('i').focus(); 0")
+        await sup.cdp("Input.insertText", {"text": secrets["typed"]})
+        await sup.cdp("Input.dispatchKeyEvent", {"type": "keyDown", "text": "Q", "key": "Q",
+                                                 "code": "KeyQ", "windowsVirtualKeyCode": 81})
+        await sup.cdp("Input.dispatchKeyEvent", {"type": "keyUp", "key": "Q", "code": "KeyQ",
+                                                 "windowsVirtualKeyCode": 81})
+        assert await sup.evaluate("document.getElementById('i').value.length") == 14
+    finally:
+        await sup.stop()
+
+    # A bridged prompt (its answer travels in Fetch.fulfillRequest's base64 body).
+    sup = await cdpnb.Supervisor.start(chromium, record=bridge_path, redact=True, bridge=True)
+    try:
+        ids = await open_two_site(sup, site)
+        await sup.evaluate("setTimeout(() => { window.__r = prompt('name?') }, 0); 0",
+                           frame_id=ids["oopif"])
+        dialog = await sup.wait_for_dialog(timeout=5)
+        assert dialog.via == "bridge"
+        await sup.respond("accept", prompt_text=secrets["bridge"], dialog_id=dialog.id)
+        assert await sup.evaluate("window.__r.length", frame_id=ids["oopif"]) == 14
+    finally:
+        await sup.stop()
+
+    for path in (native_path, bridge_path):
+        text = _plain(path)
+        assert "hunter2" not in text, [line for line in text.splitlines() if "hunter2" in line]
+        assert "ada:" not in text
+        assert Trace.load(path).complete
+
+    # Every place Chromium and cdpnb carried a secret is there, redacted: the test saw
+    # each echo happen, it did not just miss it.
+    native = Trace.load(native_path)
+    closed = [r for r in native.records if isinstance(r, Event)
+              and r.method == "Page.javascriptDialogClosed"]
+    assert [r.params["userInput"] for r in closed] == [REDACTED]
+    sent = {r.method: r.params for r in native.records if isinstance(r, Command)}
+    assert sent["Page.handleJavaScriptDialog"]["promptText"] == REDACTED
+    assert sent["Input.insertText"]["text"] == REDACTED
+    assert sent["Input.dispatchKeyEvent"]["code"] == REDACTED
+    assert any(r.params.get("url") == f"http://***@127.0.0.1:{port}/blank"
+               for r in native.records if isinstance(r, Command) and r.method == "Page.navigate")
+    notes = [r.params for r in native.records if isinstance(r, Note)
+             and r.method == "cdpnb.dialogAnswering"]
+    assert [n["prompt_text"] for n in notes] == [REDACTED]
+    assert native.final_state().recent_dialogs[-1].prompt_text == REDACTED
+    assert native.dialogs()["answer"].tolist() == [REDACTED]
+
+    bridged = Trace.load(bridge_path)
+    bodies = [json.loads(base64.b64decode(r.params["body"])) for r in bridged.records
+              if isinstance(r, Command) and r.method == "Fetch.fulfillRequest"
+              and r.params.get("body")]
+    assert {"accept": True, "promptText": REDACTED} in bodies
