@@ -68,6 +68,9 @@ class Facade(Generic[A]):
 
     #: The async class this face mirrors (set by :func:`derive`).
     async_class: type[Any] = object
+    #: Its coroutines may run on the calling thread's own loop (``engine.run_sync``'s
+    #: ``here``): they leave nothing running on that loop when they return.
+    run_here = False
 
     def __init__(self, aio: A) -> None:
         self.aio = aio
@@ -79,7 +82,7 @@ class Facade(Generic[A]):
                 raise AttributeError(name)
             value = getattr(self.aio, name)
             if inspect.iscoroutinefunction(value):
-                return _blocking_bound(value)
+                return _blocking_bound(value, type(self).run_here)
             return value
 
     def __eq__(self, other: object) -> bool:
@@ -93,10 +96,11 @@ class Facade(Generic[A]):
         return text.replace("<", "<sync.", 1) if text.startswith("<") else text
 
 
-def _blocking_bound(method: Callable[..., Coroutine[Any, Any, Any]]) -> Callable[..., Any]:
+def _blocking_bound(method: Callable[..., Coroutine[Any, Any, Any]],
+                    here: bool) -> Callable[..., Any]:
     @functools.wraps(method)
     def call(*args: Any, **kwargs: Any) -> Any:
-        return engine.run_sync(method(*args, **kwargs))
+        return engine.run_sync(method(*args, **kwargs), here=here)
 
     return call
 
@@ -107,7 +111,7 @@ def blocking(method: Callable[Concatenate[A, P], Coroutine[Any, Any, R]]
 
     @functools.wraps(method)
     def call(self: Facade[A], /, *args: P.args, **kwargs: P.kwargs) -> R:
-        return engine.run_sync(method(self.aio, *args, **kwargs))
+        return engine.run_sync(method(self.aio, *args, **kwargs), here=type(self).run_here)
 
     return call
 
@@ -118,7 +122,8 @@ def blocking_as(method: Callable[Concatenate[A, P], Coroutine[Any, Any, T]],
 
     @functools.wraps(method)
     def call(self: Facade[A], /, *args: P.args, **kwargs: P.kwargs) -> W:
-        return wrap(engine.run_sync(method(self.aio, *args, **kwargs)))
+        return wrap(engine.run_sync(method(self.aio, *args, **kwargs),
+                                    here=type(self).run_here))
 
     return call
 

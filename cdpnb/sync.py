@@ -71,6 +71,9 @@ class Supervisor(Facade[AsyncSupervisor]):
 
     _faces: ClassVar[weakref.WeakKeyDictionary[AsyncSupervisor, Supervisor]] = (
         weakref.WeakKeyDictionary())
+    #: A supervisor's calls run on the calling thread's own loop when it has none
+    #: running: the command goes out from this thread, its reply wakes it (one hop).
+    run_here = True
 
     @classmethod
     def of(cls, aio: AsyncSupervisor) -> Supervisor:

@@ -6,6 +6,7 @@ import asyncio
 import json
 import time
 import urllib.request
+import warnings
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 

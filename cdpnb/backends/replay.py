@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Generator
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from cdpnb.backends.closing import Closing
+from cdpnb.protocol import Command
 from cdpnb.transport.engine import engine
 from cdpnb.transport.replay_server import ReplayServer
 
@@ -15,6 +17,8 @@ if TYPE_CHECKING:
     from cdpnb.trace import Trace
 
 __all__ = ["ReplayBackend", "replay"]
+
+_BRIDGE_KEY = re.compile(r'const key = "([A-Za-z0-9_-]+)"')
 
 
 class ReplayBackend(Closing):
@@ -45,6 +49,18 @@ class ReplayBackend(Closing):
     @property
     def recorded_backend(self) -> dict[str, Any]:
         return dict(self.trace.backend)
+
+    @property
+    def bridge_key(self) -> str | None:
+        """The dialog bridge's key in the recording: a supervisor on this replay uses it,
+        so it sends the recorded bridge script and accepts the recorded bridge calls."""
+        for record in self.trace.records:
+            if (type(record) is Command
+                    and record.method == "Page.addScriptToEvaluateOnNewDocument"):
+                found = _BRIDGE_KEY.search(str(record.params.get("source", "")))
+                if found:
+                    return found.group(1)
+        return None
 
     @property
     def connections(self) -> int:

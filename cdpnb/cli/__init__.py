@@ -9,6 +9,7 @@ import argparse
 import shutil
 import sys
 import textwrap
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from typing import Any
 from cdpnb import __version__
 from cdpnb.backends import LAUNCHABLE
 from cdpnb.cli.status import EXIT_STATUSES, FAILED, INTERRUPTED, OK, SURPRISES, USAGE
+from cdpnb.errors import CdpnbWarning
 from cdpnb.probes import available_backends, parse_backend
 
 __all__ = ["DATASETS", "EXIT_STATUSES", "FAILED", "INTERRUPTED", "OK", "SURPRISES", "USAGE",
@@ -150,6 +152,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    # The CLI shows a supervisor's hints itself, apart from the progress and status.
+    warnings.simplefilter("ignore", CdpnbWarning)
     try:
         if args.command == "probe":
             from cdpnb.cli.probing import check_args, probe_command

@@ -16,6 +16,7 @@ import platform
 import re
 import tempfile
 import time
+import warnings
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -25,7 +26,7 @@ import pandas as pd
 
 from cdpnb.backends import LAUNCHABLE, backend_available, launch
 from cdpnb.backends.replay import replay
-from cdpnb.errors import BrowserNotFound, CdpnbError
+from cdpnb.errors import BrowserNotFound, CdpnbError, CdpnbWarning
 from cdpnb.probes.checks import CHECKS, Check, NotSupported, Site
 from cdpnb.probes.expected import expected_status
 from cdpnb.probes.progress import Progress, progress_for
@@ -371,13 +372,19 @@ async def _run_backend(spec: BackendSpec, repeat: int, site: ScenarioServer, out
                     continue
                 if not target.recorded:
                     result.traces.setdefault(name, {})[mode] = str(path)
-                async with supervising as sup:
-                    for run in range(repeat):
-                        for check in checks:
-                            outcome = await _run_check(name, version, kind, check, run, sup,
-                                                       target)
-                            result.results.append(outcome)
-                            progress(f"{name}: {check.name}")
+                with warnings.catch_warnings():
+                    # What the supervisor advises about this backend is a finding of the
+                    # probe (kept with the backend), not a warning for whoever runs it.
+                    warnings.simplefilter("ignore", CdpnbWarning)
+                    async with supervising as sup:
+                        for run in range(repeat):
+                            for check in checks:
+                                outcome = await _run_check(name, version, kind, check, run,
+                                                           sup, target)
+                                result.results.append(outcome)
+                                progress(f"{name}: {check.name}")
+                    hints = result.backends[name].setdefault("hints", [])
+                    hints.extend(h for h in sup.hints if h not in hints)
     except (BrowserNotFound, CdpnbError, OSError) as exc:
         reason = f"not installed ({exc})" if isinstance(exc, BrowserNotFound) else str(exc)
         info = result.backends.setdefault(name, {"kind": spec.name, "version": "",

@@ -119,6 +119,10 @@ async def _replace_wedged_page(core: Core, target_id: str) -> None:
     # and a session attached afterwards cannot answer it ("No dialog is showing"), so
     # that tab can never be used again. Close it and start over on a fresh page.
     core.stats["wedged-page-replaced"] += 1
+    if core.state.page_target_id == target_id and core.state.page_session_id is not None:
+        # Ours to close: its end is a replacement, not someone else closing it.
+        core.note("cdpnb.pageReplacing", {"session_id": core.state.page_session_id,
+                                          "reason": "wedged by a dialog left open"})
     log.warning("cdpnb: page %s did not answer after reconnecting (a dialog left open over "
                 "the lost connection blocks it); replacing it with a new page", target_id)
     try:

@@ -109,7 +109,7 @@ def is_bridge_url(url: str) -> bool:
 class DialogBridge:
     """Installs the bridge on sessions, checks paused bridge requests, answers them."""
 
-    def __init__(self, core: Core, *, bypass_csp: bool = False) -> None:
+    def __init__(self, core: Core, *, bypass_csp: bool = False, key: str | None = None) -> None:
         self.core = core
         self.bypass_csp = bypass_csp
         #: The supervisor's switch: install the bridge on every frame host attached.
@@ -117,7 +117,8 @@ class DialogBridge:
         #: True while install_everywhere works through the sessions already attached.
         self.installing = False
         self.installed: set[str | None] = set()
-        self._key = secrets.token_urlsafe(18)
+        # Fresh for each supervisor; a replay passes the recorded one (see ReplayBackend).
+        self._key = key or secrets.token_urlsafe(18)
         self.script = bridge_script(self._key)
 
     async def install(self, session_id: str | None) -> None:

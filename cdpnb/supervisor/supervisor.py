@@ -7,6 +7,7 @@ import concurrent.futures
 import contextlib
 import logging
 import os
+import threading
 import warnings
 from collections.abc import Callable, Coroutine, Iterable
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
@@ -28,6 +29,7 @@ from cdpnb.errors import (
     WaitTimeout,
 )
 from cdpnb.protocol import Event, Message
+from cdpnb.protocol.credentials import hide_credentials
 from cdpnb.state import (
     BrowserState,
     Change,
@@ -68,6 +70,7 @@ from cdpnb.trace import Recorder
 from cdpnb.transport import Connector
 from cdpnb.transport import redact as redact_url
 from cdpnb.transport.engine import engine
+from cdpnb.transport.replay_script import is_replay_url
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -106,14 +109,15 @@ class Supervisor:
     """
 
     def __init__(self, url: str, options: SupervisorOptions,
-                 recorder: Recorder | None = None, connector: Connector | None = None) -> None:
+                 recorder: Recorder | None = None, connector: Connector | None = None,
+                 bridge_key: str | None = None) -> None:
         self.url = url
         self.options = options
         self._core = Core(url, command_timeout_s=options.command_timeout_s,
                           connect_timeout_s=options.connect_timeout_s, connector=connector)
         self.recorder = recorder
         self._core.recorder = recorder
-        self._bridge = DialogBridge(self._core, bypass_csp=options.bypass_csp)
+        self._bridge = DialogBridge(self._core, bypass_csp=options.bypass_csp, key=bridge_key)
         self._pages = PageAttacher(self._core, self._bridge)
         self._dialogs = DialogControl(self._core, options.policy, options.dialog_timeout_s,
                                       self._bridge)
@@ -135,6 +139,8 @@ class Supervisor:
         self._core.subscribe(self._on_changes, changes=[PageHazard, PageClosed])
         #: Advice cdpnb has for this endpoint or page (also issued as CdpnbWarning).
         self.hints: list[str] = []
+        self._unwarned: list[str] = []
+        self._hint_lock = threading.Lock()
         self._core.on_lost = self._on_lost
         self._reconnecting: concurrent.futures.Future[None] | None = None
         self._stopped = False
@@ -183,9 +189,12 @@ class Supervisor:
         it (True for all, or some of ``cdpnb.trace.REDACTIONS``).
         """
         backend: dict[str, Any] | None = None
+        bridge_key: str | None = None
         if not isinstance(url, str) and isinstance(getattr(url, "cdp_url", None), str):
             describe = getattr(url, "describe", None)
             backend = describe() if callable(describe) else None
+            recorded_key = getattr(url, "bridge_key", None)  # a replay plays its recording's
+            bridge_key = recorded_key if isinstance(recorded_key, str) else None
             connect = getattr(url, "connect_transport", None)
             if transport is None and callable(connect):
                 transport = connect  # e.g. cdpnb.testing.ScriptedBrowser
@@ -217,7 +226,7 @@ class Supervisor:
                                 cdpnb_version=__version__)
         elif redact:
             raise ValueError("redact= applies to a recording; pass record=path as well")
-        supervisor = cls(url, options, recorder, transport)
+        supervisor = cls(url, options, recorder, transport, bridge_key)
         kind = (backend or {}).get("kind")
         if options.bridge is True:
             supervisor._bridge_reason = "bridge=True"
@@ -252,10 +261,12 @@ class Supervisor:
 
     async def stop(self) -> None:
         """Close the page target this supervisor created and the connection. Idempotent."""
+        self._warn_pending()
         if self._stopped:
             return
         self._stopped = True
         await engine.run(self._stop())
+        self._warn_pending()
 
     async def _stop(self) -> None:
         core = self._core
@@ -293,17 +304,27 @@ class Supervisor:
         await self.stop()
 
     def _hint(self, text: str) -> None:
-        """Advice for the user: kept in ``hints`` and issued once as a CdpnbWarning."""
-        if text in self.hints:
-            return
-        self.hints.append(text)
-        warnings.warn(text, CdpnbWarning, stacklevel=2)
+        """Advice for the user: kept in ``hints``, and issued once as a CdpnbWarning at
+        the user's next call (from their own thread and line, so ``warnings`` filters,
+        ``catch_warnings`` and ``pytest.warns`` work as for any warning)."""
+        with self._hint_lock:
+            if text in self.hints:
+                return
+            self.hints.append(text)
+            self._unwarned.append(text)
+
+    def _warn_pending(self) -> None:
+        with self._hint_lock:
+            pending, self._unwarned = self._unwarned, []
+        for text in pending:
+            warnings.warn(text, CdpnbWarning, stacklevel=3)
 
     def _on_fast_remote(self, record: DialogRecord) -> None:
         """A native dialog closed by someone else within milliseconds: the browser's own
         closes (supersession, navigation, frame removal) are attributed to the browser
         by the reducers, so this one is an auto-dismissing client."""
-        if self._bridge.enabled:
+        if self._bridge.enabled or is_replay_url(self._core.ws_url or ""):
+            # A replay plays closes as fast as it is asked to: its timings are not a client's.
             return
         hint = (f"{record.id} ({record.type}) was closed by someone else {record.open_ms:.1f} ms "
                 f"after it opened: a client on {redact_url(self.url)} auto-dismisses native "
@@ -371,12 +392,20 @@ class Supervisor:
                                        f"{self.options.reconnect_attempts} reconnect attempts")
 
     async def _call(self, coro: Coroutine[Any, Any, T]) -> T:
+        try:
+            self._warn_pending()
+        except BaseException:  # warnings as errors: nothing ran
+            coro.close()
+            raise
         if self._stopped:
             coro.close()
             raise SupervisorStopped(f"supervisor for {redact_url(self.url)} is stopped")
         # On the caller's own loop: the core is thread-safe, and a command's reply wakes
         # this loop directly (one thread hop per round trip).
-        return await coro
+        try:
+            return await coro
+        finally:
+            self._warn_pending()
 
     # -- state (never blocks) -------------------------------------------------------------
 
@@ -391,6 +420,7 @@ class Supervisor:
         return self._core.state
 
     def snapshot(self) -> Snapshot:
+        self._warn_pending()
         return snapshot_of(self.state)
 
     def frame_tree(self, full: bool = True, page: str | None = None) -> FrameTree:
@@ -743,7 +773,8 @@ class Supervisor:
             reply = await core.send("Page.navigate", {"url": url}, session,
                                     max(0.001, deadline - loop.time()))
             if reply.get("errorText"):
-                raise NavigationError(f"navigating to {shown} failed: {reply['errorText']}")
+                why = hide_credentials(str(reply["errorText"]))
+                raise NavigationError(f"navigating to {shown} failed: {why}")
             loader = reply.get("loaderId")
             wanted.append(str(loader))
             if loader and str(loader) not in loads:

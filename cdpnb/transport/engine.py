@@ -4,11 +4,12 @@ Supervisors' background work lives here (child set-up, policies, the watchdog, t
 bridge), so it goes on while the caller's thread is busy (a notebook cell in
 ``time.sleep``); the transport's reader thread receives and folds on its own.
 
-A blocking call (``cdpnb.sync``) runs its coroutine on a private event loop of the
-calling thread when that thread has none running (a script, a worker thread): the
-command goes out from that thread and the reply wakes it, one thread hop. In a thread
-whose loop is running (a notebook's kernel thread) it cannot wait on a loop of its
-own, so the coroutine runs on the engine loop and the thread waits on its future.
+A blocking supervisor call (``cdpnb.sync``) runs its coroutine on a private event loop
+of the calling thread when that thread has none running (a script, a worker thread):
+the command goes out from that thread and the reply wakes it, one thread hop. In a
+thread whose loop is running (a notebook's kernel thread) it cannot wait on a loop of
+its own, so the coroutine runs on the engine loop and the thread waits on its future;
+so does every other blocking call.
 Nothing here patches asyncio or re-enters a running loop, so nest_asyncio neither
 helps nor hurts.
 """
@@ -73,19 +74,25 @@ class Engine:
             return await coro
         return await asyncio.wrap_future(self.submit(coro))
 
-    def run_sync(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
-        """Block the calling thread until ``coro`` has run: on a private loop of this
-        thread when it has none running, else on the engine loop."""
+    def run_sync(self, coro: Coroutine[Any, Any, T], timeout: float | None = None, *,
+                 here: bool = False) -> T:
+        """Block the calling thread until ``coro`` has run on the engine loop; with
+        ``here``, on a private loop of this thread when it has none running (one thread
+        hop less). ``here`` is only for coroutines that leave nothing running on their
+        loop when they return (the supervisor's calls do: its core is thread-safe and
+        its background work is the engine's); a server or a task that outlives the call
+        needs the engine loop."""
         if self.in_engine():
             coro.close()
             raise RuntimeError(
                 "cdpnb.sync was called from cdpnb's own engine thread (e.g. inside a callback); "
                 "use the async API there"
             )
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return self._run_here(coro, timeout)
+        if here:
+            try:
+                asyncio.get_running_loop()
+            except RuntimeError:
+                return self._run_here(coro, timeout)
         future = self.submit(coro)
         try:
             return future.result(timeout)

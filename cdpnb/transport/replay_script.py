@@ -27,7 +27,15 @@ from cdpnb.protocol import (
     wire_text,
 )
 
-__all__ = ["Matcher", "ReplayScript", "Step", "command_key"]
+__all__ = ["REPLAY_PATH", "Matcher", "ReplayScript", "Step", "command_key", "is_replay_url"]
+
+#: The WebSocket path a replay endpoint serves: a client can tell it plays a recording
+#: (as fast as it is asked to, so the timings it shows are not the browser's).
+REPLAY_PATH = "/devtools/browser/cdpnb-replay"
+
+
+def is_replay_url(url: str) -> bool:
+    return url.split("?", 1)[0].endswith(REPLAY_PATH)
 
 CommandKey = tuple[str, str | None, str]
 

@@ -21,7 +21,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
 from cdpnb.protocol import InvalidCommand, Message, parse_command, wire_text
-from cdpnb.transport.replay_script import ReplayScript
+from cdpnb.transport.replay_script import REPLAY_PATH, ReplayScript
 
 __all__ = ["NO_RECORDED_REPLY", "ReplayServer"]
 
@@ -62,7 +62,7 @@ class ReplayServer:
 
     @property
     def cdp_url(self) -> str:
-        return f"ws://127.0.0.1:{self.port}/devtools/browser/cdpnb-replay"
+        return f"ws://127.0.0.1:{self.port}{REPLAY_PATH}"
 
     async def start(self) -> ReplayServer:
         self._server = await serve(self._serve, "127.0.0.1", 0, process_request=self._http,
