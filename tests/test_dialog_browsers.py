@@ -256,7 +256,9 @@ async def test_a_navigation_by_another_client_over_a_dialog_is_recovered(
 
 POPUP = """<!doctype html><title>popup</title><body><p>popup</p>
 <iframe id=oopif src="{OTHER}/child"></iframe>
-<script>setTimeout(() => {
+<script>onload = () => setTimeout(() => {
+  // After load: Chromium closes a page's open dialog when one of its frames commits
+  // (here the OOPIF), so the prompt waits for the OOPIF to be in.
   const r = prompt('from the popup', 'p');
   fetch('/report?frame=popup&value=' + encodeURIComponent(JSON.stringify(r)));
 }, 50);</script></body>"""

@@ -365,3 +365,23 @@ def test_random_interleavings_keep_the_dialog_model_sound(msgs: list[Message]) -
         closed = {c.record.id for c in changes if isinstance(c, DialogClosed)}
         assert opened <= {d.id for d in state.pending_dialogs} | closed
         assert not closed & {d.id for d in state.pending_dialogs}
+
+
+def test_a_close_right_after_a_frame_commits_is_the_browsers() -> None:
+    # Measured on chromium: a popup's prompt opened while its OOPIF still loaded was
+    # closed (result false) 0.9 ms after that OOPIF's frameNavigated.
+    commit = ev("Page.frameNavigated",
+                {"frame": frame(OOP, "http://localhost:1/child", "http://localhost:1", MAIN)},
+                CS, T0 + 7)
+    state, _ = run(oopif_state(), dialog_opening("prompt", frame_id=MAIN), commit)
+    close = Event("Page.javascriptDialogClosed", {"frameId": MAIN, "result": False}, PS,
+                  T0 + 7.001, commit.mono + 0.001)
+    state, _ = run(state, close)
+    assert (state.recent_dialogs[-1].closed_by, state.recent_dialogs[-1].reason) == (
+        "browser", "navigation")
+    # long after a commit, the same close is someone else's
+    state, _ = run(oopif_state(), dialog_opening("prompt", frame_id=MAIN), commit)
+    late = Event("Page.javascriptDialogClosed", {"frameId": MAIN, "result": False}, PS,
+                 T0 + 9, commit.mono + 2)
+    state, _ = run(state, late)
+    assert state.recent_dialogs[-1].closed_by == "remote"

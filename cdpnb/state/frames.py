@@ -19,7 +19,7 @@ from cdpnb.state.changes import (
     SessionAttached,
     SessionDetached,
 )
-from cdpnb.state.dialogs import dialogs_gone_with_frames
+from cdpnb.state.dialogs import dialogs_gone_with_frames, page_session_of
 from cdpnb.state.models import BrowserState, FrameInfo, SessionInfo
 
 Out = list[Change]
@@ -161,6 +161,10 @@ def frame_navigated(state: BrowserState, msg: Event, out: Out) -> BrowserState:
         return state
     state = state.evolve(frames=frames)
     out.append(FrameNavigated(frames[fid]))
+    page = state.pages.get(page_session_of(state, msg.session_id) or "")
+    if page is not None:
+        page = page.model_copy(update={"last_commit": msg.mono})
+        state = state.evolve(pages={**state.pages, page.session_id: page})
     # A dialog still open in the frame's old document went with it (a Closed would
     # have come first had anyone answered it).
     return dialogs_gone_with_frames(state, {fid}, msg.wall, "frame_navigated", out)
