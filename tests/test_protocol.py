@@ -159,8 +159,8 @@ def test_command_rejects_non_dict_params(params: Any) -> None:
 
 def test_command_with_unserialisable_params_raises_and_leaves_nothing_pending() -> None:
     conn = CDPConnection()
-    with pytest.raises(TypeError, match="set"):
-        conn.command("Runtime.evaluate", {"expression": {1, 2}})
+    with pytest.raises(TypeError, match="object"):
+        conn.command("Runtime.evaluate", {"expression": object()})
     assert conn.pending == 0
     assert conn.sent == 0
     # the connection stays usable and ids stay unique

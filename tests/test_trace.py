@@ -56,7 +56,9 @@ def test_recorder_writes_header_messages_and_footer_with_counts(tmp_path: Path) 
     path = tmp_path / "t.jsonl"
     _write(path, SAMPLE)
     lines = _lines(path)
-    assert lines[0]["cdpnb_trace"] == 1 and lines[0]["backend"] == {"kind": "test"}
+    assert lines[0]["cdpnb_trace"] == 2 and lines[0]["backend"] == {"kind": "test"}
+    assert lines[0]["protocol"] == "cdp"
+    assert [line.get("seq") for line in lines[1:-1]] == [1, 2, 3, 4, 5, 6]
     assert [line.get("dir") for line in lines[1:-1]] == ["note", "send", "recv", "send", "recv",
                                                          "fault"]
     assert lines[-1]["counts"] == {"note": 1, "send": 2, "recv": 2, "fault": 1}

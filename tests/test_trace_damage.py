@@ -23,7 +23,9 @@ from cdpnb.backends.replay import replay
 from cdpnb.protocol import Command, Event, Note, Reply
 from cdpnb.trace import Recorder, Trace, TraceFormatError, TraceTruncatedWarning
 
-PROBES = Path(__file__).resolve().parent.parent / "datasets" / "probes"
+# Frozen copies of probe recordings (format version 1, as first shipped in datasets/):
+# the byte offsets and line numbers below are theirs, whatever datasets/ holds now.
+PROBES = Path(__file__).resolve().parent / "data" / "v1"
 LARGE = PROBES / "chromium.native.jsonl.gz"  # 65 kB, 1,657 messages
 SMALL = PROBES / "node.bridge.jsonl.gz"  # 2 kB, 27 messages
 

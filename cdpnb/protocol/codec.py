@@ -12,6 +12,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
+
 from cdpnb.protocol.messages import Note
 
 __all__ = [
@@ -19,6 +21,7 @@ __all__ = [
     "DISCONNECTED",
     "CommandFrame",
     "InvalidCommand",
+    "loads",
     "opens_connection",
     "parse_command",
     "wire_text",
@@ -30,9 +33,22 @@ __all__ = [
 CONNECTED = "cdpnb.connected"
 DISCONNECTED = "cdpnb.disconnected"
 
-# Two encoders made once: json.dumps with options builds a new encoder per call.
-_UTF8 = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+# Made once: json.dumps with options builds a new encoder per call.
 _ASCII = json.JSONEncoder(separators=(",", ":"), ensure_ascii=True)
+_ENCODE = msgspec.json.Encoder().encode
+_DECODE = msgspec.json.Decoder().decode
+
+
+def loads(data: str | bytes | bytearray | memoryview) -> Any:
+    """JSON text (or its UTF-8 bytes) as Python values: msgspec's fast parser, exact for
+    integers of any size; what it refuses (a lone surrogate escape such as ``\ud800``,
+    which JavaScript strings may hold) goes to the standard library, which reads it as
+    Python does. ValueError (UnicodeDecodeError included) or RecursionError when the
+    text is not JSON."""
+    try:
+        return _DECODE(data)
+    except ValueError:
+        return json.loads(data if isinstance(data, str | bytes | bytearray) else bytes(data))
 
 
 def wire_text(message: dict[str, Any]) -> str:
@@ -44,13 +60,10 @@ def wire_text(message: dict[str, Any]) -> str:
     CDP peer reads back to the same string. (Chromium 156 itself puts U+FFFD in place
     of lone surrogates in what it reads; that is its business, not the wire's.)
     """
-    text = _UTF8.encode(message)
-    if not text.isascii():
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            return _ASCII.encode(message)
-    return text
+    try:
+        return _ENCODE(message).decode("utf-8")
+    except UnicodeEncodeError:
+        return _ASCII.encode(message)
 
 
 def opens_connection(message: object) -> bool:
@@ -101,7 +114,7 @@ def parse_command(frame: str | bytes) -> CommandFrame | InvalidCommand:
     ``sessionId`` that is not a string (``null`` included) gets -32600 with the id.
     """
     try:
-        msg = json.loads(frame)
+        msg = loads(frame)
     except (ValueError, RecursionError) as exc:
         # ValueError covers bytes that are not UTF-8 (UnicodeDecodeError) too.
         return InvalidCommand(-32700, f"not JSON: {exc}")

@@ -7,12 +7,11 @@ returns; everything else (futures, timeouts) lives above.
 
 from __future__ import annotations
 
-import json
 from collections import Counter, OrderedDict
 from typing import Any
 
 from cdpnb.errors import CDPError
-from cdpnb.protocol.codec import wire_text
+from cdpnb.protocol.codec import loads, wire_text
 from cdpnb.protocol.messages import Command, ErrorReply, Event, Fault, Reply, TransportFault
 
 __all__ = ["CDPConnection", "Received", "error_of"]
@@ -132,22 +131,25 @@ class CDPConnection:
 
     # -- receiving -----------------------------------------------------------------
 
-    def receive(self, data: str | bytes, *, wall: float = 0.0, mono: float = 0.0) -> Received:
+    def receive(self, data: str | bytes | bytearray | memoryview, *, wall: float = 0.0,
+                mono: float = 0.0) -> Received:
         """Parse one frame from the browser. Never raises: bad input becomes a Fault."""
         self.received += 1
         if isinstance(data, TransportFault):
             return self._fault(data.kind, data.detail, _excerpt(data), wall, mono)
-        if isinstance(data, bytes | bytearray | memoryview):
-            # A text frame's payload, as the wire gave it (binary frames come as faults).
-            raw = bytes(data)
-            try:
-                data = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                return self._fault("invalid-utf8", f"a text frame is not UTF-8 ({exc.reason} "
-                                   f"at byte {exc.start})", _excerpt(raw), wall, mono)
         try:
-            msg = json.loads(data)
+            msg = loads(data)
         except (ValueError, RecursionError) as exc:
+            if isinstance(data, bytes | bytearray | memoryview):
+                # A text frame's payload as the wire gave it (binary frames come as
+                # faults): not UTF-8 is its own fault (the connection closes on it).
+                raw = bytes(data)
+                try:
+                    data = raw.decode("utf-8")
+                except UnicodeDecodeError as bad:
+                    return self._fault("invalid-utf8", f"a text frame is not UTF-8 "
+                                       f"({bad.reason} at byte {bad.start})", _excerpt(raw),
+                                       wall, mono)
             return self._fault("malformed-json", str(exc), data, wall, mono)
         if not isinstance(msg, dict):
             return self._fault("not-an-object", type(msg).__name__, data, wall, mono)
@@ -168,7 +170,8 @@ class CDPConnection:
         return Event(method, params, session_id, wall, mono)
 
     def _reply(
-        self, msg: dict[str, Any], session_id: str | None, raw: str, wall: float, mono: float
+        self, msg: dict[str, Any], session_id: str | None, raw: str | bytes | bytearray
+        | memoryview, wall: float, mono: float
     ) -> Received:
         cid = msg["id"]
         if not isinstance(cid, int) or isinstance(cid, bool):
@@ -216,9 +219,11 @@ class CDPConnection:
         elif method == "Inspector.targetCrashed" and session_id is not None:
             self._orphan(session_id, "its renderer crashed")
 
-    def _fault(self, kind: str, detail: str, raw: str, wall: float, mono: float) -> Fault:
+    def _fault(self, kind: str, detail: str, raw: str | bytes | bytearray | memoryview,
+               wall: float, mono: float) -> Fault:
         self.faults[kind] += 1
-        return Fault(kind, detail, raw[:RAW_EXCERPT], wall, mono)
+        excerpt = raw[:RAW_EXCERPT] if isinstance(raw, str) else _excerpt(raw)
+        return Fault(kind, detail, excerpt, wall, mono)
 
 
 def _excerpt(data: bytes | bytearray | memoryview) -> str:

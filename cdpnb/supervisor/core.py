@@ -26,7 +26,7 @@ from collections import Counter
 from collections.abc import Callable, Coroutine, Sequence
 from concurrent.futures import Future as ThreadFuture
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from cdpnb.errors import (
     CDPError,
@@ -54,6 +54,14 @@ log = logging.getLogger("cdpnb.supervisor")
 
 Listener = Callable[[Message, tuple[Change, ...]], None]
 T = TypeVar("T")
+
+
+class Recording(Protocol):
+    """What the core writes a trace with (``cdpnb.trace.Recorder``)."""
+
+    def __call__(self, record: Message | Fault, wire: bytes | None = None) -> None: ...
+
+    def flush(self) -> None: ...
 
 #: What a crashed renderer's session still takes: the commands that reload it.
 REVIVING_METHODS = frozenset({"Page.navigate", "Page.reload"})
@@ -125,10 +133,10 @@ class Core:
         self._waiters: set[asyncio.Future[Any]] = set()
         self._tasks: set[ThreadFuture[Any]] = set()
         self.on_lost: Callable[[str], None] | None = None
-        #: Called with every message (and fault) before it is folded: the recorder.
-        self.recorder: Callable[[Message | Fault], None] | None = None
-        #: Called after each batch of received frames (the recorder's flush).
-        self.after_batch: Callable[[], None] | None = None
+        #: Given every message (and fault) before it is folded, with its wire bytes when
+        #: it has some; flushed after each batch of frames read in one go.
+        self.recorder: Recording | None = None
+        self._in_batch = False
 
     # -- connection ------------------------------------------------------------------
 
@@ -185,10 +193,11 @@ class Core:
         with self._lock:
             cmd, text = conn.command(method, params, session_id, wall=time.time(),
                                      mono=time.monotonic())
+            data = text.encode()
             self._replies[cmd.id] = future
-            self._apply(cmd)
+            self._apply(cmd, data)
         try:
-            transport.send(text.encode())
+            transport.send(data)
         except BaseException:
             # Nothing will answer a frame that was not written; nobody must be left
             # holding a future whose exception is never retrieved.
@@ -300,10 +309,13 @@ class Core:
         with self._lock:
             return self._apply(message)
 
-    def _apply(self, message: Message) -> tuple[Change, ...]:
+    def _apply(self, message: Message, wire: bytes | None = None) -> tuple[Change, ...]:
         # Recording comes first so a failing reducer cannot lose the message.
-        if self.recorder is not None:
-            self.recorder(message)
+        recorder = self.recorder
+        if recorder is not None:
+            recorder(message, wire)
+            if not self._in_batch:  # a batch of received frames is flushed at its end
+                recorder.flush()
         self.state, changes = fold(self.state, message)
         later: list[_Subscription] = []
         for sub in self._subscriptions:
@@ -337,22 +349,26 @@ class Core:
         with self._lock:
             if self._transport is not transport:
                 return  # a connection we already left
-            for frame in frames:
-                self._on_frame(transport, conn, frame)
-            if self.after_batch is not None:
-                self.after_batch()
+            self._in_batch = True
+            try:
+                for frame in frames:
+                    self._on_frame(transport, conn, frame)
+            finally:
+                self._in_batch = False
+                if self.recorder is not None:
+                    self.recorder.flush()
 
     def _on_frame(self, transport: Transport, conn: CDPConnection, frame: str | bytes) -> None:
         received = conn.receive(frame, wall=time.time(), mono=time.monotonic())
         if isinstance(received, Fault):
             if self.recorder is not None:
-                self.recorder(received)
+                self.recorder(received, None)
             log.warning("cdpnb: ignored a bad CDP frame (%s): %s", received.kind, received.detail)
             code = CLOSING_FAULTS.get(received.kind)
             if code is not None:
                 transport.fail(code, received.detail[:100])
             return
-        self._apply(received)
+        self._apply(received, frame if type(frame) is bytes else None)
         for command, why in conn.take_orphans():
             future = self._replies.pop(command.id, None)
             if future is not None:

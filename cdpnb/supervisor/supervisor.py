@@ -116,6 +116,8 @@ class Supervisor:
         self._core = Core(url, command_timeout_s=options.command_timeout_s,
                           connect_timeout_s=options.connect_timeout_s, connector=connector)
         self.recorder = recorder
+        if recorder is not None:
+            recorder.auto_flush = False  # the core flushes per batch of frames it reads
         self._core.recorder = recorder
         self._bridge = DialogBridge(self._core, bypass_csp=options.bypass_csp, key=bridge_key)
         self._pages = PageAttacher(self._core, self._bridge)

@@ -1,16 +1,24 @@
 """The trace line format: one JSON object per CDP message, and back.
 
-Version 1. The first line is a header (``{"cdpnb_trace": 1, ...}``); every other
-line is one message::
+Version 2 (written now). The first line is a header (``{"cdpnb_trace": 2, "protocol":
+"cdp", ...}``); every other line is one message, the wire message itself inside::
 
-    {"t": <monotonic s>, "wall": <epoch s>, "dir": "send" | "recv" | "note" | "fault",
-     "sessionId": ..., "id": ..., "method": ...,
-     "params" | "result" | "error": ...}
+    {"seq": <1, 2, ...>, "t": <monotonic s>, "wall": <epoch s>,
+     "dir": "send" | "recv" | "note", "msg": <the message as it went over the wire>}
+    {"seq": ..., "t": ..., "wall": ..., "dir": "fault", "fault": <kind>,
+     "detail": ..., "raw": <an excerpt>}
 
-``send`` is a command we sent; ``recv`` a reply (with ``id``, and the ``method`` it
-answers for convenience) or an event; ``note`` one of cdpnb's own ``cdpnb.*``
-decisions; ``fault`` a frame the protocol refused (kind, detail, an excerpt). The
-last line of a closed trace is a footer (``{"cdpnb_trace_end": 1, "counts": ...}``).
+``send`` is a command we sent and ``recv`` a reply or an event, each exactly as the
+wire carried it (the recorder writes the received bytes as they are: no re-encoding,
+so recording costs what writing costs); ``note`` is one of cdpnb's own ``cdpnb.*``
+decisions (``{"method", "params", "sessionId"}``); ``fault`` a frame the protocol
+refused. ``seq`` numbers the lines, so a line lost or repeated shows. A reply's method
+is its command's (same id, since the last ``cdpnb.connected`` note). The last line of
+a closed trace is a footer (``{"cdpnb_trace_end": 2, "counts": ...}``).
+
+Version 1 (still read): the same without ``seq`` and ``msg``: ``sessionId``, ``id``,
+``method`` and ``params`` | ``result`` | ``error`` on the line itself, a reply with the
+method it answers.
 
 Pure functions, no I/O: the recorder and the reader share them.
 """
@@ -38,6 +46,7 @@ from cdpnb.protocol import (
 __all__ = [
     "INT_MAX",
     "INT_MIN",
+    "READABLE_VERSIONS",
     "TRACE_VERSION",
     "WALL_MAX",
     "WALL_MIN",
@@ -53,9 +62,13 @@ __all__ = [
     "encode",
     "footer",
     "header",
+    "verbatim_line",
+    "wire_message",
 ]
 
-TRACE_VERSION = 1
+TRACE_VERSION = 2
+#: The versions this cdpnb reads.
+READABLE_VERSIONS = (1, 2)
 
 Record = Message | Fault
 
@@ -77,6 +90,7 @@ def header(
 ) -> dict[str, Any]:
     return {
         "cdpnb_trace": TRACE_VERSION,
+        "protocol": "cdp",
         "cdpnb": cdpnb_version,
         "started_at": started_at,
         "started_mono": started_mono,
@@ -123,6 +137,7 @@ class TraceHeader(_Checked):
     """Line 1 of a trace. Only the version is required (hand-made traces have little)."""
 
     cdpnb_trace: int
+    protocol: str = "cdp"
     cdpnb: str = ""
     started_at: WallTime | None = None
     started_mono: float | None = None
@@ -179,45 +194,54 @@ def dumps(obj: dict[str, Any]) -> str:
     return _ENCODER.encode(obj)
 
 
-def encode(record: Record) -> str:
-    """One line of JSON (no newline) for ``record``."""
-    line: dict[str, Any] = {"t": record.mono, "wall": record.wall}
+def wire_message(record: Message) -> tuple[str, dict[str, Any]]:
+    """(direction, the message as the wire carries it) for ``record``."""
     kind = type(record)
+    msg: dict[str, Any]
     if kind is Event or kind is Note:
         assert isinstance(record, Event | Note)
-        line["dir"] = "recv" if kind is Event else "note"
-        if record.session_id is not None:
-            line["sessionId"] = record.session_id
-        line["method"] = record.method
-        line["params"] = record.params
+        msg = {"method": record.method, "params": record.params}
+        direction = "recv" if kind is Event else "note"
     elif kind is Command:
         assert isinstance(record, Command)
-        line["dir"] = "send"
-        if record.session_id is not None:
-            line["sessionId"] = record.session_id
-        line["id"] = record.id
-        line["method"] = record.method
-        line["params"] = record.params
-    elif kind is Reply or kind is ErrorReply:
-        assert isinstance(record, Reply | ErrorReply)
-        line["dir"] = "recv"
-        if record.session_id is not None:
-            line["sessionId"] = record.session_id
-        line["id"] = record.id
-        line["method"] = record.method
-        if isinstance(record, Reply):
-            line["result"] = record.result
-        else:
-            line["error"] = record.error
-    elif kind is Fault:
+        msg = {"id": record.id, "method": record.method, "params": record.params}
+        direction = "send"
+    elif kind is Reply:
+        assert isinstance(record, Reply)
+        msg = {"id": record.id, "result": record.result}
+        direction = "recv"
+    elif kind is ErrorReply:
+        assert isinstance(record, ErrorReply)
+        msg = {"id": record.id, "error": record.error}
+        direction = "recv"
+    else:
+        raise TypeError(f"cannot encode {kind.__name__} as a trace line")
+    if record.session_id is not None:
+        msg["sessionId"] = record.session_id
+    return direction, msg
+
+
+def encode(record: Record, seq: int = 0) -> str:
+    """One version-2 line of JSON (no newline) for ``record``, number ``seq``."""
+    line: dict[str, Any] = {"seq": seq, "t": record.mono, "wall": record.wall}
+    if type(record) is Fault:
         assert isinstance(record, Fault)
         line["dir"] = "fault"
         line["fault"] = record.kind
         line["detail"] = record.detail
         line["raw"] = record.raw
     else:
-        raise TypeError(f"cannot encode {kind.__name__} as a trace line")
+        assert not isinstance(record, Fault)
+        line["dir"], line["msg"] = wire_message(record)
     return dumps(line)
+
+
+def verbatim_line(seq: int, direction: str, mono: float, wall: float, wire: bytes) -> bytes:
+    """A version-2 line holding ``wire`` (one message's JSON, as sent or received) as it is.
+
+    The caller makes sure ``wire`` is one valid JSON object on one line."""
+    return (f'{{"seq":{seq},"t":{mono!r},"wall":{wall!r},"dir":"{direction}","msg":'
+            .encode() + wire + b"}")
 
 
 def _number(line: dict[str, Any], key: str, where: str) -> float:
@@ -287,6 +311,10 @@ class LineDecoder:
         mono = _number(line, "t", where)
         wall = _wall(line, where)
         direction = line.get("dir")
+        if "msg" in line and direction != "fault":
+            # Version 2: the wire message itself.
+            msg = _object(line, "msg", where)
+            line = {**msg, "dir": direction}
         if direction == "send":
             cmd = Command(_id(line, where), _text(line, "method", where),
                           _object(line, "params", where), _session(line, where), wall, mono)

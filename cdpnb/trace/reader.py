@@ -26,6 +26,7 @@ from typing import Any
 
 from cdpnb.protocol import Command, ErrorReply, Event, Fault, Note, Reply, opens_connection
 from cdpnb.trace.format import (
+    READABLE_VERSIONS,
     TRACE_VERSION,
     LineDecoder,
     Record,
@@ -162,7 +163,7 @@ def _header(first: bytes, path: Path, gz: bool) -> dict[str, Any]:
     version = head["cdpnb_trace"]
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise TraceFormatError(f"{path}: line 1 has a bad trace version {version!r}")
-    if version > TRACE_VERSION:
+    if version not in READABLE_VERSIONS:
         raise TraceFormatError(f"{path} is trace format version {version}; this cdpnb reads "
                                f"up to version {TRACE_VERSION} (upgrade cdpnb)")
     return head
@@ -182,11 +183,30 @@ class _Integrity:
         self.connected_at: int | None = None
         self.footer_at: int | None = None
         self.counts: Counter[str] = Counter()
+        self.seq: int | None = None  # the last line's number (version 2)
 
     def copy_of_previous(self, text: bytes, number: int) -> str | None:
         same = text == self.previous
         self.previous = text
         return f"repeats line {number - 1} byte for byte" if same else None
+
+    def sequence(self, text: bytes) -> str | None:
+        """Version 2 numbers its lines from 1: a gap or a step back is a line lost or
+        repeated (read cheaply from the line's start, ``{"seq":N,``)."""
+        if not text.startswith(b'{"seq":'):
+            return None
+        end = text.find(b",", 7)
+        try:
+            seq = int(text[7:end])
+        except ValueError:
+            return None
+        expected = 1 if self.seq is None else self.seq + 1
+        self.seq = seq
+        if seq == expected:
+            return None
+        if seq > expected:
+            return f"is message {seq}, but {expected} came next: {seq - expected} lost"
+        return f"is message {seq} again (or out of order): {expected} came next"
 
     def after_footer(self) -> str | None:
         if self.footer_at is None:
@@ -321,6 +341,10 @@ class _Reader:
             late = integrity.after_footer()
             if late is not None:
                 self.damage(f"{where} {late}")
+            if complete:  # a line cut short is a crash, named as such below
+                out_of_order = integrity.sequence(text)
+                if out_of_order is not None:
+                    self.damage(f"{where} {out_of_order}")
             try:
                 item = decode_record(text.decode("utf-8"), where, decoder)
             except (TraceFormatError, UnicodeDecodeError) as exc:

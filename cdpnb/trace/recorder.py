@@ -1,4 +1,13 @@
-"""Crash-safe JSONL recording: one line per message, flushed as it is written."""
+"""Crash-safe JSONL recording at wire speed: one line per message, the wire bytes as
+they are.
+
+A received message's line is its bytes as the socket gave them, inside a small
+prefix (``seq``, times, direction): no parse-and-encode again. Lines go to the file
+in batches: the supervisor's core flushes after each batch of frames it read in one
+go, and after each message it writes or notes itself. A crash loses at most the
+lines of the batch being read (they were not yet flushed) and the line being written;
+everything flushed before is whole (gzip: sync-flushed).
+"""
 
 from __future__ import annotations
 
@@ -13,7 +22,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from cdpnb.protocol import Command, ErrorReply, Fault, Reply
-from cdpnb.trace.format import Record, dumps, encode, footer, header
+from cdpnb.trace.format import Record, dumps, encode, footer, header, verbatim_line
 from cdpnb.trace.redaction import REDACTIONS, redact_line, redact_message
 
 __all__ = ["Recorder", "check_redactions"]
@@ -40,11 +49,15 @@ def check_redactions(redact: bool | Iterable[str]) -> frozenset[str]:
     return kinds
 
 
-class Recorder:
-    """Writes a trace as messages happen. ``.jsonl.gz`` paths are gzip, sync-flushed per line.
+_VERBATIM = {"Command": "send", "Reply": "recv", "ErrorReply": "recv", "Event": "recv"}
 
-    A crash loses at most the line being written. Write failures (a full disk) are
-    counted and logged, never raised into the supervisor's read loop.
+
+class Recorder:
+    """Writes a trace as messages happen. ``.jsonl.gz`` paths are gzip, sync-flushed at
+    each ``flush``.
+
+    Write failures (a full disk) are counted and logged, never raised into the
+    supervisor's read loop.
     """
 
     def __init__(self, path: str | os.PathLike[str], *, redact: bool | Iterable[str] = False,
@@ -62,34 +75,49 @@ class Recorder:
             raise IsADirectoryError(f"record= names a directory, not a file: {self.path}")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._gzip = self.path.suffix == ".gz"
-        self._file: IO[str]
+        self._file: IO[bytes] | gzip.GzipFile
         if self._gzip:
-            self._raw = gzip.open(self.path, "wb")  # noqa: SIM115 - lives as long as we do
-            self._file = _GzipLines(self._raw)  # type: ignore[assignment]
+            self._file = gzip.GzipFile(self.path, "wb")  # noqa: SIM115 - lives as long as we do
         else:
-            self._file = open(self.path, "w", encoding="utf-8", newline="\n")  # noqa: SIM115
-        self._write_line(redact_line(dumps(header(
+            self._file = open(self.path, "wb")  # noqa: SIM115
+        self.seq = 0
+        #: Flush after each line. The supervisor's core turns it off and flushes itself,
+        #: after each batch of frames read in one go and each message it sends or notes.
+        self.auto_flush = True
+        self._lines: list[bytes] = []
+        self._lines.append(redact_line(dumps(header(
             started_at=time.time(), started_mono=time.monotonic(), cdpnb_version=cdpnb_version,
             endpoint=endpoint, backend=backend, browser=browser, redacted=self.redactions,
-            meta=meta)), self.redactions))
+            meta=meta)), self.redactions).encode() + b"\n")
+        self.flush()
 
-    def __call__(self, record: Record) -> None:
-        """Record one message (a listener-shaped callable for the supervisor core)."""
+    def __call__(self, record: Record, wire: bytes | None = None) -> None:
+        """Record one message; ``wire`` is its JSON as the socket carried it (a sent
+        command's, a received reply's or event's), written into the line as it is.
+        Call ``flush`` to put the lines in the file."""
         if self.closed:
             return
+        self.seq += 1
+        direction = _VERBATIM.get(type(record).__name__)
         try:
-            if self.redactions:
+            if (wire is not None and direction is not None and not self.redactions
+                    and b"\n" not in wire):
+                line = verbatim_line(self.seq, direction, record.mono, record.wall, wire)
+            elif self.redactions:
                 record = redact_message(record, self.redactions)
-                line = redact_line(encode(record), self.redactions)
+                line = redact_line(encode(record, self.seq), self.redactions).encode()
             else:
-                line = encode(record)
+                line = encode(record, self.seq).encode()
         except (RecursionError, ValueError) as exc:
             # JSON parsed near the recursion limit can be too deep to write back from
             # the deeper stack we are on; the reader must never die of it, so the line
             # says what could not be recorded instead.
-            record, line = self._unrecordable(record, exc)
+            record, text = self._unrecordable(record, exc)
+            line = text.encode()
         self.counts[_DIRECTION[type(record).__name__]] += 1
-        self._write_line(line)
+        self._lines.append(line + b"\n")
+        if self.auto_flush:
+            self.flush()
 
     def _unrecordable(self, record: Record, exc: Exception) -> tuple[Fault, str]:
         self.unrecordable += 1
@@ -101,15 +129,23 @@ class Recorder:
         if self.unrecordable == 1:
             log.error("cdpnb: a message could not be written to the trace %s (%s); a fault "
                       "line stands in for it", self.path, fault.detail)
-        return fault, encode(fault)
+        return fault, encode(fault, self.seq)
 
-    def _write_line(self, line: str) -> None:
+    def flush(self) -> None:
+        """Write the lines recorded since the last flush, and flush the file (gzip:
+        sync-flushed, so everything flushed inflates after a crash)."""
+        if not self._lines:
+            return
+        lines, self._lines = self._lines, []
         try:
-            self._file.write(line + "\n")
-            self._file.flush()
+            self._file.write(b"".join(lines))
+            if isinstance(self._file, gzip.GzipFile):
+                self._file.flush(zlib.Z_SYNC_FLUSH)
+            else:
+                self._file.flush()
         except (OSError, ValueError) as exc:
-            self.write_errors += 1
-            if self.write_errors == 1:
+            self.write_errors += len(lines)
+            if self.write_errors == len(lines):
                 log.error("cdpnb: writing the trace %s failed: %s (messages are being lost "
                           "from the recording)", self.path, exc)
 
@@ -117,36 +153,20 @@ class Recorder:
         """Write the footer (counts) and close the file. Idempotent."""
         if self.closed:
             return
+        self.flush()
         counts = dict(self.counts)
         if self.write_errors:
             counts["write_errors"] = self.write_errors
         if self.unrecordable:
             counts["unrecordable"] = self.unrecordable
-        self._write_line(dumps(footer(ended_at=time.time(), counts=counts)))
+        self._lines.append(dumps(footer(ended_at=time.time(), counts=counts)).encode() + b"\n")
+        self.flush()
         self.closed = True
         try:
             self._file.close()
-            if self._gzip:
-                self._raw.close()
         except OSError as exc:
             log.error("cdpnb: closing the trace %s failed: %s", self.path, exc)
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else "recording"
         return f"<Recorder {self.path} {state} {sum(self.counts.values())} messages>"
-
-
-class _GzipLines:
-    """Text lines into a gzip stream, sync-flushed so a crash keeps what was written."""
-
-    def __init__(self, raw: gzip.GzipFile) -> None:
-        self._raw = raw
-
-    def write(self, text: str) -> int:
-        return self._raw.write(text.encode("utf-8"))
-
-    def flush(self) -> None:
-        self._raw.flush(zlib.Z_SYNC_FLUSH)
-
-    def close(self) -> None:
-        self._raw.flush()
