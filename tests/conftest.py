@@ -6,7 +6,6 @@ import asyncio
 import json
 import time
 import urllib.request
-import warnings
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 

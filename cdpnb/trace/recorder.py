@@ -77,7 +77,7 @@ class Recorder:
         self._gzip = self.path.suffix == ".gz"
         self._file: IO[bytes] | gzip.GzipFile
         if self._gzip:
-            self._file = gzip.GzipFile(self.path, "wb")  # noqa: SIM115 - lives as long as we do
+            self._file = gzip.GzipFile(self.path, "wb")
         else:
             self._file = open(self.path, "wb")  # noqa: SIM115
         self.seq = 0
