@@ -3,11 +3,11 @@
 Every figure is a ratio of two (or three) clients measured on the same browser and
 page, interleaved round by round, so machine load hits them alike:
 
-- **command round trip**: ``sup.cdp("Runtime.evaluate", {"expression": "1"})`` vs a
-  bare ``websockets`` client on the same page vs Playwright's ``CDPSession.send``; and,
-  to tell the two apart, the same command sent from inside cdpnb's engine loop (the
-  protocol core, reducers and listeners) and the caller → engine → caller thread hop
-  with no I/O at all;
+- **command round trip**: ``sup.cdp("Runtime.evaluate", {"expression": "1"})`` from
+  the caller's loop and from ``cdpnb.sync`` in a script's thread, vs a bare
+  ``websockets`` client on the same page, Playwright's ``CDPSession.send``, and the
+  peer libraries cdp-use and pydoll (in their own environment, see ``PEERS_PYTHON``;
+  skipped with a message when absent);
 - **dialog detection**: ``alert()`` sent → the dialog in cdpnb's state vs → the
   ``Page.javascriptDialogOpening`` event read by the bare client (both listening to
   the same page; cdpnb answers);
@@ -48,9 +48,8 @@ import cdpnb
 from cdpnb.probes import ScenarioServer
 from cdpnb.protocol import Event
 from cdpnb.state import BrowserState
-from cdpnb.supervisor.core import Core
+from cdpnb.supervisor.core import Core, settle
 from cdpnb.trace import Recorder
-from cdpnb.transport.engine import engine
 
 RESULTS = Path(__file__).resolve().parent / "results" / "cdp.json"
 
@@ -106,60 +105,100 @@ async def timed(call: Callable[[], Awaitable[Any]]) -> float:
 # -- command round trip and dialog detection ----------------------------------------------
 
 
+#: Where the peer libraries live (their own virtualenv: cdp-use, pydoll-python); made by
+#: ``python3 -m venv benchmarks/.peers && benchmarks/.peers/bin/pip install cdp-use
+#: pydoll-python``. Absent, the peers are skipped with a message.
+PEERS_PYTHON = Path(os.environ.get("CDPNB_PEERS_PYTHON",
+                                   Path(__file__).resolve().parent / ".peers" / "bin" / "python"))
+PEER_CLIENT = Path(__file__).resolve().parent / "peer_client.py"
+
+
+class Peer:
+    """A peer library's client in its own process; one timed call per request."""
+
+    def __init__(self, name: str, process: asyncio.subprocess.Process) -> None:
+        self.name = name
+        self.process = process
+
+    @classmethod
+    async def start(cls, name: str, browser_url: str, target: str) -> Peer | None:
+        if not await asyncio.to_thread(PEERS_PYTHON.exists):
+            return None
+        process = await asyncio.create_subprocess_exec(
+            str(PEERS_PYTHON), str(PEER_CLIENT), name, browser_url, target,
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL)
+        assert process.stdout is not None
+        ready = await asyncio.wait_for(process.stdout.readline(), 30)
+        if ready.strip() != b"ready":
+            process.kill()
+            return None
+        return cls(name, process)
+
+    async def call(self) -> float:
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write(b"call\n")
+        await self.process.stdin.drain()
+        return float(await self.process.stdout.readline())
+
+    async def close(self) -> None:
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        await self.process.wait()
+
+
 async def command_round_trip(sup: cdpnb.Supervisor, bare: BareClient, backend: cdpnb.Backend,
                              rounds: int) -> dict[str, Any]:
     from playwright.async_api import async_playwright
 
     params = {"expression": "1"}
-    session = sup.page_session_id
+    blocking = cdpnb.sync.Supervisor.of(sup)
 
-    async def on_engine() -> float:
-        # The same command from inside cdpnb's engine loop: what the protocol core,
-        # the reducers and the listeners cost, without the thread hop to the caller.
+    def sync_call() -> float:
+        # The blocking face from a script's thread (no loop running there): the command
+        # goes out from this thread and the reply wakes it.
         started = time.perf_counter()
-        await sup._core.send("Runtime.evaluate", params, session)
+        blocking.cdp("Runtime.evaluate", params)
         return time.perf_counter() - started
 
-    inner: list[float] = []
-
-    async def core_only() -> None:
-        inner.append(await engine.run(on_engine()))
-
-    async def nothing() -> None:
-        return None
-
-    async def hop_only() -> None:
-        await engine.run(nothing())
+    async def sync_face() -> float:
+        return await asyncio.to_thread(sync_call)
 
     clients: dict[str, Callable[[], Awaitable[Any]]] = {
-        "engine hop alone (no I/O)": hop_only,
         "cdpnb": lambda: sup.cdp("Runtime.evaluate", params),
         "bare websockets": lambda: bare.send("Runtime.evaluate", params),
-        "cdpnb core, on its own loop": core_only,
     }
+    timed_inside: dict[str, Callable[[], Awaitable[float]]] = {"cdpnb.sync (script)": sync_face}
+    peers = [p for p in [await Peer.start(name, backend.cdp_url, sup.page_target_id or "")
+                         for name in ("cdp-use", "pydoll")] if p is not None]
+    skipped = [] if peers else [f"cdp-use and pydoll: no peer environment at {PEERS_PYTHON}"]
+    for peer in peers:
+        timed_inside[peer.name] = peer.call
     async with async_playwright() as pw:
         browser = await pw.chromium.connect_over_cdp(backend.http_url)
         page = next(p for c in browser.contexts for p in c.pages
                     if p.url == sup.state.frames[sup.state.page_target_id or ""].url)
         cdp_session = await page.context.new_cdp_session(page)
         clients["playwright CDPSession"] = lambda: cdp_session.send("Runtime.evaluate", params)
-        samples: dict[str, list[float]] = {name: [] for name in clients}
+        names = [*clients, *timed_inside]
+        samples: dict[str, list[float]] = {name: [] for name in names}
         for _ in range(20):  # warm-up
-            for call in clients.values():
-                await call()
-        order = list(clients)
+            for name in names:
+                await (clients[name]() if name in clients else timed_inside[name]())
         for _ in range(rounds):
-            random.shuffle(order)
-            for name in order:
-                samples[name].append(await timed(clients[name]))
+            for name in random.sample(names, len(names)):
+                samples[name].append(await timed(clients[name]) if name in clients
+                                     else await timed_inside[name]())
         await cdp_session.detach()
         await browser.close()  # disconnects; the browser is ours
-    # The core's own time is measured inside the engine loop, not around the hop.
-    samples["cdpnb core, on its own loop"] = inner[-rounds:]
+    for peer in peers:
+        await peer.close()
     bare_ms = median_ms(samples["bare websockets"])
-    return {name: {"median_ms": round(median_ms(s), 4),
-                   "ratio_to_bare": round(median_ms(s) / bare_ms, 3)}
-            for name, s in samples.items()}
+    out: dict[str, Any] = {name: {"median_ms": round(median_ms(s), 4),
+                                  "ratio_to_bare": round(median_ms(s) / bare_ms, 3)}
+                           for name, s in samples.items()}
+    out["skipped"] = skipped
+    return out
 
 
 async def dialog_detection(sup: cdpnb.Supervisor, bare: BareClient,
@@ -300,20 +339,23 @@ async def ingest_bare(url: str, count: int) -> float:
 async def ingest_cdpnb(url: str, count: int, record_to: Path | None) -> float:
     core = Core(url, command_timeout_s=5, connect_timeout_s=5)
     recorder = Recorder(record_to) if record_to is not None else None
+    if recorder is not None:
+        recorder.auto_flush = False  # as the supervisor does: flushed per batch read
     core.recorder = recorder
-    done = asyncio.get_running_loop().create_future()
+    done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
     seen = [0]
 
-    def counted(message: object) -> None:
+    def counted(message: object, changes: object) -> None:
+        # On the reader thread, as each message is folded (a quick check, nothing more).
         if type(message) is Event:
             seen[0] += 1
             if seen[0] == count:
-                done.set_result(None)
+                settle(done, None)
 
+    core.subscribe(counted, methods=["Runtime.consoleAPICalled"], now=True)
     started = time.perf_counter()
     await core.connect()
-    core.subscribe(counted)
     await done
     rate = count / (time.perf_counter() - started)
     await core.close()
@@ -347,7 +389,8 @@ async def event_ingest(count: int, rounds: int) -> dict[str, Any]:
             "cdpnb_not_recording_per_s": round(unrecorded),
             "bare_per_s": round(bare_rate), "ratio_to_bare": round(cdpnb_rate / bare_rate, 3),
             "ratio_not_recording_to_bare": round(unrecorded / bare_rate, 3),
-            "cdpnb_does": "parse, record to a JSONL trace flushed per line, fold into state"}
+            "cdpnb_does": "parse, record to a JSONL trace (the wire bytes as they came, "
+                          "flushed per batch read), fold into state"}
 
 
 # -- run ---------------------------------------------------------------------------------
@@ -382,19 +425,12 @@ def table(results: dict[str, Any]) -> str:
     bridge = results["bridge_prompt"]
     ingest = results["event_ingest"]
     attach = results["attach"]
-    rows = [
-        ("command round trip, cdpnb", f"{rtt['cdpnb']['median_ms']:.3f} ms",
-         f"{rtt['cdpnb']['ratio_to_bare']:.2f}× bare"),
-        ("  of which cdpnb's core, on its own loop",
-         f"{rtt['cdpnb core, on its own loop']['median_ms']:.3f} ms",
-         f"{rtt['cdpnb core, on its own loop']['ratio_to_bare']:.2f}× bare"),
-        ("  the thread hop alone (no I/O)",
-         f"{rtt['engine hop alone (no I/O)']['median_ms']:.3f} ms", ""),
+    contenders = [name for name in rtt if name not in ("skipped", "bare websockets")]
+    rows = [(f"command round trip, {name}", f"{rtt[name]['median_ms']:.3f} ms",
+             f"{rtt[name]['ratio_to_bare']:.2f}× bare") for name in contenders]
+    rows += [
         ("command round trip, bare websockets",
          f"{rtt['bare websockets']['median_ms']:.3f} ms", "1.00×"),
-        ("command round trip, Playwright CDPSession",
-         f"{rtt['playwright CDPSession']['median_ms']:.3f} ms",
-         f"{rtt['playwright CDPSession']['ratio_to_bare']:.2f}× bare"),
         ("alert() → in cdpnb's state / bare event",
          f"{dialog['cdpnb_state_ms']:.3f} / {dialog['bare_event_ms']:.3f} ms",
          f"{dialog['ratio_to_bare']:.2f}× bare"),
@@ -411,6 +447,7 @@ def table(results: dict[str, Any]) -> str:
         ("sup.snapshot(), 300 frames", f"{attach['snapshot_300_frames_ms']:.3f} ms",
          f"truncated={attach['snapshot_truncated']}"),
     ]
+    rows += [("skipped", reason, "") for reason in rtt.get("skipped", [])]
     width = max(len(r[0]) for r in rows)
     return "\n".join(f"{a:<{width}}  {b:>26}  {c}" for a, b, c in rows)
 

@@ -78,9 +78,10 @@ async def supervised(any_browser: cdpnb.Backend, tmp_path: Path,
 
 
 def answers_sent(trace: Path) -> list[dict[str, Any]]:
-    lines = [json.loads(line) for line in trace.read_text().splitlines()[1:]]
-    return [line["params"] for line in lines
-            if line.get("dir") == "send" and line.get("method") == "Page.handleJavaScriptDialog"]
+    """What the trace says was sent as Page.handleJavaScriptDialog (flushed as it went)."""
+    sent = [json.loads(line)["msg"] for line in trace.read_text().splitlines()[1:]
+            if '"dir":"send"' in line]
+    return [msg["params"] for msg in sent if msg.get("method") == "Page.handleJavaScriptDialog"]
 
 
 async def open_reporting(sup: cdpnb.Supervisor, call: str, name: str,

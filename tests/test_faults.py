@@ -40,8 +40,8 @@ async def test_sigkill_mid_command_leaves_the_trace_whole(site: ScenarioServer,
         # What is on disk now, before anyone closes anything, is what a crash leaves.
         lines = path.read_text().splitlines()
         records = [json.loads(line) for line in lines]  # every line whole
-        assert records[-1]["method"] == "cdpnb.disconnected"
-        sent = [r for r in records if r.get("dir") == "send"]
+        assert records[-1]["msg"]["method"] == "cdpnb.disconnected"
+        sent = [r["msg"] for r in records if r.get("dir") == "send"]
         assert sent[-1]["method"] == "Runtime.evaluate"
         assert sent[-1]["params"]["expression"] == "new Promise(() => {})"
         await sup.stop()

@@ -84,10 +84,10 @@ OVERLAP: dict[bool | None, tuple[str, str | None]] = {
 NAVIGATION: dict[bool | None, str] = {True: "navigation", False: "wedged", None: "wedged"}
 #: Reasons whose dialog the browser is about to close itself: its Closed is the browser's.
 BROWSER_CLOSES = frozenset({"superseded", "navigation"})
-#: Measured on chromium: when a frame of a page commits a new document (an OOPIF still
-#: loading when the top frame opened its dialog), the page's open dialog is closed
-#: (result false) within a millisecond or two. A close that soon after a commit is the
-#: browser's.
+#: Measured on chromium: when a frame of a page commits a new document while the page
+#: has a dialog open (an OOPIF still loading when the top frame opened its dialog), the
+#: dialog is closed (result false) within a millisecond or two. A close that soon after
+#: a commit made while it was open is the browser's.
 COMMIT_CLOSES_S = 0.02
 
 #: Why a dialog cannot be answered, in words (``{other}`` names the answerable one).
@@ -332,8 +332,10 @@ def dialog_closed(state: BrowserState, msg: Event, out: Out) -> BrowserState:
         return _close(state, dialog, _record(dialog, msg.wall, "browser", accepted,
                                              prompt_text, dialog.unanswerable), out)
     page = state.pages.get(msg.session_id or "")
-    if (dialog.has_browser_handler and page is not None and page.last_commit is not None
-            and 0 <= msg.mono - page.last_commit <= COMMIT_CLOSES_S):
+    committed = page.last_commit if page is not None else None
+    if (dialog.has_browser_handler and committed is not None
+            and dialog.opened_at <= committed <= msg.wall
+            and msg.wall - committed <= COMMIT_CLOSES_S):
         return _close(state, dialog, _record(dialog, msg.wall, "browser", accepted,
                                              prompt_text, "navigation"), out)
     meant_for = next((d for d in _native_on(state, msg.session_id)

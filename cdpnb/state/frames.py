@@ -163,7 +163,7 @@ def frame_navigated(state: BrowserState, msg: Event, out: Out) -> BrowserState:
     out.append(FrameNavigated(frames[fid]))
     page = state.pages.get(page_session_of(state, msg.session_id) or "")
     if page is not None:
-        page = page.model_copy(update={"last_commit": msg.mono})
+        page = page.model_copy(update={"last_commit": msg.wall})
         state = state.evolve(pages={**state.pages, page.session_id: page})
     # A dialog still open in the frame's old document went with it (a Closed would
     # have come first had anyone answered it).

@@ -71,7 +71,7 @@ class PageInfo(_Frozen):
     hazard: str | None = None
     #: Set while cdpnb replaces this page (its dialogs then close as page_replaced).
     replacing: bool = False
-    #: When (monotonic s) a frame of this page last committed a new document.
+    #: When (wall-clock s) a frame of this page last committed a new document.
     last_commit: float | None = None
 
 
