@@ -22,7 +22,8 @@ import cdpnb
 import cdpnb.sync
 from cdpnb import cli
 from cdpnb.campaign import CampaignProgress, CampaignResult, load
-from cdpnb.probes import Check
+from cdpnb.campaign.browsers import BrowserPool
+from cdpnb.probes import Check, parse_backend
 from cdpnb.probes.checks import Site
 from cdpnb.supervisor import Supervisor
 from cdpnb.trace import Trace
@@ -219,6 +220,23 @@ def test_a_browser_killed_mid_cell_is_replaced_and_the_cell_retried(tmp_path: Pa
     row = load(result.path).iloc[0]
     assert row["status"] == "ok" and row["attempts"] == 2 and row["browser_launched"]
     assert row["detail"] == "evaluated on a browser that was not killed (2)"
+
+
+def test_a_kept_browser_that_died_while_idle_is_replaced() -> None:
+    pool = BrowserPool(keep=1)
+    spec = parse_backend("headless-shell")
+    try:
+        with pool.lease(spec) as first:
+            assert first.launched and first.alive
+        with pool.lease(spec) as again:  # kept between cells
+            assert again.connect is first.connect and again.cells_before == 1
+        psutil.Process(first.connect.pid).kill()  # crashed while idle, ended by its pid
+        with pool.lease(spec) as replaced:
+            assert replaced.connect is not first.connect and replaced.launched
+            assert replaced.alive and pool.replaced == 1
+    finally:
+        pool.close()
+    assert not first.connect.running and not replaced.connect.running
 
 
 def test_a_cell_that_keeps_failing_is_recorded_with_its_reason(tmp_path: Path) -> None:

@@ -127,6 +127,11 @@ def test_bad_arguments_are_refused_before_anything_starts(tmp_path: Path) -> Non
                 {"keep_browsers": -2}):
         with pytest.raises(ValueError, match=next(iter(bad))):
             cdpnb.campaign("node", "runtime.evaluate", out=tmp_path, **bad)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="got LocalCluster"):
+        from distributed import LocalCluster
+
+        cdpnb.campaign("node", "runtime.evaluate", out=tmp_path,
+                       client=LocalCluster.__new__(LocalCluster))  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="concurrency is for a campaign without a cluster"):
         cdpnb.campaign("node", "runtime.evaluate", out=tmp_path, client="tcp://127.0.0.1:9",
                        concurrency=2)
@@ -169,6 +174,17 @@ def test_attempts_are_counted_before_they_run(tmp_path: Path) -> None:
     assert layout.attempts(cell) == 0
     assert layout.start_attempt(cell) == 1 and layout.start_attempt(cell) == 2
     assert layout.attempts(cell) == 2 and layout.attempts_file(cell).name.startswith(".")
+
+
+def test_html_repr_escapes_what_it_shows(tmp_path: Path) -> None:
+    layout = Layout(tmp_path)
+    cell = Cell("<b>backend</b>", "mine.<script>", 0)
+    layout.write(layout.checks_file(cell), pa.Table.from_pylist([{
+        "repeat": 0, "capability": "<img src=x onerror=alert(1)>", "status": "ok",
+        "value_ms": 2.0}], schema=CHECKS_SCHEMA))
+    html = cdpnb.campaign.CampaignResult(tmp_path)._repr_html_()
+    assert "<img" not in html and "<b>backend" not in html
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html and "&lt;b&gt;backend" in html
 
 
 def test_an_empty_campaign_folder_loads_as_empty_typed_tables(tmp_path: Path) -> None:

@@ -51,6 +51,18 @@ class CampaignModule(ModuleType):
     __call__ = staticmethod(run_campaign)
     load = staticmethod(load)
 
+    if TYPE_CHECKING:  # the rest of __all__, for ``cdpnb.campaign.<name>`` in typed code
+        CampaignProgress = CampaignProgress
+        CampaignResult = CampaignResult
+        Cell = Cell
+        Comparison = Comparison
+        RunSummary = RunSummary
+        compare_samples = staticmethod(compare_samples)
+        default_concurrency = staticmethod(default_concurrency)
+        resolve_scenarios = staticmethod(resolve_scenarios)
+        run_campaign = staticmethod(run_campaign)
+        wilson_interval = staticmethod(wilson_interval)
+
 
 sys.modules[__name__].__class__ = CampaignModule
 # inspect.signature (and so help() and a notebook's ``cdpnb.campaign?``) reads this.

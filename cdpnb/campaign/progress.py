@@ -43,7 +43,7 @@ class CampaignProgress:
         return self.skipped + self.done + self.failed
 
     def running_text(self) -> str:
-        """``0: 2 · 1: 1`` — cells running on each worker."""
+        """``worker 0: 2 · worker 1: 1`` — cells running on each worker."""
         return " · ".join(f"{worker}: {len(cells)}" for worker, cells in self.running.items()
                           if cells) or "none"
 
@@ -110,7 +110,10 @@ class Tracker:
 
 
 def _short(worker: str) -> str:
-    """A worker's name as shown: ``tcp://127.0.0.1:4567`` as ``127.0.0.1:4567``."""
+    """A worker's name as shown: ``tcp://127.0.0.1:4567`` as ``127.0.0.1:4567``, a
+    LocalCluster's ``0`` as ``worker 0``."""
+    if worker.isdigit():
+        return f"worker {worker}"
     return worker.partition("://")[2] or worker
 
 

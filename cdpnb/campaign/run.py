@@ -99,6 +99,16 @@ def _check_arguments(repeats: int, retries: int, concurrency: int | None,
             raise ValueError(f"{name} must be a positive int or None, got {option!r}")
 
 
+def _check_client(client: object) -> None:
+    if client is None or isinstance(client, str):
+        return
+    from distributed import Client
+
+    if not isinstance(client, Client):
+        raise TypeError(f"client must be a dask.distributed.Client, a scheduler address or "
+                        f"None, got {type(client).__name__}")
+
+
 def run_campaign(
     backends: Sequence[str] | str = ("chromium", "headless-shell"),
     scenarios: Sequence[str | Check] | str | Check | None = None,
@@ -132,6 +142,7 @@ def run_campaign(
     specs = resolve_backends(backends)
     checks = resolve_scenarios(scenarios)
     _check_arguments(repeats, retries, concurrency, keep_browsers)
+    _check_client(client)
     if client is not None and concurrency is not None:
         raise ValueError("concurrency is for a campaign without a cluster; a cluster's "
                          "workers and threads (or browser resources) set its own")

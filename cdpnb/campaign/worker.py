@@ -26,7 +26,11 @@ from cdpnb.campaign.layout import CHECKS_SCHEMA, LATENCIES_SCHEMA, Layout
 from cdpnb.probes import CheckResult, ScenarioServer, run_checks
 from cdpnb.transport.engine import engine
 
-__all__ = ["BackendEnded", "CampaignPlugin", "CellFailed", "CellOutcome", "run_cell", "topic"]
+__all__ = ["CELL_TIMEOUT_S", "BackendEnded", "CampaignPlugin", "CellFailed", "CellOutcome",
+           "run_cell", "topic"]
+
+#: No attempt at a cell may take longer (a check has 30 s, a launch 20, a connect 5).
+CELL_TIMEOUT_S = 120.0
 
 
 def topic(run_id: str) -> str:
@@ -111,7 +115,7 @@ def run_cell(task: CellTask, root: str, run_id: str, plugin_name: str) -> CellOu
             result, = engine.run_sync(run_checks(
                 lease.connect, [task.check], plugin.site, backend=cell.backend,
                 kind=lease.kind if lease.kind != "url" else None, version=lease.version,
-                run=cell.repeat, record=trace, record_meta=meta))
+                run=cell.repeat, record=trace, record_meta=meta), timeout=CELL_TIMEOUT_S)
             if not lease.alive:
                 raise BackendEnded(f"{cell.backend} ended during the cell (check said: "
                                    f"{result.status}, {result.detail})")

@@ -50,6 +50,7 @@ def module_face() -> None:
     result = cdpnb.sync.campaign(["chromium"], ["dialog.*.main"], 3, out="c", retries=1)
     assert_type(result, CampaignResult)
     assert_type(cdpnb.campaign.load("c"), pd.DataFrame)
+    assert_type(cdpnb.campaign.CampaignResult("c").summary(), pd.DataFrame)
     assert_type(cdpnb.campaign(["node"], client="tcp://127.0.0.1:8786").run,
                 RunSummary | None)
 
