@@ -62,9 +62,9 @@ class BrowserWatch:
 
 
 def test_on_a_local_cluster_of_two_processes(tmp_path: Path) -> None:
-    watch = BrowserWatch(os.getpid())  # the cluster's worker processes are ours
     with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1",
                       dashboard_address="127.0.0.1:0") as cluster, Client(cluster) as client:
+        watch = BrowserWatch(*client.run(os.getpid).values())  # the workers' processes
         result = cdpnb.campaign(BACKENDS, SCENARIOS, REPEATS, out=tmp_path, client=client,
                                 progress=watch)
         assert len(client.scheduler_info()["workers"]) == 2  # the client is left as it was

@@ -79,8 +79,16 @@ def _cluster(client: Client | str | None, concurrency: int) -> Iterator[_Cluster
         with Client(client) as remote:
             yield _Cluster(remote, client, _dashboard(remote))
         return
-    yield _Cluster(client, str(client.scheduler.address if client.scheduler else "?"),
-                   _dashboard(client))
+    yield _Cluster(client, _name(client), _dashboard(client))
+
+
+def _name(client: Client | str | None) -> str:
+    """What the run summary calls where cells ran: "local", or the scheduler's address."""
+    if client is None:
+        return "local"
+    if isinstance(client, str):
+        return client
+    return str(client.scheduler.address if client.scheduler else "?")
 
 
 def _dashboard(client: Client) -> str | None:
@@ -155,21 +163,24 @@ def run_campaign(
     run_id = f"{datetime.now(UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:6]}"
     began = time.monotonic()
     kinds = len({spec.name for spec in specs if spec.kind == "launch"})
-    with _cluster(client, concurrency or default_concurrency()) as cluster:
-        tracker = Tracker(len(tasks), len(tasks) - len(todo), cluster.dashboard)
-        workers = len(cluster.client.scheduler_info()["workers"])
-        _record_run(layout, run_id=run_id, phase="started", backends=[s.label for s in specs],
-                    scenarios=[c.name for c in checks], repeats=repeats, cluster=cluster.name)
-        with progress_display(progress) as show:
-            show(tracker.snapshot())
-            if todo:
+    _record_run(layout, run_id=run_id, phase="started", backends=[s.label for s in specs],
+                scenarios=[c.name for c in checks], repeats=repeats)
+    if not todo:  # all done before: no cluster to start or reach
+        summary = RunSummary(run_id, len(tasks), 0, len(tasks), 0, 0,
+                             time.monotonic() - began, 0, _name(client))
+    else:
+        with _cluster(client, concurrency or default_concurrency()) as cluster:
+            tracker = Tracker(len(tasks), len(tasks) - len(todo), cluster.dashboard)
+            workers = len(cluster.client.scheduler_info()["workers"])
+            with progress_display(progress) as show:
+                show(tracker.snapshot())
                 _run_cells(cluster.client, todo, layout, run_id, tracker, show,
                            retries=retries, keep=keep_browsers, kinds=kinds)
-            show(tracker.snapshot())
-    done = tracker.snapshot()
-    summary = RunSummary(run_id, len(tasks), done.done, done.skipped, done.failed,
-                         done.retried, time.monotonic() - began, workers, cluster.name,
-                         cluster.dashboard)
+                show(tracker.snapshot())
+        done = tracker.snapshot()
+        summary = RunSummary(run_id, len(tasks), done.done, done.skipped, done.failed,
+                             done.retried, time.monotonic() - began, workers, cluster.name,
+                             cluster.dashboard)
     _record_run(layout, **asdict(summary), phase="finished")
     return CampaignResult(root, summary)
 

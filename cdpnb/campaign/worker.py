@@ -125,22 +125,29 @@ def run_cell(task: CellTask, root: str, run_id: str, plugin_name: str) -> CellOu
         layout.write(layout.failed_file(cell), failure_row(task, reason, attempt, run_id,
                                                            str(worker.name), started))
         raise CellFailed(reason) from None
-    row = {**_row(result, cell, run_id, started), "mode": task.check.mode,
-           "kind": lease.kind, "cell_seconds": time.monotonic() - began, "attempts": attempt,
-           "browser_launched": lease.launched, "browser_cells": lease.cells_before,
-           "worker": str(worker.name), "trace": trace.name}
+    _write_finished(layout, task, result, {
+        "mode": task.check.mode, "kind": lease.kind, "cell_seconds": time.monotonic() - began,
+        "attempts": attempt, "browser_launched": lease.launched,
+        "browser_cells": lease.cells_before, "worker": str(worker.name), "trace": trace.name,
+        **_row(result, cell, run_id, started)})
+    return CellOutcome(cell, result.status, result.value, str(worker.name), attempt)
+
+
+def _write_finished(layout: Layout, task: CellTask, result: CheckResult,
+                    row: dict[str, Any]) -> None:
+    """The latency samples, then the checks row: the file that marks the cell done."""
+    cell = task.cell
     samples = list(result.samples) or ([result.value] if result.value is not None else [])
     if samples:
         layout.write(layout.latencies_file(cell), pa.Table.from_pydict({
-            "repeat": [cell.repeat] * len(samples), "capability": [result.capability] * len(
-                samples), "sample": list(range(len(samples))), "ms": samples},
-            schema=LATENCIES_SCHEMA))
+            "repeat": [cell.repeat] * len(samples),
+            "capability": [result.capability] * len(samples),
+            "sample": list(range(len(samples))), "ms": samples}, schema=LATENCIES_SCHEMA))
     # The failure mark goes before the checks file comes: a crash in between leaves a
     # cell that is neither, and a resumed campaign runs it again.
     layout.failed_file(cell).unlink(missing_ok=True)
     layout.write(layout.checks_file(cell), pa.Table.from_pylist([row], schema=CHECKS_SCHEMA))
     layout.attempts_file(cell).unlink(missing_ok=True)
-    return CellOutcome(cell, result.status, result.value, str(worker.name), attempt)
 
 
 def _row(result: CheckResult, cell: Cell, run_id: str, started: datetime) -> dict[str, Any]:
