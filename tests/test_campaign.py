@@ -67,11 +67,12 @@ class Watch:
 
     def __init__(self) -> None:
         self.seen: list[CampaignProgress] = []
+        self.before = set(non_loopback_listeners())  # other tests' servers are not ours
         self.exposed: set[str] = set()
 
     def __call__(self, progress: CampaignProgress) -> None:
         self.seen.append(progress)
-        self.exposed.update(non_loopback_listeners())
+        self.exposed.update(set(non_loopback_listeners()) - self.before)
 
 
 @pytest.fixture(scope="module")
