@@ -99,15 +99,16 @@ def one_run(workers: int, backends: list[str], scenarios: list[str],
             repeats: int) -> dict[str, float]:
     """One campaign on a fresh LocalCluster of ``workers`` workers."""
     with LocalCluster(n_workers=workers, threads_per_worker=1, host="127.0.0.1",
-                      dashboard_address="127.0.0.1:0") as cluster, Client(cluster) as client:
+                      dashboard_address="127.0.0.1:0") as cluster, Client(cluster) as client, \
+            tempfile.TemporaryDirectory(prefix=f"cdpnb-bench-campaign-{workers}w-") as out:
         client.run(_warm)
-        out = Path(tempfile.mkdtemp(prefix=f"cdpnb-bench-campaign-{workers}w-"))
         with CpuMeter() as cpu:
             began = time.monotonic()
             result = cdpnb.campaign(backends, scenarios, repeats, out=out, client=client,
                                     progress=False)
             wall = time.monotonic() - began
-    assert result.run is not None and result.run.failed == 0, result.failures()
+        failures = result.failures()
+    assert result.run is not None and result.run.failed == 0, failures
     return {"cells": result.run.ran, "seconds": result.run.seconds,
             "cells_per_minute": result.run.cells_per_minute,
             "cpu_seconds_per_cell": cpu.seconds / max(1, result.run.ran),
