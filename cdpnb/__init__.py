@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from cdpnb import sync, testing
     from cdpnb.backends import Backend, launch
     from cdpnb.backends.replay import replay
+    from cdpnb.campaign import campaign
     from cdpnb.probes import ProbeResult, ScenarioServer, probe, scenarios
     from cdpnb.supervisor import Supervisor
     from cdpnb.supervisor.registry import registry
@@ -46,6 +47,8 @@ if TYPE_CHECKING:
 _LAZY = {
     "sync": ("cdpnb.sync", None),
     "testing": ("cdpnb.testing", None),
+    # a module that runs a campaign when called: cdpnb.campaign(...), cdpnb.campaign.load
+    "campaign": ("cdpnb.campaign", None),
     "Backend": ("cdpnb.backends", "Backend"),
     "launch": ("cdpnb.backends", "launch"),
     "Supervisor": ("cdpnb.supervisor", "Supervisor"),
@@ -119,6 +122,7 @@ __all__ = [
     "UnknownFrame",
     "WaitTimeout",
     "__version__",
+    "campaign",
     "compare",
     "launch",
     "probe",

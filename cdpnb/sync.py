@@ -46,6 +46,10 @@ from cdpnb.trace import Recorder
 if TYPE_CHECKING:
     from types import TracebackType
 
+    # Filled in below with the rest of what never needs a blocking twin: a campaign
+    # blocks already, so cdpnb.sync.campaign is cdpnb.campaign itself.
+    from cdpnb.campaign import campaign as campaign
+
 __all__ = [
     "Backend",
     "ProbeResult",

@@ -36,7 +36,8 @@ def assert_fits(text: str, columns: int = 80) -> None:
     assert too_wide == [], f"{len(too_wide)} lines wider than {columns}: {too_wide[:3]}"
 
 
-@pytest.mark.parametrize("command", ["", "probe", "record", "replay", "matrix", "compare"])
+@pytest.mark.parametrize("command", ["", "probe", "record", "replay", "matrix", "compare",
+                                     "campaign"])
 def test_help_fits_80_columns_without_rest_markup(command: str) -> None:
     done = cdpnb_command(*([command] if command else []), "--help")
     assert done.returncode == 0

@@ -17,20 +17,23 @@ PACKAGE = Path(cdpnb.__file__).resolve().parent
 ROOT = PACKAGE.parent
 
 ASYNC_IO = {"asyncio", "websockets"}
-UPPER_LAYERS = {"transport", "supervisor", "trace", "backends", "probes", "notebook", "cli"}
+UPPER_LAYERS = {"transport", "supervisor", "trace", "backends", "probes", "campaign", "notebook",
+                "cli"}
 # For each sans-I/O layer: the cdpnb layers above it that it must not import.
 FORBIDDEN_CDPNB = {
     "protocol": UPPER_LAYERS | {"state", "sync", "blocking"},
     "state": UPPER_LAYERS | {"sync", "blocking"},
     # The layers above: what docs/architecture.md says each may import, the rest forbidden.
-    "trace": {"transport", "supervisor", "backends", "probes", "notebook", "cli", "sync",
-              "blocking"},
-    "transport": {"state", "supervisor", "trace", "backends", "probes", "notebook", "cli",
-                  "sync", "blocking"},
+    "trace": {"transport", "supervisor", "backends", "probes", "campaign", "notebook", "cli",
+              "sync", "blocking"},
+    "transport": {"state", "supervisor", "trace", "backends", "probes", "campaign", "notebook",
+                  "cli", "sync", "blocking"},
     # backends serve replayed traces, so they may read them
-    "backends": {"supervisor", "probes", "notebook", "cli", "sync", "blocking"},
-    "supervisor": {"backends", "probes", "notebook", "cli", "sync", "blocking"},
-    "probes": {"notebook", "cli", "sync", "blocking"},
+    "backends": {"supervisor", "probes", "campaign", "notebook", "cli", "sync", "blocking"},
+    "supervisor": {"backends", "probes", "campaign", "notebook", "cli", "sync", "blocking"},
+    "probes": {"campaign", "notebook", "cli", "sync", "blocking"},
+    # campaigns run probe checks as Dask tasks; notebooks and the CLI sit on top of them
+    "campaign": {"notebook", "cli", "sync", "blocking"},
 }
 #: The one way up: a ``view()`` method may import the notebook layer inside its body,
 #: the way ``DataFrame.plot`` imports matplotlib — loaded only when a view is asked for.
@@ -179,8 +182,10 @@ def test_static_checker_catches_forbidden_imports(tmp_path: Path) -> None:
 def test_the_notebook_layer_loads_only_when_a_view_is_asked_for() -> None:
     loaded = _modules_after(
         "import json, sys, cdpnb\n"
-        "cdpnb.Supervisor, cdpnb.Trace, cdpnb.probe, cdpnb.sync\n"
+        "cdpnb.Supervisor, cdpnb.Trace, cdpnb.probe, cdpnb.sync, cdpnb.campaign\n"
         "print(json.dumps(sorted(sys.modules)))\n")
-    heavy = [m for m in loaded if m.split(".")[0] in {"ipywidgets", "matplotlib"}
+    # nor do Dask, DuckDB and scipy until a campaign runs or is read
+    heavy = [m for m in loaded if m.split(".")[0] in {"ipywidgets", "matplotlib", "distributed",
+                                                      "dask", "duckdb", "scipy"}
              or m.startswith("cdpnb.notebook")]
     assert heavy == []

@@ -167,3 +167,17 @@ def test_exported_views_show_their_static_snapshot_without_the_widget_manager(
               if "image/png" in o.get("data", {})]
     assert len(images) == 2
     assert all(o["metadata"]["image/png"]["width"] > 0 for o in images)
+
+
+def test_campaign_notebook_runs_on_two_workers_and_duckdb_agrees() -> None:
+    nb = executed("04-campaign.ipynb")
+    text = _text(nb)
+    assert "2 workers; dashboard: http://127.0.0.1:" in text
+    assert "DuckDB and pandas agree" in text
+    assert "ran 0, skipped 12 of 12 cells" in text  # resumed: nothing ran again
+    outputs = [o for c in nb.cells for o in c.get("outputs", [])]
+    html = "".join(str(o.get("data", {}).get("text/html", "")) for o in outputs)
+    assert 'Dask dashboard: <a href="http://127.0.0.1:' in html
+    assert "<b>cdpnb campaign</b>" in html and "0 failed" in html
+    images = [o for o in outputs if "image/png" in o.get("data", {})]
+    assert len(images) == 1 and images[0]["metadata"]["image/png"]["width"] > 0  # retina

@@ -34,6 +34,7 @@ cdpnb: a research tool for the Chrome DevTools Protocol.
   cdpnb replay TRACE        serve a recorded trace as a CDP endpoint
   cdpnb matrix RESULT       show a saved probe result (probe.json)
   cdpnb compare A B         what two traces did, side by side
+  cdpnb campaign --out DIR  scenarios × backends × repeats, with statistics
 
 Every command takes --json (machine-readable output on stdout) and -h."""
 
@@ -146,6 +147,17 @@ def build_parser() -> argparse.ArgumentParser:
                  "frames and OOPIFs, command latencies, console, faults.")
     c.add_argument("traces", type=Path, nargs="+", metavar="TRACE", help="two or more traces")
     _add_json(c)
+
+    g = _command(commands, "campaign", "run scenarios × backends × repeats, print statistics",
+                 "Run every scenario (a probe check) on every backend, --repeats times, each "
+                 "run a Dask task: here (--concurrency at a time) or on a Dask cluster "
+                 "(--scheduler). Each cell writes a row, its latencies and its trace to a "
+                 "Parquet dataset in --out; cells already there are skipped, so the same "
+                 "command resumes or extends a campaign. Prints success rates with Wilson "
+                 "intervals and latency medians and p95 with bootstrap intervals.")
+    from cdpnb.cli.campaign import add_arguments
+
+    add_arguments(g)
     return parser
 
 
@@ -178,6 +190,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             from cdpnb.cli.live import replay_command
 
             return replay_command(args)
+        if args.command == "campaign":
+            from cdpnb.cli.campaign import campaign_command, check_campaign_args
+
+            check_campaign_args(parser, args)
+            return campaign_command(args)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return INTERRUPTED

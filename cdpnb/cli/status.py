@@ -14,8 +14,8 @@ EXIT_STATUSES = {
     OK: "done: every backend was probed (record/replay: stopped by Ctrl-C, SIGTERM "
         "or --duration)",
     FAILED: "a backend could not be probed (not installed, nothing listening, no CDP), "
-            "or a file or endpoint could not be used",
+            "a file or endpoint could not be used, or campaign cells failed every attempt",
     USAGE: "usage error (unknown option or backend, bad value)",
     SURPRISES: "--strict, and a result differs from what the measured facts predict",
-    INTERRUPTED: "probe interrupted by Ctrl-C",
+    INTERRUPTED: "probe or campaign interrupted by Ctrl-C",
 }

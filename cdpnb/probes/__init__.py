@@ -2,7 +2,14 @@
 
 from cdpnb.probes.checks import CHECKS, Check
 from cdpnb.probes.expected import EXPECTED, expected_status
-from cdpnb.probes.run import CheckResult, ProbeResult, RecordedSite, available_backends, probe
+from cdpnb.probes.run import (
+    CheckResult,
+    ProbeResult,
+    RecordedSite,
+    available_backends,
+    probe,
+    run_checks,
+)
 from cdpnb.probes.server import PAGES, ScenarioServer, scenarios
 from cdpnb.probes.specs import BackendSpec, parse_backend, recorded_probes
 
@@ -21,5 +28,6 @@ __all__ = [
     "parse_backend",
     "probe",
     "recorded_probes",
+    "run_checks",
     "scenarios",
 ]

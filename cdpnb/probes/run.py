@@ -38,7 +38,7 @@ from cdpnb.trace import Trace
 from cdpnb.transport import redact
 
 __all__ = ["STATUSES", "CheckResult", "ProbeResult", "RecordedSite", "available_backends",
-           "probe"]
+           "probe", "run_checks"]
 
 #: No check may take longer than this, whatever the backend does.
 CHECK_TIMEOUT_S = 30.0
@@ -435,6 +435,28 @@ async def _run_check(name: str, version: str, kind: str | None, check: Check, ru
         await sup.annotate("probe.check", note)
     return CheckResult(name, version, check.name, check.capability, run, status, detail, value,
                        time.monotonic() - began, expected_status(kind, check.name), samples)
+
+
+async def run_checks(connect: Any, checks: Sequence[Check], site: Site, *, backend: str,
+                     kind: str | None, version: str = "", run: int = 0,
+                     record: Path | None = None, record_meta: dict[str, Any] | None = None
+                     ) -> list[CheckResult]:
+    """Run ``checks`` (all of one mode) once, under one supervisor of ``connect`` (a
+    launched backend or a CDP URL), as :func:`probe` runs them: for callers that run
+    some checks at a time on a backend they manage themselves (``cdpnb.campaign``).
+
+    ``backend`` labels the results, ``kind`` picks the expected outcomes, ``run`` is
+    the results' run number; the supervisor records to ``record``. A supervisor that
+    cannot start raises (CdpnbError or OSError); what a check finds is its result.
+    """
+    modes = {check.mode for check in checks}
+    if len(modes) != 1:
+        raise ValueError(f"run_checks needs checks of one mode, got {sorted(modes)}")
+    target = _Target(connect, {"kind": kind, "version": version}, site)
+    supervising = await _supervise(target, modes.pop(), record, record_meta or {})
+    async with supervising as sup:
+        return [await _run_check(backend, version, kind, check, run, sup, target)
+                for check in checks]
 
 
 def _recorded_outcome(trace: Trace, check: str, run: int

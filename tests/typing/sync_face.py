@@ -8,6 +8,7 @@ import pandas as pd
 
 import cdpnb
 import cdpnb.sync
+from cdpnb.campaign import CampaignResult, RunSummary
 from cdpnb.state import BrowserState
 
 
@@ -45,6 +46,13 @@ def module_face() -> None:
     assert_type(cdpnb.sync.probe(["replay:x.jsonl"], repeat=1), cdpnb.ProbeResult)
     with cdpnb.sync.replay("x.jsonl", speed=None) as replayed:
         assert_type(replayed.cdp_url, str)
+    # a campaign blocks in both faces: the same callable namespace
+    result = cdpnb.sync.campaign(["chromium"], ["dialog.*.main"], 3, out="c", retries=1)
+    assert_type(result, CampaignResult)
+    assert_type(cdpnb.campaign.load("c"), pd.DataFrame)
+    assert_type(cdpnb.campaign.CampaignResult("c").summary(), pd.DataFrame)
+    assert_type(cdpnb.campaign(["node"], client="tcp://127.0.0.1:8786").run,
+                RunSummary | None)
 
 
 async def async_face() -> None:

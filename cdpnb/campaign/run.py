@@ -1,0 +1,270 @@
+"""``cdpnb.campaign(...)``: backends × scenarios × repeats, as Dask tasks.
+
+One code path for every place a campaign runs: with no cluster given, an in-process
+Dask cluster (threads, nothing listening beyond 127.0.0.1) runs ``concurrency`` cells
+at a time; given a ``dask.distributed.Client`` or a scheduler's address, the same
+tasks go to that cluster's workers. Dask does the scheduling, the retries of a failed
+cell (``retries``), the re-running of a cell whose worker died, and the bounding of
+browsers per worker (a ``browser`` resource, when the workers declare one); a worker
+plugin keeps each worker's browsers and scenario pages between cells.
+
+The call blocks until every cell has finished or failed, in a notebook cell (with a
+progress bar), in a script and inside a coroutine alike; so it is the same object in
+``cdpnb`` and ``cdpnb.sync``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from cdpnb import __version__
+from cdpnb.campaign.cells import CellTask, grid, resolve_backends, resolve_scenarios
+from cdpnb.campaign.dataset import CampaignResult, RunSummary
+from cdpnb.campaign.layout import Layout
+from cdpnb.campaign.progress import ProgressOption, Tracker, progress_display
+from cdpnb.probes import Check
+
+if TYPE_CHECKING:
+    from distributed import Client, Future
+
+    from cdpnb.campaign.worker import CellOutcome
+
+__all__ = ["default_concurrency", "run_campaign"]
+
+#: Seconds between looks at the cluster (and progress redraws) while cells run.
+TICK_S = 0.2
+
+
+def default_concurrency() -> int:
+    """Cells at a time with no cluster: one per core, at most 4 (a cell keeps about a
+    core busy between its browser and the supervisor)."""
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+@dataclass
+class _Cluster:
+    client: Client
+    name: str  # "local" or the scheduler's address
+    dashboard: str | None
+
+
+@contextlib.contextmanager
+def _cluster(client: Client | str | None, concurrency: int) -> Iterator[_Cluster]:
+    """The Dask client to run on; what this function started, it ends."""
+    from distributed import Client, LocalCluster
+
+    if client is None:
+        # In-process: workers are threads of this process talking over inproc://; the
+        # HTTP endpoints a scheduler and worker always open are kept on 127.0.0.1.
+        with LocalCluster(n_workers=1, threads_per_worker=concurrency, processes=False,
+                          dashboard_address="127.0.0.1:0",
+                          worker_dashboard_address="127.0.0.1:0",
+                          scheduler_kwargs={"dashboard": False},
+                          silence_logs=logging.ERROR) as local, Client(local) as own:
+            yield _Cluster(own, "local", None)
+        return
+    if isinstance(client, str):
+        # how long to try to reach it is Dask's to say (distributed.comm.timeouts.connect)
+        with Client(client) as remote:
+            yield _Cluster(remote, client, _dashboard(remote))
+        return
+    yield _Cluster(client, _name(client), _dashboard(client))
+
+
+def _name(client: Client | str | None) -> str:
+    """What the run summary calls where cells ran: "local", or the scheduler's address."""
+    if client is None:
+        return "local"
+    if isinstance(client, str):
+        return client
+    return str(client.scheduler.address if client.scheduler else "?")
+
+
+def _dashboard(client: Client) -> str | None:
+    services = client.scheduler_info().get("services", {})
+    return str(client.dashboard_link) if "dashboard" in services else None
+
+
+def _check_arguments(repeats: int, retries: int, concurrency: int | None,
+                     keep_browsers: int | None) -> None:
+    for name, value, least in (("repeats", repeats, 1), ("retries", retries, 0)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise ValueError(f"{name} must be an int >= {least}, got {value!r}")
+    for name, option in (("concurrency", concurrency), ("keep_browsers", keep_browsers)):
+        if option is not None and (isinstance(option, bool) or not isinstance(option, int)
+                                   or option < (1 if name == "concurrency" else 0)):
+            raise ValueError(f"{name} must be a positive int or None, got {option!r}")
+
+
+def _check_client(client: object) -> None:
+    if client is None or isinstance(client, str):
+        return
+    from distributed import Client
+
+    if not isinstance(client, Client):
+        raise TypeError(f"client must be a dask.distributed.Client, a scheduler address or "
+                        f"None, got {type(client).__name__}")
+
+
+def run_campaign(
+    backends: Sequence[str] | str = ("chromium", "headless-shell"),
+    scenarios: Sequence[str | Check] | str | Check | None = None,
+    repeats: int = 1,
+    *,
+    out: str | os.PathLike[str] | None = None,
+    client: Client | str | None = None,
+    concurrency: int | None = None,
+    retries: int = 2,
+    keep_browsers: int | None = None,
+    progress: ProgressOption = True,
+) -> CampaignResult:
+    """Run every scenario on every backend ``repeats`` times; each run is a cell.
+
+    ``backends``: kinds cdpnb launches or CDP URLs. ``scenarios``: probe check names
+    or globs (``"dialog.*.oopif"``), or your own ``cdpnb.probes.Check``; None is every
+    probe check. Each cell writes its row, its latency samples and its trace under
+    ``out`` (a new temporary folder if not given); cells already there are skipped, so
+    the same call resumes an interrupted campaign, and a larger ``repeats`` or more
+    backends or scenarios append to it.
+
+    ``client``: a ``dask.distributed.Client`` or a scheduler address
+    (``"tcp://127.0.0.1:8786"``); None runs ``concurrency`` cells at a time here
+    (default: :func:`default_concurrency`). A failed cell is tried ``retries`` more
+    times, then recorded with its reason (``result.failures()``). Each worker keeps
+    ``keep_browsers`` backends alive between cells (default: one per backend for each
+    cell it runs at once; 0 launches a fresh one per cell). ``progress``: True for a
+    bar (a widget in a notebook), False for none, or a callable given a
+    ``CampaignProgress``.
+    """
+    specs = resolve_backends(backends)
+    checks = resolve_scenarios(scenarios)
+    _check_arguments(repeats, retries, concurrency, keep_browsers)
+    _check_client(client)
+    if client is not None and concurrency is not None:
+        raise ValueError("concurrency is for a campaign without a cluster; a cluster's "
+                         "workers and threads (or browser resources) set its own")
+    root = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="cdpnb-campaign-"))
+    root.mkdir(parents=True, exist_ok=True)
+    layout = Layout(root)
+    tasks = grid(specs, checks, repeats)
+    finished = layout.finished()
+    todo = [task for task in tasks if task.cell not in finished]
+    run_id = f"{datetime.now(UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:6]}"
+    began = time.monotonic()
+    kinds = len({spec.name for spec in specs if spec.kind == "launch"})
+    _record_run(layout, run_id=run_id, phase="started", backends=[s.label for s in specs],
+                scenarios=[c.name for c in checks], repeats=repeats)
+    if not todo:  # all done before: no cluster to start or reach
+        summary = RunSummary(run_id, len(tasks), 0, len(tasks), 0, 0,
+                             time.monotonic() - began, 0, _name(client))
+    else:
+        with _cluster(client, concurrency or default_concurrency()) as cluster:
+            tracker = Tracker(len(tasks), len(tasks) - len(todo), cluster.dashboard)
+            workers = len(cluster.client.scheduler_info()["workers"])
+            with progress_display(progress) as show:
+                show(tracker.snapshot())
+                _run_cells(cluster.client, todo, layout, run_id, tracker, show,
+                           retries=retries, keep=keep_browsers, kinds=kinds)
+                show(tracker.snapshot())
+        done = tracker.snapshot()
+        summary = RunSummary(run_id, len(tasks), done.done, done.skipped, done.failed,
+                             done.retried, time.monotonic() - began, workers, cluster.name,
+                             cluster.dashboard)
+    _record_run(layout, **asdict(summary), phase="finished")
+    return CampaignResult(root, summary)
+
+
+def _run_cells(client: Client, todo: list[CellTask], layout: Layout, run_id: str,
+               tracker: Tracker, show: Any, *, retries: int, keep: int | None,
+               kinds: int) -> None:
+    from distributed import as_completed
+
+    from cdpnb.campaign.worker import CampaignPlugin, run_cell, topic
+
+    plugin_name = f"cdpnb-campaign-{run_id}"
+    client.register_plugin(CampaignPlugin(keep, kinds), name=plugin_name)
+    client.subscribe_topic(topic(run_id), tracker.on_event)
+    workers = client.scheduler_info()["workers"].values()
+    # Workers started with --resources browser=N run at most N cells at once each.
+    resources = {"browser": 1} if any("browser" in w.get("resources", {})
+                                      for w in workers) else None
+    futures: dict[Future[CellOutcome], CellTask] = {}
+    try:
+        submitted = client.map(run_cell, todo, root=str(layout.root), run_id=run_id,
+                               plugin_name=plugin_name, key=[
+                                   (f"cdpnb-cell-{run_id}", i) for i in range(len(todo))],
+                               pure=False, retries=retries, resources=resources)
+        futures = dict(zip(submitted, todo, strict=True))
+        del submitted
+        pending = as_completed(list(futures))
+        shown = 0.0
+        while not pending.is_empty():
+            batch = pending.next_batch(block=False) if pending.has_ready() else []
+            for future in batch:
+                _finish(future, futures.pop(future), layout, run_id, tracker)
+            if time.monotonic() - shown >= TICK_S:
+                show(tracker.snapshot())
+                shown = time.monotonic()
+            if not batch:
+                time.sleep(TICK_S / 4)
+    finally:
+        if futures:  # interrupted: the cells not finished stay to be resumed
+            client.cancel(list(futures))
+        client.unsubscribe_topic(topic(run_id))
+        with contextlib.suppress(Exception):  # a worker that is gone has nothing to end
+            client.unregister_worker_plugin(plugin_name)
+
+
+def _finish(future: Future[CellOutcome], task: CellTask, layout: Layout, run_id: str,
+            tracker: Tracker) -> None:
+    """Take a finished cell's outcome; record one that ran out of attempts."""
+    from cdpnb.campaign.worker import CellFailed, failure_row
+
+    if future.status == "finished":
+        outcome = future.result()
+        tracker.finish(task.cell, failed=False, already_done=outcome.already_done,
+                       attempts=outcome.attempts, how=outcome.status)
+    else:
+        error = future.exception() if future.status == "error" else None
+        if isinstance(error, CellFailed):
+            reason = str(error)
+        elif error is not None:  # e.g. KilledWorker: its workers kept dying under it
+            reason = f"{type(error).__name__}: {error}"
+        else:
+            reason = f"cell {future.status}"
+        attempts = max(tracker.attempts(task.cell), layout.attempts(task.cell), 1)
+        layout.write(layout.failed_file(task.cell),
+                     failure_row(task, reason, attempts, run_id, "", datetime.now(UTC)))
+        tracker.finish(task.cell, failed=True, already_done=False, attempts=attempts,
+                       how=reason)
+    future.release()
+
+
+def _record_run(layout: Layout, *, run_id: str, phase: str, **fields: Any) -> None:
+    """Append to (or complete) this run's entry in ``campaign.json``."""
+    path = layout.manifest
+    data: dict[str, Any] = {"cdpnb_campaign": 1, "runs": []}
+    if path.exists():
+        with contextlib.suppress(ValueError):
+            data = json.loads(path.read_text(encoding="utf-8"))
+    runs = data.setdefault("runs", [])
+    entry = next((r for r in runs if r.get("run_id") == run_id), None)
+    if entry is None:
+        entry = {"run_id": run_id, "cdpnb": __version__}
+        runs.append(entry)
+    entry.update(fields)
+    entry[f"{phase}_at"] = datetime.now(UTC).isoformat(timespec="seconds")
+    temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
+    temporary.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    os.replace(temporary, path)

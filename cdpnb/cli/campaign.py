@@ -1,0 +1,206 @@
+"""``cdpnb campaign``: backends × scenarios × repeats, here or on a Dask cluster.
+
+Progress (a bar, and the cells running on each worker) and the dashboard's address
+go to stderr; the statistics to stdout, as a table or (``--json``) one document.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict
+from typing import Any
+
+from rich import box
+from rich.console import Group
+from rich.live import Live
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+from rich.text import Text
+
+from cdpnb.campaign import CampaignProgress, CampaignResult, run_campaign
+from cdpnb.cli import output
+from cdpnb.cli.status import FAILED, OK
+from cdpnb.probes import available_backends
+
+__all__ = ["add_arguments", "campaign_command", "check_campaign_args"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--backends", default=None, metavar="LIST",
+                        help="comma-separated kinds or CDP URLs (default: every backend "
+                             "installed here)")
+    parser.add_argument("--scenarios", default=None, metavar="LIST",
+                        help="comma-separated probe check names or globs, e.g. "
+                             "'dialog.*.main,latency.*' (default: every check)")
+    parser.add_argument("--repeats", type=int, default=1, metavar="N",
+                        help="runs of every scenario on every backend (default 1)")
+    parser.add_argument("--out", required=True, metavar="DIR",
+                        help="the campaign's folder; cells already in it are skipped")
+    parser.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                        help="a Dask scheduler, e.g. tcp://127.0.0.1:8786 (default: run "
+                             "here, --concurrency cells at a time)")
+    parser.add_argument("--concurrency", type=int, default=None, metavar="N",
+                        help="cells at a time without --scheduler (default: one per core, "
+                             "at most 4)")
+    parser.add_argument("--retries", type=int, default=2, metavar="N",
+                        help="further attempts at a failed cell before it is recorded as "
+                             "failed (default 2)")
+    parser.add_argument("--keep-browsers", type=int, default=None, metavar="N",
+                        help="backends each worker keeps alive between cells (0: a fresh "
+                             "one per cell)")
+    parser.add_argument("--by", default="capability", choices=("capability", "scenario"),
+                        help="group the statistics by (default capability)")
+    parser.add_argument("--compare", default=None, metavar="A,B",
+                        help="say whether B's latencies differ from A's beyond the noise")
+    parser.add_argument("--json", action="store_true",
+                        help="print the result as JSON on stdout (human text goes to stderr)")
+
+
+def check_campaign_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Usage errors (exit 2) before anything starts."""
+    from cdpnb.campaign.cells import resolve_backends, resolve_scenarios
+
+    try:
+        if args.backends:
+            resolve_backends(_split(args.backends))
+        if args.scenarios:
+            resolve_scenarios(_split(args.scenarios))
+    except ValueError as exc:
+        parser.error(str(exc))
+    if args.repeats < 1 or args.retries < 0:
+        parser.error("--repeats must be at least 1 and --retries at least 0")
+    if args.scheduler and args.concurrency is not None:
+        parser.error("--concurrency is for a campaign without --scheduler")
+    if args.compare and len(_split(args.compare)) != 2:
+        parser.error("--compare takes two backends: A,B")
+
+
+def _split(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+@contextmanager
+def _progress() -> Iterator[Callable[[CampaignProgress], None]]:
+    """A bar and one line per busy worker on stderr (nothing when it is no terminal)."""
+    console = output.err()
+    bar = Progress(TextColumn("campaign"), BarColumn(bar_width=None), MofNCompleteColumn(),
+                   TimeElapsedColumn(), TextColumn("{task.fields[counts]}"),
+                   console=console, expand=True)
+    task = bar.add_task("campaign", total=None, counts="")
+    workers = Text("")
+    announced = False
+    with Live(Group(bar, workers), console=console, transient=True,
+              auto_refresh=False) as live:
+        def show(progress: CampaignProgress) -> None:
+            nonlocal announced
+            if progress.dashboard and not announced:
+                console.print(f"Dask dashboard: {progress.dashboard}", soft_wrap=True)
+                announced = True
+            bar.update(task, total=progress.total, completed=progress.finished,
+                       counts=f"failed {progress.failed} · retried {progress.retried}")
+            workers.plain = "\n".join(
+                f"  {worker}: {len(cells)} running ({cells[0]}{', …' if len(cells) > 1 else ''})"
+                for worker, cells in progress.running.items())
+            live.refresh()
+
+        yield show
+
+
+def _with_interval(value: float, low: float, high: float, percent: bool = False) -> str:
+    """``0.5 (0.42–0.51)``; a rate as ``100 (44–100)`` percent; ``—`` when unmeasured."""
+    if math.isnan(value):
+        return "—"
+    if percent:
+        return f"{value:.0%} ({low * 100:.0f}–{high * 100:.0f})"
+    return f"{value:.2g} ({low:.2g}–{high:.2g})"
+
+
+def _summary_table(summary: Any, by: str) -> Table:
+    """One row per backend × capability: the intervals beside their figures (and the
+    cells that could not run, when there are any)."""
+    rows = summary.reset_index().to_dict("records")
+    errors = any(row["errors"] for row in rows)
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, expand=False)
+    table.add_column("backend", overflow="fold", min_width=8)
+    table.add_column(by, overflow="fold", min_width=10)
+    table.add_column("n", justify="right")
+    table.add_column("ok (95% CI)", no_wrap=True)
+    table.add_column("median ms (CI)", no_wrap=True)
+    table.add_column("p95 ms", justify="right")
+    if errors:
+        table.add_column("errors", justify="right")
+    for row in rows:
+        cells = [str(row["backend"]), str(row[by]), str(row["cells"]),
+                 _with_interval(row["success_rate"], row["success_low"], row["success_high"],
+                                percent=True),
+                 _with_interval(row["median_ms"], row["median_low"], row["median_high"]),
+                 "—" if math.isnan(row["p95_ms"]) else f"{row['p95_ms']:.2g}"]
+        table.add_row(*cells, *([str(row["errors"])] if errors else []))
+    return table
+
+
+def _report(result: CampaignResult, args: argparse.Namespace) -> int:
+    summary = result.summary(by=args.by)
+    failures = result.failures()
+    comparison = None
+    if args.compare:
+        try:
+            comparison = result.compare(*_split(args.compare), by=args.by)
+        except ValueError as exc:  # a backend that is not in the campaign
+            output.err().print(f"cdpnb campaign --compare: {exc}", style="red")
+            return FAILED
+    status = FAILED if not failures.empty else OK
+    if args.json:
+        output.print_json({
+            "out": str(result.path), "run": asdict(result.run) if result.run else None,
+            "summary": summary.reset_index().to_dict("records"),
+            "failures": failures.to_dict("records"),
+            "compare": None if comparison is None else
+            comparison.reset_index().to_dict("records"),
+            "exit_status": status})
+        return status
+    console = output.out()
+    if result.run is not None:
+        run = result.run
+        workers = f"{run.workers} worker{'s' if run.workers != 1 else ''}"
+        console.print(f"{run.ran} cells ran in {run.seconds:.1f} s ({run.cells_per_minute:.1f}"
+                      f"/min on {workers}), {run.skipped} were already done, "
+                      f"{run.failed} failed", overflow="fold")
+    console.print(_summary_table(summary, args.by))
+    if comparison is not None:
+        console.print()
+        console.print(output.lines((str(group), str(verdict)) for group, verdict
+                                   in comparison["verdict"].items()))
+    if not failures.empty:
+        console.print()
+        console.print("Cells that failed every attempt:", style="bold red")
+        console.print(output.lines(
+            (f"{row['backend']} {row['scenario']} #{row['repeat']}", str(row["reason"]))
+            for row in failures.to_dict("records")))
+    console.print(f"\ndataset: {result.path} (cdpnb.campaign.load, or DuckDB over "
+                  f"{result.path}/checks/**/*.parquet)", overflow="fold")
+    return status
+
+
+def campaign_command(args: argparse.Namespace) -> int:
+    backends = _split(args.backends) if args.backends else [
+        kind for kind, why in available_backends().items() if why is None]
+    if not backends:
+        output.err().print("cdpnb campaign: no backend is installed here; name one with "
+                           "--backends (a CDP URL works too)", style="red")
+        return FAILED
+    scenarios = _split(args.scenarios) if args.scenarios else None
+    try:
+        with _progress() as show:
+            result = run_campaign(backends, scenarios, args.repeats, out=args.out,
+                                  client=args.scheduler, concurrency=args.concurrency,
+                                  retries=args.retries, keep_browsers=args.keep_browsers,
+                                  progress=show)
+    except (OSError, TimeoutError) as exc:
+        output.err().print(f"cdpnb campaign: cannot run: {type(exc).__name__}: {exc}",
+                           style="red")
+        return FAILED
+    return _report(result, args)
