@@ -1,0 +1,362 @@
+"""One block of trace lines as columns: msgspec decodes each line into a small Struct,
+the payload (``params`` / ``result`` / ``error``) left as the bytes it was
+(``msgspec.Raw``), and the Structs become numpy columns and one bytes buffer at once.
+
+Only the common shape takes this path: every line a message of its direction with
+the one payload field that direction uses. A block holding anything else (a lone
+surrogate escape, which msgspec refuses; a number out of range; a field of the wrong
+type; a v2 line without ``msg``) is read line by line with the standard library
+through the same checks as the object reader (``LineDecoder``), so it gives the same
+values; a line that even that refuses is damage, and ``Refused`` hands the file to the
+object reader, which names it.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from operator import attrgetter
+from typing import Annotated, Any
+
+import msgspec
+import numpy as np
+
+from cdpnb.protocol import Command, ErrorReply, Event, Fault, Note, Reply
+from cdpnb.protocol.codec import loads
+from cdpnb.trace.canonical import canonical_buffer
+from cdpnb.trace.format import (
+    INT_MAX,
+    INT_MIN,
+    WALL_MAX,
+    WALL_MIN,
+    LineDecoder,
+    TraceFormatError,
+)
+from cdpnb.trace.sources import Refused
+
+__all__ = [
+    "COMMAND",
+    "DIRECTIONS",
+    "DIRECTION_OF_KIND",
+    "ERROR",
+    "EVENT",
+    "FAULT",
+    "KIND_NAMES",
+    "NOTE",
+    "NO_SEQ",
+    "REPLY",
+    "Block",
+    "read_block",
+]
+
+#: Row kinds, by code.
+KIND_NAMES = ("command", "reply", "error", "event", "note", "fault")
+COMMAND, REPLY, ERROR, EVENT, NOTE, FAULT = range(6)
+#: Line directions, by code; and each kind's.
+DIRECTIONS = ("send", "recv", "note", "fault")
+DIRECTION_OF_KIND = (0, 1, 1, 1, 2, 3)
+_DIRS = {name: code for code, name in enumerate(DIRECTIONS)}
+
+#: "No such field": INT_MIN, which the Structs below refuse as a value (a line that
+#: holds it goes the standard library's way, which keeps it).
+NO_ID = NO_SEQ = INT_MIN
+_Int = Annotated[int, msgspec.Meta(ge=INT_MIN + 1, le=INT_MAX)]
+_NO_RAW = msgspec.Raw(b"")
+
+
+class _Msg(msgspec.Struct, frozen=True, gc=False):
+    # gc=False: a million of these would otherwise set off the cyclic collector again
+    # and again (it tripled the decoding time).
+    id: _Int = NO_ID
+    method: str | None = None
+    sessionId: str | None = None
+    params: msgspec.Raw = _NO_RAW
+    result: msgspec.Raw = _NO_RAW
+    error: msgspec.Raw = _NO_RAW
+
+
+_NO_MSG = _Msg()
+
+
+class _V2Line(msgspec.Struct, gc=False):
+    t: float
+    wall: float
+    dir: str
+    seq: _Int = NO_SEQ
+    msg: _Msg = _NO_MSG
+    fault: str | None = None
+    detail: str = ""
+    raw: str = ""
+
+
+class _V1Line(msgspec.Struct, gc=False):
+    t: float
+    wall: float
+    dir: str
+    seq: _Int = NO_SEQ
+    id: _Int = NO_ID
+    method: str | None = None
+    sessionId: str | None = None
+    params: msgspec.Raw = _NO_RAW
+    result: msgspec.Raw = _NO_RAW
+    error: msgspec.Raw = _NO_RAW
+    fault: str | None = None
+    detail: str = ""
+    raw: str = ""
+    msg: msgspec.Raw = _NO_RAW  # a v2 line in a v1 file: read the other way
+
+
+_DECODERS: dict[int, msgspec.json.Decoder[Any]] = {1: msgspec.json.Decoder(_V1Line),
+                                                   2: msgspec.json.Decoder(_V2Line)}
+_encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=repr).encode
+
+
+class _Unusual(Exception):
+    """Not the common shape: read this block line by line."""
+
+
+@dataclass
+class Block:
+    """Rows of one block, in line order. ``raw[offsets[i]:offsets[i + 1]]`` is row i's
+    payload as recorded; rows in ``texts`` have their payload text here instead (it
+    could not be taken from the line: a fault, an error reply, a missing payload, a
+    line read the slow way), and rows in ``values`` their parsed payload."""
+
+    mono: np.ndarray[Any, np.dtype[np.float64]]
+    wall: np.ndarray[Any, np.dtype[np.float64]]
+    seq: np.ndarray[Any, np.dtype[np.int64]]
+    kind: np.ndarray[Any, np.dtype[np.int8]]
+    ids: np.ndarray[Any, np.dtype[np.int64]]
+    has_id: np.ndarray[Any, np.dtype[np.bool_]]
+    methods: list[str | None]
+    sessions: list[str | None]
+    raw: bytes = b""
+    offsets: np.ndarray[Any, np.dtype[np.int64]] = field(
+        default_factory=lambda: np.zeros(1, np.int64))
+    texts: dict[int, str] = field(default_factory=dict)
+    values: dict[int, Any] = field(default_factory=dict)
+    #: error reply rows: (code, message, data) as ErrorReply holds them
+    errors: dict[int, tuple[int, str, Any]] = field(default_factory=dict)
+    #: the methods' and sessions' codes (in the scan's vocabularies), -1 for none
+    method_codes: np.ndarray[Any, np.dtype[np.int32]] = field(
+        default_factory=lambda: np.zeros(0, np.int32))
+    session_codes: np.ndarray[Any, np.dtype[np.int32]] = field(
+        default_factory=lambda: np.zeros(0, np.int32))
+    #: the payload texts (an Arrow LargeStringArray) once written; a Future while a
+    #: worker thread writes them
+    text: Any = None
+    pending: Future[None] | None = None
+
+    def __len__(self) -> int:
+        return len(self.kind)
+
+    def write_texts(self) -> None:
+        """Replace the recorded payloads by the texts the tables show (the same values:
+        rows parse from either alike), as one Arrow array."""
+        import pyarrow as pa
+
+        self.raw, self.offsets = canonical_buffer(self.raw, self.offsets, self.texts)
+        self.texts = {}
+        self.text = pa.LargeStringArray.from_buffers(
+            len(self), pa.py_buffer(self.offsets.tobytes()), pa.py_buffer(self.raw))
+
+    def settled(self) -> Block:
+        """This block with its texts written (waiting for the worker if it has them)."""
+        if self.pending is not None:
+            if not self.pending.cancelled():
+                self.pending.result()
+            self.pending = None
+        if self.text is None:
+            self.write_texts()
+        return self
+
+    def payload(self, i: int) -> bytes:
+        """Row ``i``'s payload text."""
+        self.settled()
+        return self.raw[self.offsets[i]:self.offsets[i + 1]]
+
+    def value(self, i: int) -> Any:
+        """Row ``i``'s payload, parsed as the object reader parses it."""
+        if i in self.values:
+            return self.values[i]
+        return loads(self.payload(i))
+
+
+def read_block(lines: memoryview, ascii: bool, version: int, where: str,
+               first_line: int) -> Block:
+    """The rows of ``lines`` (whole lines, each ending in a newline; ``ascii`` when they
+    are known to be). ``where`` names the file and ``first_line`` the number of the
+    first line, for messages."""
+    try:
+        if not ascii:
+            codecs.utf_8_decode(lines, "strict", True)  # msgspec leaves payloads unchecked
+        return _fast(lines, version)
+    except (msgspec.DecodeError, UnicodeDecodeError, _Unusual):
+        return _slow(bytes(lines), where, first_line)
+
+
+def _fast(lines: memoryview, version: int) -> Block:
+    rows: list[Any] = _DECODERS[version].decode_lines(lines)
+    n = len(rows)
+    mono = np.fromiter(map(attrgetter("t"), rows), np.float64, n)
+    wall = np.fromiter(map(attrgetter("wall"), rows), np.float64, n)
+    seq = np.fromiter(map(attrgetter("seq"), rows), np.int64, n)
+    try:
+        direction = np.fromiter(map(_DIRS.__getitem__, map(attrgetter("dir"), rows)),
+                                np.int8, n)
+    except KeyError:
+        raise _Unusual from None
+    if version == 1:
+        if any(map(len, map(attrgetter("msg"), rows))):
+            raise _Unusual
+        msgs = rows
+    else:
+        msgs = list(map(attrgetter("msg"), rows))
+    ids = np.fromiter(map(attrgetter("id"), msgs), np.int64, n)
+    methods: list[str | None] = list(map(attrgetter("method"), msgs))
+    sessions: list[str | None] = list(map(attrgetter("sessionId"), msgs))
+    params, result, error = (list(map(attrgetter(name), msgs))
+                             for name in ("params", "result", "error"))
+    lp, lr, le = (np.fromiter(map(len, raws), np.int64, n) for raws in (params, result, error))
+    has_id = ids != NO_ID
+    kind = _kinds(direction, has_id, le)
+    is_fault = kind == FAULT
+    uses = np.choose(kind, [lp, lr, le, lp, lp, np.zeros_like(lp)])
+    # (A command, event or note without a method is refused once methods are coded.)
+    if ((lp + lr + le != np.where(is_fault, 0, uses)).any()  # another payload field too
+            or ((kind == COMMAND) & ~has_id).any()
+            or (wall < WALL_MIN).any() or (wall > WALL_MAX).any()):
+        raise _Unusual
+    raw = b"".join(map(_either, params, result, error))
+    lens = lp + lr + le
+    offsets = np.zeros(n + 1, np.int64)
+    np.cumsum(lens, out=offsets[1:])
+    block = Block(mono, wall, seq, kind, ids, has_id, methods, sessions, raw, offsets)
+    first = np.frombuffer(raw, np.uint8)[offsets[:-1][lens > 0]] if raw else np.zeros(0)
+    if (first != ord("{")).any():
+        raise _Unusual  # a payload that is not an object: the slow way names it
+    for row in np.flatnonzero((lens == 0) & ~is_fault).tolist():
+        block.texts[row] = "{}"
+        block.values[row] = {}
+    for row in np.flatnonzero(kind == ERROR).tolist():
+        _error_row(block, row, json.loads(raw[offsets[row]:offsets[row + 1]]))
+    if is_fault.any():
+        for row in np.flatnonzero(is_fault).tolist():
+            line = rows[row]
+            if line.fault is None:
+                raise _Unusual
+            _fault_row(block, row, line.fault, line.detail, line.raw)
+            # A fault line's own fields only (a v2 fault may carry a msg: not read).
+            has_id[row] = False
+            methods[row] = sessions[row] = None
+    return block
+
+
+def _kinds(direction: np.ndarray[Any, Any], has_id: np.ndarray[Any, Any],
+           error_len: np.ndarray[Any, Any]) -> np.ndarray[Any, np.dtype[np.int8]]:
+    reply = np.where(error_len > 0, ERROR, REPLY)
+    recv = np.where(has_id, reply, EVENT)
+    return np.choose(direction, [COMMAND, recv, NOTE, FAULT]).astype(np.int8)
+
+
+def _either(params: msgspec.Raw, result: msgspec.Raw, error: msgspec.Raw) -> msgspec.Raw:
+    # At most one is not empty (checked): that one is the row's payload.
+    return params or result or error
+
+
+def _error_row(block: Block, row: int, error: Any) -> None:
+    if not isinstance(error, dict):
+        raise _Unusual
+    code = error.get("code", -1)
+    code = code if isinstance(code, int) and not isinstance(code, bool) \
+        and INT_MIN <= code <= INT_MAX else -1
+    record = ErrorReply(0, "", code, str(error.get("message", "")), error.get("data"))
+    block.errors[row] = (record.code, record.message, record.data)
+    block.values[row] = record.error
+    block.texts[row] = _encode(record.error)
+
+
+def _fault_row(block: Block, row: int, kind: str, detail: str, raw: str) -> None:
+    value = {"kind": kind, "detail": detail, "raw": raw}
+    block.values[row] = value
+    block.texts[row] = _encode(value)
+
+
+# -- the slow way: the standard library, line by line ------------------------------------------
+
+_KIND_OF = {Command: COMMAND, Reply: REPLY, ErrorReply: ERROR, Event: EVENT, Note: NOTE,
+            Fault: FAULT}
+
+
+def _slow(data: bytes, where: str, first_line: int) -> Block:
+    decoder = LineDecoder()
+    records: list[Any] = []
+    methods: list[str | None] = []
+    seqs: list[int] = []
+    texts: dict[int, str] = {}
+    values: dict[int, Any] = {}
+    errors: dict[int, tuple[int, str, Any]] = {}
+    for number, text in enumerate(data.split(b"\n")[:-1], first_line):
+        if not text.strip():
+            continue
+        line = _parse(text, f"{where} line {number}")
+        record = _decoded(decoder, line, f"{where} line {number}")
+        row = len(records)
+        records.append(record)
+        seqs.append(_seq(line))
+        method = getattr(record, "method", None)
+        if isinstance(record, Reply | ErrorReply):
+            # The line's own method (version 1), else the command's (found later).
+            message = line.get("msg", line)  # (a v2 line's msg is an object: decoded)
+            method = message.get("method") if isinstance(message.get("method"), str) else None
+        methods.append(method)
+        if isinstance(record, Fault):
+            value: Any = {"kind": record.kind, "detail": record.detail, "raw": record.raw}
+        elif isinstance(record, ErrorReply):
+            errors[row] = (record.code, record.message, record.data)
+            value = record.error
+        else:
+            value = record.result if isinstance(record, Reply) else record.params
+        values[row] = value
+        texts[row] = _encode(value)
+    ids = [getattr(r, "id", None) for r in records]
+    return Block(
+        mono=np.array([r.mono for r in records], np.float64),
+        wall=np.array([r.wall for r in records], np.float64),
+        seq=np.array(seqs, np.int64),
+        kind=np.array([_KIND_OF[type(r)] for r in records], np.int8),
+        ids=np.array([NO_ID if i is None else i for i in ids], np.int64),
+        has_id=np.array([i is not None for i in ids], np.bool_),
+        methods=methods, sessions=[getattr(r, "session_id", None) for r in records],
+        offsets=np.zeros(len(records) + 1, np.int64), texts=texts, values=values,
+        errors=errors)
+
+
+def _parse(text: bytes, where: str) -> dict[str, Any]:
+    try:
+        line = json.loads(text.decode("utf-8"))
+    except (ValueError, RecursionError):
+        raise Refused(f"{where} is not JSON") from None
+    if not isinstance(line, dict) or "cdpnb_trace_end" in line or "cdpnb_trace" in line:
+        raise Refused(f"{where} is not a message")
+    return line
+
+
+def _decoded(decoder: LineDecoder, line: dict[str, Any], where: str) -> Any:
+    try:
+        return decoder.decode(line, where)
+    except (TraceFormatError, TypeError, ValueError, OverflowError) as exc:
+        raise Refused(str(exc)) from None
+
+
+def _seq(line: dict[str, Any]) -> int:
+    seq = line.get("seq", NO_SEQ)
+    if isinstance(seq, bool) or not isinstance(seq, int) or not INT_MIN < seq <= INT_MAX:
+        if "seq" in line:
+            raise Refused("a line numbered oddly")  # the object reader judges it
+        return NO_SEQ
+    return seq
+
+
