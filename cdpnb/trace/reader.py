@@ -65,51 +65,66 @@ class _Damaged(Exception):
         self.detail = detail
 
 
-def _first_bad_byte(inflater: Any, data: bytes) -> int:
-    """The index in ``data`` of the byte at which ``inflater`` (a state from before
-    ``data``) fails. A prefix that fails stays failed when it grows: binary search."""
-    low, high = 1, len(data)  # the shortest failing prefix is in [low, high]
+def _shortest_failing(fails: Callable[[int], bool], low: int, high: int) -> int:
+    """The least length in ``[low, high]`` for which ``fails``, knowing ``high`` does: a
+    prefix that fails stays failed when it grows, so a binary search finds it."""
     while low < high:
         middle = (low + high) // 2
-        try:
-            inflater.copy().decompress(data[:middle])
-        except zlib.error:
+        if fails(middle):
             high = middle
         else:
             low = middle + 1
-    return low - 1
+    return low
 
 
 class _Format:
     """A compressed format's reading: magic bytes, a fresh decompressor, its error."""
 
     def __init__(self, name: str, magic: bytes, make: Callable[[], Any],
-                 error: type[Exception], chunk: int) -> None:
-        self.name, self.magic, self.make, self.error, self.chunk = name, magic, make, error, chunk
+                 error: type[Exception]) -> None:
+        self.name, self.magic, self.make, self.error = name, magic, make, error
 
-    def first_bad_byte(self, before: Any, data: bytes) -> int:
-        # zlib's state can be copied, so the failing byte is found exactly; zstd's cannot,
-        # so it is read in small pieces and named by the piece that failed.
-        return _first_bad_byte(before, data) if self.name == "gzip" else 0
+    def _fails(self, decompressor: Any, data: bytes) -> bool:
+        try:
+            decompressor.decompress(data)
+        except self.error:
+            return True
+        return False
+
+    def recover(self, path: Path, member: tuple[int, int], before: Any, data: bytes,
+                offset: int) -> tuple[int, bytes]:
+        """Where ``data`` (at ``offset`` in the file) fails, and what it decompresses to
+        before that byte. ``member``: where the member began and how much it gave before
+        ``data``. zlib's state can be copied, so gzip is searched within ``data``; zstd's
+        cannot, so its member is decompressed again from its start, once per step."""
+        if before is not None:
+            bad = _shortest_failing(lambda n: self._fails(before.copy(), data[:n]),
+                                    1, len(data)) - 1
+            return offset + bad, before.decompress(data[:bad])
+        start, given = member
+        with open(path, "rb") as raw:
+            raw.seek(start)
+            blob = raw.read(offset + len(data) - start)
+        bad = _shortest_failing(lambda n: self._fails(self.make(), blob[:n]),
+                                offset - start + 1, len(blob)) - 1
+        return start + bad, self.make().decompress(blob[:bad])[given:]
 
     def failure(self, exc: Exception) -> str:
         if "incorrect data check" in str(exc) or "doesn't match checksum" in str(exc):
             return (f"the {self.name} checksum at the end of the stream does not match what "
                     f"{'inflated' if self.name == 'gzip' else 'decompressed'}: a byte before "
                     "it is damaged")
-        if self.name == "gzip":
-            return f"the gzip data does not inflate ({exc})"
-        return f"the zstd data does not decompress in the {self.chunk} bytes from here ({exc})"
+        verb = "inflate" if self.name == "gzip" else "decompress"
+        return f"the {self.name} data does not {verb} ({exc})"
 
 
 def _format(kind: str) -> _Format:
     if kind == "gzip":
-        return _Format("gzip", GZIP_MAGIC, lambda: zlib.decompressobj(wbits=31), zlib.error,
-                       _CHUNK)
+        return _Format("gzip", GZIP_MAGIC, lambda: zlib.decompressobj(wbits=31), zlib.error)
     import zstandard
 
     return _Format("zstd", ZSTD_MAGIC, lambda: zstandard.ZstdDecompressor().decompressobj(),
-                   zstandard.ZstdError, 1 << 14)
+                   zstandard.ZstdError)
 
 
 def _compressed_lines(path: Path, form: _Format) -> Iterator[tuple[bytes, bool]]:
@@ -125,23 +140,25 @@ def _compressed_lines(path: Path, form: _Format) -> Iterator[tuple[bytes, bool]]
     inflater = form.make()
     pending = b""
     offset = 0  # where ``data`` starts in the file
+    member = (0, 0)  # where the member began, how many bytes it gave so far
     data = b""
     with open(path, "rb") as raw:
         while True:
             if not data:
-                data = raw.read(form.chunk)
+                data = raw.read(_CHUNK)
                 if not data:
                     break
             before = inflater.copy() if form.name == "gzip" else None
             try:
-                pending += inflater.decompress(data)
+                out = inflater.decompress(data)
             except form.error as exc:
-                bad = form.first_bad_byte(before, data)
+                bad, good = form.recover(path, member, before, data, offset)
                 # Every whole line that came out before the bad byte is still good.
-                if before is not None:
-                    pending += before.decompress(data[:bad])
+                pending += good
                 yield from ((line, True) for line in pending.split(b"\n")[:-1])
-                raise _Damaged(offset + bad, form.failure(exc)) from None
+                raise _Damaged(bad, form.failure(exc)) from None
+            pending += out
+            member = (member[0], member[1] + len(out))
             *lines, pending = pending.split(b"\n")
             for line in lines:
                 yield line, True
@@ -153,7 +170,7 @@ def _compressed_lines(path: Path, form: _Format) -> Iterator[tuple[bytes, bool]]
             offset += len(data) - len(inflater.unused_data)
             data = inflater.unused_data
             while len(data) < len(form.magic):
-                more = raw.read(form.chunk)
+                more = raw.read(_CHUNK)
                 if not more:
                     break
                 data += more
@@ -163,6 +180,7 @@ def _compressed_lines(path: Path, form: _Format) -> Iterator[tuple[bytes, bool]]
                 raise _Damaged(offset, f"{size - offset} bytes after the end of the "
                                        f"{form.name} stream are not {form.name} data")
             inflater = form.make()
+            member = (offset, 0)
     if pending:
         yield pending, False
 
