@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import codecs
 import json
-from concurrent.futures import Future
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from operator import attrgetter
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import msgspec
 import numpy as np
@@ -48,6 +48,7 @@ __all__ = [
     "NO_SEQ",
     "REPLY",
     "Block",
+    "Vocabulary",
     "read_block",
 ]
 
@@ -80,10 +81,13 @@ class _Msg(msgspec.Struct, frozen=True, gc=False):
 _NO_MSG = _Msg()
 
 
+_Dir = Literal["send", "recv", "note", "fault"]  # (no new string per line)
+
+
 class _V2Line(msgspec.Struct, gc=False):
     t: float
     wall: float
-    dir: str
+    dir: _Dir
     seq: _Int = NO_SEQ
     msg: _Msg = _NO_MSG
     fault: str | None = None
@@ -94,7 +98,7 @@ class _V2Line(msgspec.Struct, gc=False):
 class _V1Line(msgspec.Struct, gc=False):
     t: float
     wall: float
-    dir: str
+    dir: _Dir
     seq: _Int = NO_SEQ
     id: _Int = NO_ID
     method: str | None = None
@@ -130,7 +134,7 @@ class Block:
     kind: np.ndarray[Any, np.dtype[np.int8]]
     ids: np.ndarray[Any, np.dtype[np.int64]]
     has_id: np.ndarray[Any, np.dtype[np.bool_]]
-    methods: list[str | None]
+    methods: list[str | None]  # (slow blocks, until coded)
     sessions: list[str | None]
     raw: bytes = b""
     offsets: np.ndarray[Any, np.dtype[np.int64]] = field(
@@ -144,70 +148,102 @@ class Block:
         default_factory=lambda: np.zeros(0, np.int32))
     session_codes: np.ndarray[Any, np.dtype[np.int32]] = field(
         default_factory=lambda: np.zeros(0, np.int32))
-    #: the payload texts (an Arrow LargeStringArray) once written; a Future while a
-    #: worker thread writes them
+    #: the payload texts (an Arrow LargeStringArray), once written
     text: Any = None
-    pending: Future[None] | None = None
 
     def __len__(self) -> int:
         return len(self.kind)
 
-    def write_texts(self) -> None:
-        """Replace the recorded payloads by the texts the tables show (the same values:
-        rows parse from either alike), as one Arrow array."""
+    def texts_array(self) -> Any:
+        """The payload texts the tables show, as one Arrow array: the recorded bytes
+        where they are already that text. They replace the recorded bytes (rows parse
+        from either alike)."""
+        if self.text is None:
+            import pyarrow as pa
+
+            self.raw, self.offsets = canonical_buffer(self.raw, self.offsets, self.texts)
+            self.texts = {}
+            self.text = pa.LargeStringArray.from_buffers(
+                len(self), pa.py_buffer(self.offsets.tobytes()), pa.py_buffer(self.raw))
+        return self.text
+
+    def texts_of(self, rows: list[int]) -> Any:
+        """``texts_array`` of some rows only (written for these alone, if the block's
+        are not yet)."""
         import pyarrow as pa
 
-        self.raw, self.offsets = canonical_buffer(self.raw, self.offsets, self.texts)
-        self.texts = {}
-        self.text = pa.LargeStringArray.from_buffers(
-            len(self), pa.py_buffer(self.offsets.tobytes()), pa.py_buffer(self.raw))
-
-    def settled(self) -> Block:
-        """This block with its texts written (waiting for the worker if it has them)."""
-        if self.pending is not None:
-            if not self.pending.cancelled():
-                self.pending.result()
-            self.pending = None
-        if self.text is None:
-            self.write_texts()
-        return self
+        if self.text is not None:
+            return self.text.take(pa.array(rows, pa.int64()))
+        view, offsets = memoryview(self.raw), self.offsets
+        raw = b"".join([view[offsets[i]:offsets[i + 1]] for i in rows])
+        lengths = offsets[1:][rows] - offsets[:-1][rows]
+        bounds = np.zeros(len(rows) + 1, np.int64)
+        np.cumsum(lengths, out=bounds[1:])
+        known = {k: self.texts[i] for k, i in enumerate(rows) if i in self.texts}
+        data, bounds = canonical_buffer(raw, bounds, known)
+        return pa.LargeStringArray.from_buffers(len(rows), pa.py_buffer(bounds.tobytes()),
+                                                pa.py_buffer(data))
 
     def payload(self, i: int) -> bytes:
-        """Row ``i``'s payload text."""
-        self.settled()
+        """Row ``i``'s payload bytes (as recorded, or as written again)."""
+        if i in self.texts:
+            return self.texts[i].encode("utf-8", "surrogatepass")
         return self.raw[self.offsets[i]:self.offsets[i + 1]]
 
     def value(self, i: int) -> Any:
         """Row ``i``'s payload, parsed as the object reader parses it."""
         if i in self.values:
             return self.values[i]
-        return loads(self.payload(i))
+        return loads(memoryview(self.raw)[self.offsets[i]:self.offsets[i + 1]])
 
 
-def read_block(lines: memoryview, ascii: bool, version: int, where: str,
-               first_line: int) -> Block:
+def read_block(lines: memoryview, ascii: bool, version: int,
+               codes: tuple[Vocabulary, Vocabulary], where: str, first_line: int) -> Block:
     """The rows of ``lines`` (whole lines, each ending in a newline; ``ascii`` when they
-    are known to be). ``where`` names the file and ``first_line`` the number of the
-    first line, for messages."""
+    are known to be), methods and sessions coded by ``codes``. ``where`` names the file
+    and ``first_line`` the number of the first line, for messages."""
     try:
         if not ascii:
             codecs.utf_8_decode(lines, "strict", True)  # msgspec leaves payloads unchecked
-        return _fast(lines, version)
+        return _fast(lines, version, codes)
     except (msgspec.DecodeError, UnicodeDecodeError, _Unusual):
-        return _slow(bytes(lines), where, first_line)
+        block = _slow(bytes(lines), where, first_line)
+        block.method_codes = codes[0].codes(block.methods)
+        block.session_codes = codes[1].codes(block.sessions)
+        return block
 
 
-def _fast(lines: memoryview, version: int) -> Block:
+class Vocabulary(dict[str | None, int]):
+    """Codes for the strings of one column (methods, sessions): None is -1."""
+
+    def __init__(self) -> None:
+        super().__init__({None: -1})
+        self.names: list[str] = []
+
+    def __missing__(self, name: str | None) -> int:
+        assert name is not None
+        code = self[name] = len(self.names)
+        self.names.append(name)
+        return code
+
+    def codes(self, values: Iterable[str | None]) -> np.ndarray[Any, np.dtype[np.int32]]:
+        return np.fromiter(map(self.__getitem__, values), np.int32)
+
+    def code(self, name: str) -> int:
+        return self[name]
+
+    def code_of(self, name: str) -> int:
+        """The code of ``name``, or -1 when no row holds it."""
+        return self.get(name, -1)
+
+
+def _fast(lines: memoryview, version: int, codes: tuple[Vocabulary, Vocabulary]) -> Block:
     rows: list[Any] = _DECODERS[version].decode_lines(lines)
     n = len(rows)
     mono = np.fromiter(map(attrgetter("t"), rows), np.float64, n)
     wall = np.fromiter(map(attrgetter("wall"), rows), np.float64, n)
     seq = np.fromiter(map(attrgetter("seq"), rows), np.int64, n)
-    try:
-        direction = np.fromiter(map(_DIRS.__getitem__, map(attrgetter("dir"), rows)),
-                                np.int8, n)
-    except KeyError:
-        raise _Unusual from None
+    direction = np.fromiter(map(_DIRS.__getitem__, map(attrgetter("dir"), rows)), np.int8, n)
     if version == 1:
         if any(map(len, map(attrgetter("msg"), rows))):
             raise _Unusual
@@ -215,8 +251,8 @@ def _fast(lines: memoryview, version: int) -> Block:
     else:
         msgs = list(map(attrgetter("msg"), rows))
     ids = np.fromiter(map(attrgetter("id"), msgs), np.int64, n)
-    methods: list[str | None] = list(map(attrgetter("method"), msgs))
-    sessions: list[str | None] = list(map(attrgetter("sessionId"), msgs))
+    method_codes = codes[0].codes(map(attrgetter("method"), msgs))
+    session_codes = codes[1].codes(map(attrgetter("sessionId"), msgs))
     params, result, error = (list(map(attrgetter(name), msgs))
                              for name in ("params", "result", "error"))
     lp, lr, le = (np.fromiter(map(len, raws), np.int64, n) for raws in (params, result, error))
@@ -233,7 +269,8 @@ def _fast(lines: memoryview, version: int) -> Block:
     lens = lp + lr + le
     offsets = np.zeros(n + 1, np.int64)
     np.cumsum(lens, out=offsets[1:])
-    block = Block(mono, wall, seq, kind, ids, has_id, methods, sessions, raw, offsets)
+    block = Block(mono, wall, seq, kind, ids, has_id, [], [], raw, offsets,
+                  method_codes=method_codes, session_codes=session_codes)
     first = np.frombuffer(raw, np.uint8)[offsets[:-1][lens > 0]] if raw else np.zeros(0)
     if (first != ord("{")).any():
         raise _Unusual  # a payload that is not an object: the slow way names it
@@ -250,7 +287,7 @@ def _fast(lines: memoryview, version: int) -> Block:
             _fault_row(block, row, line.fault, line.detail, line.raw)
             # A fault line's own fields only (a v2 fault may carry a msg: not read).
             has_id[row] = False
-            methods[row] = sessions[row] = None
+            method_codes[row] = session_codes[row] = -1
     return block
 
 

@@ -85,7 +85,7 @@ def commands(columns: Columns, start: float) -> pd.DataFrame:
     for row, reply in zip(row_of[columns.cmd_row[failed]].tolist(), failed.tolist(),
                           strict=True):
         code[row], error[row], _ = columns.error(reply)
-    texts = columns.payload_texts().take(_indices(sent))
+    texts = columns.payload_texts(sent)
     return frame_of({
         "sent": wall_times(columns.wall[sent]),
         "t": seconds_since(columns.mono[sent], start),
@@ -100,27 +100,26 @@ def commands(columns: Columns, start: float) -> pd.DataFrame:
     })
 
 
-def _indices(rows: np.ndarray[Any, Any]) -> Any:
-    import pyarrow as pa
-
-    return pa.array(rows, pa.int64())
-
-
 def parquet_parts(columns: Columns, start: float) -> tuple[pd.DataFrame, dict[str, Any]]:
     """What ``parquet.to_parquet`` writes: the events table without payloads, then the
     payload, wall, mono and params columns (a reply's params are its command's, "{}"
-    for a reply to no recorded command)."""
+    for a reply to no recorded command, null for any other row)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     kind = columns.kind
-    texts = columns.payload_texts()
     reply = (kind == REPLY) | (kind == ERROR)
-    matched = reply & (columns.cmd_row >= 0)
-    params = texts.take(pa.array(np.where(matched, columns.cmd_row, 0), mask=~matched))
-    params = pc.if_else(pa.array(reply & ~matched), pa.scalar("{}", pa.large_string()), params)
+    commands = columns.cmd_row[reply]
+    sent, which = np.unique(commands[commands >= 0], return_inverse=True)
+    # The texts of the commands answered, then "{}": each reply takes its command's.
+    texts = pa.concat_arrays([*columns.payload_texts(sent).chunks,
+                              pa.array(["{}"], pa.large_string())])
+    pick = np.full(len(commands), len(sent), np.int64)
+    pick[commands >= 0] = which
+    params = pc.replace_with_mask(pa.nulls(len(kind), pa.large_string()), pa.array(reply),
+                                  texts.take(pa.array(pick)))
     return _frame(columns, start, payloads=False), {
-        "payload": texts.cast(pa.string()),
+        "payload": columns.payload_texts().cast(pa.string()),
         "wall": pa.array(columns.wall, pa.float64()),
         "mono": pa.array(columns.mono, pa.float64()),
         "params": params.cast(pa.string()),

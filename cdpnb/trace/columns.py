@@ -18,35 +18,12 @@ import numpy as np
 
 from cdpnb.protocol import Command, ErrorReply, Event, Fault, Note, Reply
 from cdpnb.state.reducer import EVENT_RULES, NOTE_RULES, REPLY_RULES
-from cdpnb.trace.blocks import COMMAND, ERROR, EVENT, FAULT, NOTE, REPLY, Block
+from cdpnb.trace.blocks import COMMAND, ERROR, EVENT, FAULT, NOTE, REPLY, Block, Vocabulary
+from cdpnb.trace.nogc import gc_paused
 
 __all__ = ["Columns", "Vocabulary"]
 
 Array = np.ndarray[Any, Any]
-
-
-class Vocabulary(dict[str | None, int]):
-    """Codes for the strings of one column (methods, sessions): None is -1."""
-
-    def __init__(self) -> None:
-        super().__init__({None: -1})
-        self.names: list[str] = []
-
-    def __missing__(self, name: str | None) -> int:
-        assert name is not None
-        code = self[name] = len(self.names)
-        self.names.append(name)
-        return code
-
-    def codes(self, values: Sequence[str | None]) -> np.ndarray[Any, np.dtype[np.int32]]:
-        return np.fromiter(map(self.__getitem__, values), np.int32, len(values))
-
-    def code(self, name: str) -> int:
-        return self[name]
-
-    def code_of(self, name: str) -> int:
-        """The code of ``name``, or -1 when no row holds it."""
-        return self.get(name, -1)
 
 
 _CLASS_NAMES = ("Command", "Reply", "ErrorReply", "Event", "Note", "Fault")
@@ -110,13 +87,21 @@ class Columns:
         block, i = self._at(row)
         return block.errors[i]
 
-    def payload_texts(self) -> Any:
-        """Every row's payload text, as one Arrow large_string ChunkedArray (a chunk per
-        block): the recorded bytes where they are already what Python writes."""
+    def payload_texts(self, rows: Array | None = None) -> Any:
+        """Every row's payload text (or those of ``rows``, ascending), as one Arrow
+        large_string ChunkedArray (a chunk per block): the recorded bytes where they are
+        already what Python writes."""
         import pyarrow as pa
 
-        return pa.chunked_array([block.settled().text for block in self.blocks],
-                                pa.large_string())
+        if rows is None:
+            chunks = [block.texts_array() for block in self.blocks]
+        else:
+            which = np.searchsorted(self.starts, rows, side="right") - 1
+            bounds = np.searchsorted(which, np.arange(len(self.blocks) + 1))
+            chunks = [block.texts_of((rows[a:b] - start).tolist()) for block, start, a, b in
+                      zip(self.blocks, self.starts.tolist(), bounds[:-1].tolist(),
+                          bounds[1:].tolist(), strict=False) if b > a]
+        return pa.chunked_array(chunks, pa.large_string())
 
     def methods_of(self, codes: Array) -> list[str | None]:
         names = self.methods.names
@@ -181,4 +166,5 @@ class Columns:
                                      w, t)
 
     def records(self) -> tuple[Any, ...]:
-        return tuple(self.messages(np.arange(len(self))))
+        with gc_paused():
+            return tuple(self.messages(np.arange(len(self))))

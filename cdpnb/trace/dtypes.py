@@ -9,10 +9,8 @@ columnar ones build their columns with these, so both give the same dtypes.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import json
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import numpy as np
@@ -32,7 +30,6 @@ __all__ = [
     "escape_surrogates_in",
     "float64s",
     "frame_of",
-    "gc_paused",
     "int64s",
     "json_texts",
     "seconds_since",
@@ -44,19 +41,6 @@ __all__ = [
 
 encode_json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=repr).encode
 _T = TypeVar("_T")
-
-@contextlib.contextmanager
-def gc_paused() -> Iterator[None]:
-    """No cyclic GC while building a million acyclic objects: every full collection
-    would walk the whole trace again (halves from_parquet's time). Restored after."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
 
 # -- typed columns ------------------------------------------------------------------------
 

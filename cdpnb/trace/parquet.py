@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from cdpnb.protocol import Command, ErrorReply, Event, Fault, Note, Reply
-from cdpnb.trace.dtypes import encode_json, gc_paused, text_array
+from cdpnb.trace.dtypes import encode_json, text_array
 from cdpnb.trace.format import Record, TraceFormatError
+from cdpnb.trace.nogc import gc_paused
 from cdpnb.trace.trace import Trace
 
 __all__ = ["PARQUET_KEY", "PARQUET_VERSION", "from_parquet", "to_parquet"]

@@ -22,8 +22,19 @@ from typing import Any
 import numpy as np
 
 from cdpnb.protocol import CONNECTED
-from cdpnb.trace.blocks import COMMAND, ERROR, EVENT, FAULT, NO_SEQ, NOTE, REPLY, Block, read_block
-from cdpnb.trace.columns import Columns, Vocabulary
+from cdpnb.trace.blocks import (
+    COMMAND,
+    ERROR,
+    EVENT,
+    FAULT,
+    NO_SEQ,
+    NOTE,
+    REPLY,
+    Block,
+    Vocabulary,
+    read_block,
+)
+from cdpnb.trace.columns import Columns
 from cdpnb.trace.format import TraceFooter, TraceHeader, check_fields
 from cdpnb.trace.reader import TraceTruncatedWarning, cut_short_problem, header_of
 from cdpnb.trace.sources import LineBlocks, Refused, compression
@@ -105,7 +116,8 @@ class _Lines:
             # (Line numbers are for messages of the object reader, which reads the file
             # again when a block is refused: rows stand in for lines here.)
             self.add(read_block(memoryview(buffer)[start:end], buffer.isascii(), self.version,
-                                self.path.name, self.rows + 2))
+                                (self.methods, self.sessions), self.path.name,
+                                self.rows + 2))
 
     def first(self, line: bytes) -> None:
         if not line.strip():
@@ -130,9 +142,6 @@ class _Lines:
         return checked
 
     def add(self, block: Block) -> None:
-        block.method_codes = self.methods.codes(block.methods)
-        block.session_codes = self.sessions.codes(block.sessions)
-        block.methods = block.sessions = []  # the codes hold them now
         self.rows += len(block)
         if (((block.kind == COMMAND) | (block.kind == EVENT) | (block.kind == NOTE))
                 & (block.method_codes < 0)).any():

@@ -40,7 +40,6 @@ from cdpnb.trace.dtypes import (
     encode_json,
     float64s,
     frame_of,
-    gc_paused,
     int64s,
     json_texts,
     seconds_since,
@@ -49,6 +48,7 @@ from cdpnb.trace.dtypes import (
     wall_times,
 )
 from cdpnb.trace.format import Record
+from cdpnb.trace.nogc import gc_paused
 from cdpnb.trace.parquet import from_parquet, to_parquet
 from cdpnb.trace.trace import Trace
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from cdpnb.protocol import ErrorReply, Event, Fault, Message, Reply
 from cdpnb.state import BrowserState, Change, Snapshot, fold, snapshot_of
 from cdpnb.trace.format import Record
+from cdpnb.trace.nogc import gc_paused
 from cdpnb.trace.reader import check_path, read_trace
 
 if TYPE_CHECKING:
@@ -165,9 +166,10 @@ class Trace:
             yield from self.replay_changes()
             return
         state = BrowserState()
-        for message in self._columns.messages(self._columns.ruled()):
-            state, changes = fold(state, message)
-            yield message, state, changes
+        with gc_paused():  # (consumed whole by the tables and final_state, not by users)
+            for message in self._columns.messages(self._columns.ruled()):
+                state, changes = fold(state, message)
+                yield message, state, changes
 
     def _events(self, methods: Sequence[str]) -> Iterator[Event]:
         """The events with one of ``methods``, in order."""
