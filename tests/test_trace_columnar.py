@@ -8,7 +8,6 @@ reader."""
 from __future__ import annotations
 
 import dataclasses
-import gzip
 import json
 import warnings
 from pathlib import Path
@@ -24,6 +23,7 @@ from hypothesis import strategies as st
 from cdpnb.protocol import Command, ErrorReply, Event, Fault, Note, Reply
 from cdpnb.trace import Recorder, Trace, TraceFormatError, TraceTruncatedWarning
 from cdpnb.trace.reader import read_trace
+from tests.test_trace_damage import _damage
 
 ROOT = Path(__file__).resolve().parent.parent
 RECORDED = sorted((ROOT / "datasets" / "probes").glob("*.jsonl.gz"))
@@ -272,32 +272,6 @@ def test_random_payloads_give_the_same_frames(tmp_path: Path, params: list[dict[
 
 # -- random damage: the same verdict both ways ---------------------------------------------------
 
-_SOURCES = [FROZEN_V1[2], RECORDED[6]]  # small ones: v1 and v2
-
-
-@st.composite
-def _damaged(draw: st.DrawFn) -> bytes:
-    text = gzip.decompress(draw(st.sampled_from(_SOURCES)).read_bytes())
-    lines = text.splitlines(keepends=True)
-    kind = draw(st.sampled_from(["cut", "drop", "repeat", "edit", "bytes"]))
-    n = draw(st.integers(1, len(lines) - 1))
-    if kind == "cut":
-        return text[:draw(st.integers(0, len(text)))]
-    if kind == "drop":
-        del lines[n]
-    elif kind == "repeat":
-        lines.insert(n, lines[draw(st.integers(0, len(lines) - 1))])
-    elif kind == "edit":
-        line = json.loads(lines[n])
-        inner = line.get("msg", line)
-        key = draw(st.sampled_from([*sorted(inner), "id", "method", "sessionId", "params"]))
-        inner[key] = draw(_JSON)
-        lines[n] = (json.dumps(line) + "\n").encode()
-    else:
-        at = draw(st.integers(0, len(text) - 1))
-        return text[:at] + draw(st.binary(min_size=1, max_size=3)) + text[at + 1:]
-    return b"".join(lines)
-
 
 def _verdict(load: Any) -> tuple[str, Trace | None]:
     with warnings.catch_warnings():
@@ -308,11 +282,13 @@ def _verdict(load: Any) -> tuple[str, Trace | None]:
             return str(exc), None
 
 
-@given(data=_damaged(), strict=st.booleans())
+@given(damage=_damage(sources=[FROZEN_V1[2], RECORDED[6]]), strict=st.booleans())
 @settings(max_examples=120, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-def test_random_damage_gets_the_same_verdict(tmp_path: Path, data: bytes, strict: bool) -> None:
-    path = tmp_path / "damaged.jsonl"
+def test_random_damage_gets_the_same_verdict(tmp_path: Path, damage: tuple[str, bool, bytes],
+                                            strict: bool) -> None:
+    _, as_gzip, data = damage  # (small recordings, v1 and v2)
+    path = tmp_path / ("damaged.jsonl.gz" if as_gzip else "damaged.jsonl")
     path.write_bytes(data)
     error, columnar = _verdict(lambda: Trace.load(path, strict=strict))
     expected, objects = _verdict(lambda: by_objects(path, strict=strict))

@@ -290,8 +290,8 @@ _JSON_VALUES = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), s
 
 
 @st.composite
-def _damage(draw: st.DrawFn) -> tuple[str, bool, bytes]:
-    source = draw(st.sampled_from(_SOURCES))
+def _damage(draw: st.DrawFn, sources: list[Path] = _SOURCES) -> tuple[str, bool, bytes]:
+    source = draw(st.sampled_from(sources))
     compressed = source.read_bytes()
     text = gzip.decompress(compressed)
     kind = draw(st.sampled_from(["flip", "truncate", "duplicate", "append", "field", "nested",

@@ -67,50 +67,23 @@ _Int = Annotated[int, msgspec.Meta(ge=INT_MIN + 1, le=INT_MAX)]
 _NO_RAW = msgspec.Raw(b"")
 
 
-class _Msg(msgspec.Struct, frozen=True, gc=False):
-    # gc=False: a million of these would otherwise set off the cyclic collector again
-    # and again (it tripled the decoding time).
-    id: _Int = NO_ID
-    method: str | None = None
-    sessionId: str | None = None
-    params: msgspec.Raw = _NO_RAW
-    result: msgspec.Raw = _NO_RAW
-    error: msgspec.Raw = _NO_RAW
-
-
-_NO_MSG = _Msg()
-
-
 _Dir = Literal["send", "recv", "note", "fault"]  # (no new string per line)
-
-
-class _V2Line(msgspec.Struct, gc=False):
-    t: float
-    wall: float
-    dir: _Dir
-    seq: _Int = NO_SEQ
-    msg: _Msg = _NO_MSG
-    fault: str | None = None
-    detail: str = ""
-    raw: str = ""
-
-
-class _V1Line(msgspec.Struct, gc=False):
-    t: float
-    wall: float
-    dir: _Dir
-    seq: _Int = NO_SEQ
-    id: _Int = NO_ID
-    method: str | None = None
-    sessionId: str | None = None
-    params: msgspec.Raw = _NO_RAW
-    result: msgspec.Raw = _NO_RAW
-    error: msgspec.Raw = _NO_RAW
-    fault: str | None = None
-    detail: str = ""
-    raw: str = ""
-    msg: msgspec.Raw = _NO_RAW  # a v2 line in a v1 file: read the other way
-
+# A line's own fields, and a message's: a v2 line holds the message in ``msg``, a v1
+# line holds its fields itself. gc=False: a million of these would otherwise set off
+# the cyclic collector again and again (it tripled the decoding time).
+_Field = tuple[str, Any] | tuple[str, Any, Any]
+_LINE: list[_Field] = [
+    ("t", float), ("wall", float), ("dir", _Dir), ("seq", _Int, NO_SEQ),
+    ("fault", str | None, None), ("detail", str, ""), ("raw", str, "")]
+_MESSAGE: list[_Field] = [
+    ("id", _Int, NO_ID), ("method", str | None, None), ("sessionId", str | None, None),
+    ("params", msgspec.Raw, _NO_RAW), ("result", msgspec.Raw, _NO_RAW),
+    ("error", msgspec.Raw, _NO_RAW)]
+_Msg = msgspec.defstruct("_Msg", _MESSAGE, frozen=True, gc=False)
+_V2Line = msgspec.defstruct("_V2Line", [*_LINE, ("msg", _Msg, _Msg())], gc=False)
+# (a v2 line in a v1 file, with a msg, is read the other way)
+_V1Line = msgspec.defstruct("_V1Line", [*_LINE, *_MESSAGE, ("msg", msgspec.Raw, _NO_RAW)],
+                            gc=False)
 
 _DECODERS: dict[int, msgspec.json.Decoder[Any]] = {1: msgspec.json.Decoder(_V1Line),
                                                    2: msgspec.json.Decoder(_V2Line)}
