@@ -21,7 +21,7 @@ from cdpnb.state.reducer import EVENT_RULES, NOTE_RULES, REPLY_RULES
 from cdpnb.trace.blocks import COMMAND, ERROR, EVENT, FAULT, NOTE, REPLY, Block, Vocabulary
 from cdpnb.trace.nogc import gc_paused
 
-__all__ = ["Columns", "Vocabulary"]
+__all__ = ["Columns"]
 
 Array = np.ndarray[Any, Any]
 
@@ -31,6 +31,9 @@ _CLASS_NAMES = ("Command", "Reply", "ErrorReply", "Event", "Note", "Fault")
 
 @dataclass
 class Columns:
+    """One array per column, a row per message line; methods and sessions as codes
+    into their vocabularies (-1: none); payloads in the blocks they were read in."""
+
     mono: Array
     wall: Array
     seq: Array
@@ -102,10 +105,6 @@ class Columns:
                       zip(self.blocks, self.starts.tolist(), bounds[:-1].tolist(),
                           bounds[1:].tolist(), strict=False) if b > a]
         return pa.chunked_array(chunks, pa.large_string())
-
-    def methods_of(self, codes: Array) -> list[str | None]:
-        names = self.methods.names
-        return [names[c] if c >= 0 else None for c in codes.tolist()]
 
     # -- messages ----------------------------------------------------------------------
 
