@@ -25,7 +25,7 @@ import numpy as np
 
 from cdpnb.protocol import Command, ErrorReply, Event, Fault, Note, Reply
 from cdpnb.protocol.codec import loads
-from cdpnb.trace.canonical import canonical_buffer
+from cdpnb.trace.canonical import canonical_buffer, encode_json
 from cdpnb.trace.format import (
     INT_MAX,
     INT_MIN,
@@ -87,7 +87,6 @@ _V1Line = msgspec.defstruct("_V1Line", [*_LINE, *_MESSAGE, ("msg", msgspec.Raw, 
 
 _DECODERS: dict[int, msgspec.json.Decoder[Any]] = {1: msgspec.json.Decoder(_V1Line),
                                                    2: msgspec.json.Decoder(_V2Line)}
-_encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=repr).encode
 
 
 class _Unusual(Exception):
@@ -285,13 +284,13 @@ def _error_row(block: Block, row: int, error: Any) -> None:
     record = ErrorReply(0, "", code, str(error.get("message", "")), error.get("data"))
     block.errors[row] = (record.code, record.message, record.data)
     block.values[row] = record.error
-    block.texts[row] = _encode(record.error)
+    block.texts[row] = encode_json(record.error)
 
 
 def _fault_row(block: Block, row: int, kind: str, detail: str, raw: str) -> None:
     value = {"kind": kind, "detail": detail, "raw": raw}
     block.values[row] = value
-    block.texts[row] = _encode(value)
+    block.texts[row] = encode_json(value)
 
 
 # -- the slow way: the standard library, line by line ------------------------------------------
@@ -330,7 +329,7 @@ def _slow(data: bytes, where: str, first_line: int) -> Block:
         else:
             value = record.result if isinstance(record, Reply) else record.params
         values[row] = value
-        texts[row] = _encode(value)
+        texts[row] = encode_json(value)
     ids = [getattr(r, "id", None) for r in records]
     return Block(
         mono=np.array([r.mono for r in records], np.float64),

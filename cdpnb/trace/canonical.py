@@ -27,7 +27,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
-__all__ = ["canonical_buffer", "escape_surrogates", "noncanonical"]
+__all__ = ["canonical_buffer", "encode_json", "escape_surrogates", "noncanonical"]
 
 Bytes = np.ndarray[Any, np.dtype[np.uint8]]
 Ints = np.ndarray[Any, np.dtype[np.int64]]
@@ -174,7 +174,9 @@ def _not_shortest(b: Bytes, start: Ints, end: Ints) -> Ints:
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
-_PYTHON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=repr).encode
+#: The text the tables show for a JSON value: compact, Unicode kept. One encoder for
+#: every payload: json.dumps with options builds a new one per call.
+encode_json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=repr).encode
 
 
 def escape_surrogates(text: str) -> str:
@@ -189,7 +191,7 @@ def canonical_buffer(raw: bytes, offsets: Ints, known: dict[int, str]) -> tuple[
     replace = dict(known)
     for i in np.flatnonzero(noncanonical(raw, offsets)).tolist():
         if i not in replace:
-            replace[i] = _PYTHON(json.loads(raw[offsets[i]:offsets[i + 1]]))
+            replace[i] = encode_json(json.loads(raw[offsets[i]:offsets[i + 1]]))
     if not replace:
         return raw, offsets
     lengths = np.diff(offsets)

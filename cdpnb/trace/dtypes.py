@@ -9,7 +9,6 @@ columnar ones build their columns with these, so both give the same dtypes.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -26,7 +25,6 @@ __all__ = [
     "categorical",
     "categorical_codes",
     "categories_of",
-    "encode_json",
     "escape_surrogates_in",
     "float64s",
     "frame_of",
@@ -39,7 +37,6 @@ __all__ = [
     "wall_times",
 ]
 
-encode_json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=repr).encode
 _T = TypeVar("_T")
 
 # -- typed columns ------------------------------------------------------------------------

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from cdpnb.protocol import Command, ErrorReply, Event, Fault, Note, Reply
-from cdpnb.trace.dtypes import encode_json, text_array
+from cdpnb.trace.canonical import encode_json
+from cdpnb.trace.dtypes import text_array
 from cdpnb.trace.format import Record, TraceFormatError
 from cdpnb.trace.nogc import gc_paused
 from cdpnb.trace.trace import Trace

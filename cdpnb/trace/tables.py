@@ -31,13 +31,13 @@ from cdpnb.state.console import _describe
 from cdpnb.state.dialogs import DIALOG_TYPES
 from cdpnb.state.frames import _frame_url
 from cdpnb.trace.blocks import DIRECTIONS, KIND_NAMES
+from cdpnb.trace.canonical import encode_json
 from cdpnb.trace.dtypes import (
     Convert,
     Rows,
     booleans,
     categorical,
     categories_of,
-    encode_json,
     float64s,
     frame_of,
     int64s,
