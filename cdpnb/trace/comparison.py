@@ -147,7 +147,7 @@ def _facts(trace: Trace) -> _Facts:
 
     facts = _Facts()
     facts.put("trace", "browser", trace.browser.get("Browser") or pd.NA)
-    facts.put("trace", "messages", len(trace.records), count=True)
+    facts.put("trace", "messages", len(trace), count=True)
     facts.put("trace", "duration s", round(trace.duration_s, 3))
     facts.put("trace", "complete", trace.complete)
     _dialog_facts(facts, tables.dialogs(trace))

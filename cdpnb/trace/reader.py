@@ -3,11 +3,12 @@
 Three things can be wrong with a trace file, and each is told apart from the others:
 
 - it was **cut short** (the recorder was killed): the last line is incomplete, or a
-  gzip stream simply stops. Everything before loads, with a TraceTruncatedWarning.
-- it is **damaged**: a gzip stream that does not inflate (named by its byte offset),
-  bytes after the end of the gzip data, a line that is not a message, a header or
-  footer field of the wrong type, lines after the footer, footer counts that do not
-  match the lines, a line repeated, a command id used twice in one connection. With
+  gzip or zstd stream simply stops. Everything before loads, with a
+  TraceTruncatedWarning.
+- it is **damaged**: a gzip or zstd stream that does not decompress (named by its byte
+  offset), bytes after the end of the compressed data, a line that is not a message, a
+  header or footer field of the wrong type, lines after the footer, footer counts that
+  do not match the lines, a line repeated, a command id used twice in one connection. With
   ``strict=True`` (the default) this raises TraceFormatError naming the line or byte;
   ``strict=False`` keeps every message it can read and lists the rest in ``problems``.
 - it is **not a trace** at all: TraceFormatError whatever ``strict`` says.
@@ -20,7 +21,7 @@ import os
 import warnings
 import zlib
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,10 +37,11 @@ from cdpnb.trace.format import (
     check_fields,
     decode_record,
 )
+from cdpnb.trace.sources import GZIP_MAGIC, ZSTD_MAGIC, compression
 
-__all__ = ["TraceTruncatedWarning", "read_trace"]
+__all__ = ["TraceTruncatedWarning", "check_path", "cut_short_problem", "header_of",
+           "read_trace"]
 
-_GZIP_MAGIC = b"\x1f\x8b"
 _CHUNK = 1 << 18
 #: Problems listed one by one; past this many (a damaged gzip stream garbles every line
 #: after the damage) they are counted in one last entry.
@@ -63,32 +65,82 @@ class _Damaged(Exception):
         self.detail = detail
 
 
-def _first_bad_byte(inflater: Any, data: bytes) -> int:
-    """The index in ``data`` of the byte at which ``inflater`` (a state from before
-    ``data``) fails. A prefix that fails stays failed when it grows: binary search."""
-    low, high = 1, len(data)  # the shortest failing prefix is in [low, high]
+def _shortest_failing(fails: Callable[[int], bool], low: int, high: int) -> int:
+    """The least length in ``[low, high]`` for which ``fails``, knowing ``high`` does: a
+    prefix that fails stays failed when it grows, so a binary search finds it."""
     while low < high:
         middle = (low + high) // 2
-        try:
-            inflater.copy().decompress(data[:middle])
-        except zlib.error:
+        if fails(middle):
             high = middle
         else:
             low = middle + 1
-    return low - 1
+    return low
 
 
-def _gzip_lines(path: Path) -> Iterator[tuple[bytes, bool]]:
-    """Lines of a gzip file (every member of it), and whether each ended with a newline.
+class _Format:
+    """A compressed format's reading: magic bytes, a fresh decompressor, its error."""
 
-    A stream that just stops is a crash: the recorder sync-flushes each line, so every
-    whole line before the cut inflates. A stream that does not inflate, or bytes after
-    its end that are not another gzip member, raise _Damaged with the byte offset.
+    def __init__(self, name: str, magic: bytes, make: Callable[[], Any],
+                 error: type[Exception]) -> None:
+        self.name, self.magic, self.make, self.error = name, magic, make, error
+
+    def _fails(self, decompressor: Any, data: bytes) -> bool:
+        try:
+            decompressor.decompress(data)
+        except self.error:
+            return True
+        return False
+
+    def recover(self, path: Path, member: tuple[int, int], before: Any, data: bytes,
+                offset: int) -> tuple[int, bytes]:
+        """Where ``data`` (at ``offset`` in the file) fails, and what it decompresses to
+        before that byte. ``member``: where the member began and how much it gave before
+        ``data``. zlib's state can be copied, so gzip is searched within ``data``; zstd's
+        cannot, so its member is decompressed again from its start, once per step."""
+        if before is not None:
+            bad = _shortest_failing(lambda n: self._fails(before.copy(), data[:n]),
+                                    1, len(data)) - 1
+            return offset + bad, before.decompress(data[:bad])
+        start, given = member
+        with open(path, "rb") as raw:
+            raw.seek(start)
+            blob = raw.read(offset + len(data) - start)
+        bad = _shortest_failing(lambda n: self._fails(self.make(), blob[:n]),
+                                offset - start + 1, len(blob)) - 1
+        return start + bad, self.make().decompress(blob[:bad])[given:]
+
+    def failure(self, exc: Exception) -> str:
+        if "incorrect data check" in str(exc) or "doesn't match checksum" in str(exc):
+            return (f"the {self.name} checksum at the end of the stream does not match what "
+                    f"{'inflated' if self.name == 'gzip' else 'decompressed'}: a byte before "
+                    "it is damaged")
+        verb = "inflate" if self.name == "gzip" else "decompress"
+        return f"the {self.name} data does not {verb} ({exc})"
+
+
+def _format(kind: str) -> _Format:
+    if kind == "gzip":
+        return _Format("gzip", GZIP_MAGIC, lambda: zlib.decompressobj(wbits=31), zlib.error)
+    import zstandard
+
+    return _Format("zstd", ZSTD_MAGIC, lambda: zstandard.ZstdDecompressor().decompressobj(),
+                   zstandard.ZstdError)
+
+
+def _compressed_lines(path: Path, form: _Format) -> Iterator[tuple[bytes, bool]]:
+    """Lines of a gzip or zstd file (every member or frame of it), and whether each ended
+    with a newline.
+
+    A stream that just stops is a crash: the recorder flushes each batch of lines to a
+    boundary the decompressor can read up to, so every whole line before the cut comes
+    out. A stream that does not decompress, or bytes after its end that are not another
+    member, raise _Damaged with the byte offset.
     """
     size = path.stat().st_size
-    inflater = zlib.decompressobj(wbits=31)
+    inflater = form.make()
     pending = b""
     offset = 0  # where ``data`` starts in the file
+    member = (0, 0)  # where the member began, how many bytes it gave so far
     data = b""
     with open(path, "rb") as raw:
         while True:
@@ -96,15 +148,17 @@ def _gzip_lines(path: Path) -> Iterator[tuple[bytes, bool]]:
                 data = raw.read(_CHUNK)
                 if not data:
                     break
-            before = inflater.copy()
+            before = inflater.copy() if form.name == "gzip" else None
             try:
-                pending += inflater.decompress(data)
-            except zlib.error as exc:
-                bad = _first_bad_byte(before, data)
-                # Every whole line that inflated before the bad byte is still good.
-                pending += before.decompress(data[:bad])
+                out = inflater.decompress(data)
+            except form.error as exc:
+                bad, good = form.recover(path, member, before, data, offset)
+                # Every whole line that came out before the bad byte is still good.
+                pending += good
                 yield from ((line, True) for line in pending.split(b"\n")[:-1])
-                raise _Damaged(offset + bad, _inflate_error(exc)) from None
+                raise _Damaged(bad, form.failure(exc)) from None
+            pending += out
+            member = (member[0], member[1] + len(out))
             *lines, pending = pending.split(b"\n")
             for line in lines:
                 yield line, True
@@ -112,29 +166,23 @@ def _gzip_lines(path: Path) -> Iterator[tuple[bytes, bool]]:
                 offset += len(data)
                 data = b""
                 continue
-            # The end of one gzip member: what follows is another member or nothing.
+            # The end of one member: what follows is another member or nothing.
             offset += len(data) - len(inflater.unused_data)
             data = inflater.unused_data
-            while len(data) < len(_GZIP_MAGIC):
+            while len(data) < len(form.magic):
                 more = raw.read(_CHUNK)
                 if not more:
                     break
                 data += more
             if not data:
                 break
-            if not data.startswith(_GZIP_MAGIC):
-                raise _Damaged(offset, f"{size - offset} bytes after the end of the gzip "
-                                       "stream are not gzip data")
-            inflater = zlib.decompressobj(wbits=31)
+            if not data.startswith(form.magic):
+                raise _Damaged(offset, f"{size - offset} bytes after the end of the "
+                                       f"{form.name} stream are not {form.name} data")
+            inflater = form.make()
+            member = (offset, 0)
     if pending:
         yield pending, False
-
-
-def _inflate_error(exc: zlib.error) -> str:
-    if "incorrect data check" in str(exc):
-        return ("the gzip checksum at the end of the stream does not match what inflated: "
-                "a byte before it is damaged")
-    return f"the gzip data does not inflate ({exc})"
 
 
 def _plain_lines(path: Path) -> Iterator[tuple[bytes, bool]]:
@@ -146,7 +194,8 @@ def _plain_lines(path: Path) -> Iterator[tuple[bytes, bool]]:
                 yield line, False
 
 
-def _header(first: bytes, path: Path, gz: bool) -> dict[str, Any]:
+def header_of(first: bytes, path: Path, gz: bool) -> dict[str, Any]:
+    """Line 1 read as a header (its version checked, not yet its fields)."""
     excerpt = first[:60].decode("utf-8", "replace")
     try:
         head = json.loads(first)
@@ -167,6 +216,11 @@ def _header(first: bytes, path: Path, gz: bool) -> dict[str, Any]:
         raise TraceFormatError(f"{path} is trace format version {version}; this cdpnb reads "
                                f"up to version {TRACE_VERSION} (upgrade cdpnb)")
     return head
+
+
+def cut_short_problem(number: int, length: int) -> str:
+    return (f"line {number} is cut short ({length} bytes): the recording stopped mid-line; "
+            "everything before it loaded")
 
 
 class _Integrity:
@@ -255,6 +309,15 @@ def _counts(counts: dict[str, int]) -> str:
     return "{" + ", ".join(f"{k}: {v}" for k, v in sorted(counts.items())) + "}"
 
 
+def check_path(path: Path) -> Path:
+    """``path``, if it names a file; else the error saying what it names."""
+    if not path.exists():
+        raise FileNotFoundError(f"no trace at {path}")
+    if path.is_dir():
+        raise IsADirectoryError(f"{path} is a directory, not a trace file")
+    return path
+
+
 def read_trace(
     path: str | os.PathLike[str], *, strict: bool = True
 ) -> tuple[dict[str, Any], list[Record], dict[str, Any] | None, list[str]]:
@@ -264,15 +327,11 @@ def read_trace(
     any kind is a TraceFormatError naming the line or byte offset, unless
     ``strict=False``, which keeps what can be read and reports the rest.
     """
-    path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"no trace at {path}")
-    if path.is_dir():
-        raise IsADirectoryError(f"{path} is a directory, not a trace file")
-    with open(path, "rb") as probe:
-        gz = probe.read(2) == _GZIP_MAGIC
+    path = check_path(Path(path))
+    kind = compression(path)
+    gz = kind == "gzip"
     reader = _Reader(path, strict)
-    lines = _gzip_lines(path) if gz else _plain_lines(path)
+    lines = _plain_lines(path) if kind == "plain" else _compressed_lines(path, _format(kind))
     try:
         reader.read(lines, gz)
     except _Damaged as damage:
@@ -319,7 +378,7 @@ class _Reader:
         self.number = 1
         if first is None or not first[0].strip():
             raise TraceFormatError(f"{self.path} is not a cdpnb trace: it is empty")
-        head = _header(first[0], self.path, gz)
+        head = header_of(first[0], self.path, gz)
         head, bad = check_fields(TraceHeader, head, f"{self.path.name} line 1 (header)")
         self.head = head
         self.integrity.previous = first[0]
@@ -378,8 +437,7 @@ class _Reader:
                                    f"{damage.detail}; the first line it garbled: {bad}") from None
 
     def cut_short(self, number: int, length: int) -> None:
-        self.problems.append(f"line {number} is cut short ({length} bytes): the recording "
-                             "stopped mid-line; everything before it loaded")
+        self.problems.append(cut_short_problem(number, length))
         warnings.warn(f"{self.path}: {self.problems[-1]}", TraceTruncatedWarning, stacklevel=4)
 
     def footer(self, item: dict[str, Any], where: str, number: int) -> None:

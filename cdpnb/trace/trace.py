@@ -8,13 +8,16 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cdpnb.protocol import Fault, Message, Reply
-from cdpnb.state import BrowserState, Change, Snapshot, fold, fold_all, snapshot_of
+from cdpnb.protocol import ErrorReply, Event, Fault, Message, Reply
+from cdpnb.state import BrowserState, Change, Snapshot, fold, snapshot_of
 from cdpnb.trace.format import Record
-from cdpnb.trace.reader import read_trace
+from cdpnb.trace.nogc import gc_paused
+from cdpnb.trace.reader import check_path, read_trace
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from cdpnb.trace.columns import Columns
 
 __all__ = ["Trace"]
 
@@ -22,10 +25,10 @@ __all__ = ["Trace"]
 class Trace:
     """Every message of one recorded run, in order.
 
-    ``Trace.load(path)`` reads a ``.jsonl`` or ``.jsonl.gz`` recording. The
-    DataFrame methods (``events``, ``commands``, ``dialogs``, ``frames``,
-    ``console``) and the replay methods (``replay``, ``snapshot_at``,
-    ``final_state``) all read the same records; replay folds them through the
+    ``Trace.load(path)`` reads a ``.jsonl``, ``.jsonl.gz`` or ``.jsonl.zst``
+    recording. The DataFrame methods (``events``, ``commands``, ``dialogs``,
+    ``frames``, ``console``) and the replay methods (``replay``, ``snapshot_at``,
+    ``final_state``) all read the same messages; replay folds them through the
     reducers the live supervisor uses.
     """
 
@@ -33,7 +36,9 @@ class Trace:
                  footer: dict[str, Any] | None = None, problems: Sequence[str] = (),
                  path: Path | None = None) -> None:
         self.header = header
-        self.records: tuple[Record, ...] = tuple(records)
+        self._records: tuple[Record, ...] | None = tuple(records)
+        #: A loaded trace's messages as columns (None: held as ``_records``).
+        self._columns: Columns | None = None
         self.footer = footer
         self.problems: tuple[str, ...] = tuple(problems)
         self.path = path
@@ -42,9 +47,33 @@ class Trace:
     @classmethod
     def load(cls, path: str | os.PathLike[str], *, strict: bool = True) -> Trace:
         """Read a trace. A last line cut short loads with a TraceTruncatedWarning;
-        a file that is not a cdpnb trace raises TraceFormatError saying why."""
-        head, records, end, problems = read_trace(path, strict=strict)
-        return cls(head, records, end, problems, Path(path))
+        a file that is not a cdpnb trace raises TraceFormatError saying why, and with
+        ``strict`` (the default) so does damage, naming the line or byte.
+
+        One columnar pass reads the file (every check made, no message object built:
+        the tables come from the columns, and ``records`` are made when first asked
+        for). A file it cannot vouch for (damaged, or merely unusual) is read line by
+        line into message objects instead, which names every problem."""
+        from cdpnb.trace.scan import Refused, scan
+
+        path = check_path(Path(path))
+        try:
+            found = scan(path)
+        except Refused:
+            head, records, end, problems = read_trace(path, strict=strict)
+            return cls(head, records, end, problems, path)
+        trace = cls(found.header, (), found.footer, found.problems, path)
+        trace._records = None
+        trace._columns = found.columns
+        return trace
+
+    @property
+    def records(self) -> tuple[Record, ...]:
+        """Every message (and fault), in recorded order."""
+        if self._records is None:
+            assert self._columns is not None
+            self._records = self._columns.records()
+        return self._records
 
     # -- what it is ----------------------------------------------------------------
 
@@ -60,8 +89,8 @@ class Trace:
         value = self.header.get("browser")
         if isinstance(value, dict) and value:
             return value
-        for record in self.records:
-            if isinstance(record, Reply) and record.method == "Browser.getVersion":
+        for record in self._replies("Browser.getVersion"):
+            if isinstance(record, Reply):
                 info = record.result
                 return {"Browser": info.get("product", ""),
                         "Protocol-Version": info.get("protocolVersion", ""),
@@ -90,7 +119,10 @@ class Trace:
         start = self.header.get("started_mono")
         if isinstance(start, int | float):
             return float(start)
-        return self.records[0].mono if self.records else 0.0
+        if not len(self):
+            return 0.0
+        return float(self._columns.mono[0]) if self._columns is not None \
+            else self.records[0].mono
 
     @property
     def truncated(self) -> bool:
@@ -116,12 +148,43 @@ class Trace:
 
     @property
     def duration_s(self) -> float:
-        if not self.records:
+        if not len(self):
             return 0.0
-        return self.records[-1].mono - self.started_mono
+        last = float(self._columns.mono[-1]) if self._columns is not None \
+            else self.records[-1].mono
+        return last - self.started_mono
 
     def __len__(self) -> int:
-        return len(self.records)
+        return len(self._columns) if self._columns is not None else len(self.records)
+
+    # -- the messages a question needs (a loaded trace makes only those) ---------------
+
+    def _state_changes(self) -> Iterator[tuple[Message, BrowserState, tuple[Change, ...]]]:
+        """``replay_changes`` of the messages a reducer rule acts on: no other message
+        changes the state or reports a change."""
+        if self._columns is None:
+            yield from self.replay_changes()
+            return
+        state = BrowserState()
+        with gc_paused():  # (consumed whole by the tables and final_state, not by users)
+            for message in self._columns.messages(self._columns.ruled()):
+                state, changes = fold(state, message)
+                yield message, state, changes
+
+    def _events(self, methods: Sequence[str]) -> Iterator[Event]:
+        """The events with one of ``methods``, in order."""
+        if self._columns is None:
+            yield from (r for r in self.records if type(r) is Event and r.method in methods)
+            return
+        yield from self._columns.messages(self._columns.rows_of("event", methods))
+
+    def _replies(self, method: str) -> Iterator[Record]:
+        """The replies (and error replies) to commands with ``method``, in order."""
+        if self._columns is None:
+            yield from (r for r in self.records
+                        if isinstance(r, Reply | ErrorReply) and r.method == method)
+            return
+        yield from self._columns.messages(self._columns.rows_of("reply", [method]))
 
     # -- replay --------------------------------------------------------------------
 
@@ -150,7 +213,10 @@ class Trace:
 
     def final_state(self) -> BrowserState:
         if self._final is None:
-            self._final = fold_all(self.messages)
+            final = BrowserState()
+            for _, after, _ in self._state_changes():
+                final = after
+            self._final = final
         return self._final
 
     def state_at(self, t: float | dt.datetime | pd.Timestamp) -> BrowserState:
@@ -158,9 +224,21 @@ class Trace:
         or a wall-clock datetime / Timestamp (naive means UTC)."""
         use_wall, limit = self._time_limit(t)
         state = BrowserState()
+        if self._columns is not None:
+            import numpy as np
+
+            # Up to the first message past ``t`` (as below), folding those with a rule.
+            columns = self._columns
+            at = columns.wall if use_wall else columns.mono - self.started_mono
+            past = np.flatnonzero(at > limit)
+            end = int(past[0]) if len(past) else len(columns)
+            ruled = columns.ruled()
+            for message in columns.messages(ruled[ruled < end]):
+                state = fold(state, message).state
+            return state
         for record in self.records:
-            at = record.wall if use_wall else record.mono - self.started_mono
-            if at > limit:
+            at_ = record.wall if use_wall else record.mono - self.started_mono
+            if at_ > limit:
                 break
             if not isinstance(record, Fault):
                 state = fold(state, record).state
@@ -212,22 +290,25 @@ class Trace:
 
     def to_parquet(self, path: str | os.PathLike[str]) -> Path:
         """The whole trace (header and every message) as one Parquet file."""
-        from cdpnb.trace import tables
-        return tables.to_parquet(self, path)
+        from cdpnb.trace import parquet
+        return parquet.to_parquet(self, path)
 
     @classmethod
     def from_parquet(cls, path: str | os.PathLike[str]) -> Trace:
         """A trace written by ``to_parquet``, message for message."""
-        from cdpnb.trace import tables
-        return tables.from_parquet(path)
+        from cdpnb.trace import parquet
+        return parquet.from_parquet(path)
 
     # -- display -------------------------------------------------------------------
 
     def summary(self) -> dict[str, Any]:
         kinds: dict[str, int] = {}
-        for record in self.records:
-            name = type(record).__name__
-            kinds[name] = kinds.get(name, 0) + 1
+        if self._columns is not None:
+            kinds = self._columns.kind_counts()
+        else:
+            for record in self.records:
+                name = type(record).__name__
+                kinds[name] = kinds.get(name, 0) + 1
         return {"label": self.label, "messages": len(self.records), "by_kind": kinds,
                 "duration_s": round(self.duration_s, 3), "complete": self.complete,
                 "problems": list(self.problems)}
@@ -247,5 +328,5 @@ class Trace:
     def __repr__(self) -> str:
         where = f" {self.path.name}" if self.path is not None else ""
         flags = "" if self.complete else (" truncated" if self.truncated else " incomplete")
-        return (f"<Trace{where} {self.label!r} {len(self.records)} messages "
+        return (f"<Trace{where} {self.label!r} {len(self)} messages "
                 f"{self.duration_s:.1f} s{flags}>")

@@ -1,0 +1,126 @@
+"""The events and commands tables, and the Parquet columns, of a scanned trace: built
+from its columns with numpy and Arrow, no message object made.
+
+Each gives the frame ``tables`` builds from message objects, value for value and
+dtype for dtype (the equality tests hold them to it): categories are the values
+present, sorted; a reply's method and params are its command's; payloads are the
+text Python writes for them (``Columns.payload_texts``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from cdpnb.trace.blocks import (
+    COMMAND,
+    DIRECTION_OF_KIND,
+    DIRECTIONS,
+    ERROR,
+    KIND_NAMES,
+    REPLY,
+)
+from cdpnb.trace.columns import Columns
+from cdpnb.trace.dtypes import (
+    categorical_codes,
+    frame_of,
+    seconds_since,
+    strings,
+    wall_times,
+)
+
+__all__ = ["commands", "events", "parquet_parts"]
+
+_DIRECTION = np.array(DIRECTION_OF_KIND, np.int8)
+
+
+def _fixed(codes: np.ndarray[Any, Any], names: tuple[str, ...]) -> pd.Categorical:
+    return pd.Categorical.from_codes(codes, categories=pd.Index(list(names), dtype="str"))
+
+
+def _ints(values: np.ndarray[Any, Any], missing: np.ndarray[Any, Any]) -> Any:
+    return pd.arrays.IntegerArray(values.astype(np.int64), missing)
+
+
+def _frame(columns: Columns, start: float, payloads: bool) -> pd.DataFrame:
+    table: dict[str, Any] = {
+        "time": wall_times(columns.wall),
+        "t": seconds_since(columns.mono, start),
+        "direction": _fixed(_DIRECTION[columns.kind], DIRECTIONS),
+        "kind": _fixed(columns.kind, KIND_NAMES),
+        "session_id": categorical_codes(columns.session, columns.sessions.names),
+        "id": _ints(columns.ids, ~columns.has_id),
+        "method": categorical_codes(columns.method, columns.methods.names),
+    }
+    if payloads:
+        table["payload"] = pd.array(columns.payload_texts(), dtype="str")
+    return frame_of(table)
+
+
+def events(columns: Columns, start: float) -> pd.DataFrame:
+    """``tables.events`` of a scanned trace."""
+    return _frame(columns, start, payloads=True)
+
+
+def commands(columns: Columns, start: float) -> pd.DataFrame:
+    """``tables.commands`` of a scanned trace: each command joined with its reply."""
+    kind = columns.kind
+    sent = np.flatnonzero(kind == COMMAND)
+    row_of = np.full(len(kind), -1, np.int64)
+    row_of[sent] = np.arange(len(sent))
+    replies = np.flatnonzero(((kind == REPLY) | (kind == ERROR)) & (columns.cmd_row >= 0))
+    answered = row_of[columns.cmd_row[replies]]
+    n = len(sent)
+    latency = np.zeros(n)
+    latency[answered] = (columns.mono[replies] - columns.mono[sent[answered]]) * 1000.0
+    waiting = np.ones(n, np.bool_)
+    waiting[answered] = False
+    ok = np.zeros(n, np.bool_)
+    ok[answered] = kind[replies] == REPLY
+    failed = replies[kind[replies] == ERROR]
+    code = np.zeros(n, np.int64)
+    error: list[str | None] = [None] * n
+    for row, reply in zip(row_of[columns.cmd_row[failed]].tolist(), failed.tolist(),
+                          strict=True):
+        code[row], error[row], _ = columns.error(reply)
+    texts = columns.payload_texts(sent)
+    return frame_of({
+        "sent": wall_times(columns.wall[sent]),
+        "t": seconds_since(columns.mono[sent], start),
+        "method": categorical_codes(columns.method[sent], columns.methods.names),
+        "session_id": categorical_codes(columns.session[sent], columns.sessions.names),
+        "id": _ints(columns.ids[sent], np.zeros(n, np.bool_)),
+        "latency_ms": pd.arrays.FloatingArray(latency, waiting),
+        "ok": pd.arrays.BooleanArray(ok, waiting),
+        "error_code": _ints(code, waiting | ok),
+        "error": strings(error),
+        "params": pd.array(texts, dtype="str"),
+    })
+
+
+def parquet_parts(columns: Columns, start: float) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """What ``parquet.to_parquet`` writes: the events table without payloads, then the
+    payload, wall, mono and params columns (a reply's params are its command's, "{}"
+    for a reply to no recorded command, null for any other row)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    kind = columns.kind
+    reply = (kind == REPLY) | (kind == ERROR)
+    commands = columns.cmd_row[reply]
+    sent, which = np.unique(commands[commands >= 0], return_inverse=True)
+    # The texts of the commands answered, then "{}": each reply takes its command's.
+    texts = pa.concat_arrays([*columns.payload_texts(sent).chunks,
+                              pa.array(["{}"], pa.large_string())])
+    pick = np.full(len(commands), len(sent), np.int64)
+    pick[commands >= 0] = which
+    params = pc.replace_with_mask(pa.nulls(len(kind), pa.large_string()), pa.array(reply),
+                                  texts.take(pa.array(pick)))
+    return _frame(columns, start, payloads=False), {
+        "payload": columns.payload_texts().cast(pa.string()),
+        "wall": pa.array(columns.wall, pa.float64()),
+        "mono": pa.array(columns.mono, pa.float64()),
+        "params": params.cast(pa.string()),
+    }
