@@ -187,8 +187,8 @@ class BrowserState(_Frozen):
     pages: Mapping[str, PageInfo] = Field(default_factory=dict)
     sessions: Mapping[str, SessionInfo] = Field(default_factory=dict)
     frames: Mapping[str, FrameInfo] = Field(default_factory=dict)
-    # (session id, frame id) -> default execution context id
-    contexts: Mapping[tuple[str | None, str], int] = Field(default_factory=dict)
+    # (session id, frame id) -> default execution context id (CDP), or realm id (BiDi)
+    contexts: Mapping[tuple[str | None, str], int | str] = Field(default_factory=dict)
     #: Sessions whose renderer crashed and has not been reloaded since.
     crashed_sessions: frozenset[str] = frozenset()
     pending_dialogs: tuple[PendingDialog, ...] = ()
@@ -204,6 +204,12 @@ class BrowserState(_Frozen):
     direct: bool = False
     #: Whether dialogs go through the dialog bridge (``cdpnb.bridgeEnabled`` notes).
     bridge_enabled: bool = False
+    #: The protocol the endpoint speaks: ``cdp``, or ``bidi`` (WebDriver BiDi), from the
+    #: ``cdpnb.connected`` note.
+    protocol: Literal["cdp", "bidi"] = "cdp"
+    #: Over BiDi: whether pages opened by supervised pages are supervised too (the
+    #: ``cdpnb.bidiSession`` note; over CDP the supervisor simply does not attach them).
+    follow_popups: bool = True
 
     def evolve(self, **changes: Any) -> BrowserState:
         """A copy with ``changes``; no validation, reducers pass well-typed values."""

@@ -26,6 +26,7 @@ __all__ = [
     "UndefinedType",
     "call_argument",
     "decode",
+    "from_remote_value",
     "raise_for_exception",
 ]
 
@@ -144,6 +145,36 @@ def _from_deep(node: Any) -> Any:
             out[pair[0]] = _from_deep(pair[1])
         return out
     raise _NotData(kind)
+
+
+def from_remote_value(value: dict[str, Any], context: str | None) -> Any:
+    """A WebDriver BiDi ``script.RemoteValue`` as a Python value, or a RemoteObject.
+
+    BiDi's remote values are the shape of Chromium's deep serialisation, so data comes
+    back by the same rule; anything else (a node, a function, a Map, a window) is
+    described, with its ``sharedId`` (nodes) or ``handle`` as ``object_id``."""
+    try:
+        return _from_deep(value)
+    except _NotData:
+        pass
+    kind = str(value.get("type", "object"))
+    inner = value.get("value")
+    description = None
+    class_name = None
+    if kind == "node" and isinstance(inner, dict):
+        class_name = inner.get("localName") or inner.get("nodeName")
+        attrs = inner.get("attributes") or {}
+        ident = f"#{attrs['id']}" if isinstance(attrs, dict) and attrs.get("id") else ""
+        description = f"{class_name or 'node'}{ident}"
+    elif kind in ("date", "regexp") or (kind == "string" and isinstance(inner, str)):
+        description = str(inner if not isinstance(inner, dict) else
+                          f"/{inner.get('pattern', '')}/{inner.get('flags', '')}")
+    handle = value.get("sharedId") or value.get("handle")
+    return RemoteObject(type="object" if kind not in ("function", "symbol") else kind,
+                        subtype=kind if kind not in ("object", "function", "symbol") else None,
+                        class_name=class_name, description=description or kind,
+                        object_id=str(handle) if isinstance(handle, str) else None,
+                        session_id=context if isinstance(handle, str) else None)
 
 
 def describe(remote: dict[str, Any], session_id: str | None) -> RemoteObject:
