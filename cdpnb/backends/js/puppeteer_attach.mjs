@@ -28,6 +28,14 @@ setInterval(() => {
 
 const browser = await puppeteer.connect({ browserURL, defaultViewport: null });
 browser.on('disconnected', () => process.exit(0));
+// Each target Puppeteer attaches to, in its log: how a test sees that it is really in
+// front of the pages another client creates.
+browser.on('targetcreated', (target) => {
+  process.stdout.write(`cdpnb: puppeteer attached to ${target.type()} ${target.url()}\n`);
+});
+browser.on('targetchanged', (target) => {
+  process.stdout.write(`cdpnb: puppeteer sees ${target.type()} at ${target.url()}\n`);
+});
 for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP']) {
   process.on(signal, () => {
     // disconnect() lets go of the browser without closing it; exit whatever it says.
