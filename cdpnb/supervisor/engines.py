@@ -36,8 +36,12 @@ def _version_url(url: str) -> str | None:
 
 
 async def identify(core: Core, url: str, backend: dict[str, Any] | None,
-                   timeout: float = 2.0) -> None:
-    """Fold ``cdpnb.dialogsNonBlocking`` if the endpoint's dialogs do not block."""
+                   timeout: float = 1.0) -> None:
+    """Fold ``cdpnb.dialogsNonBlocking`` if the endpoint's dialogs do not block.
+
+    Runs beside the attach sequence, so a ``/json/version`` that answers at once costs
+    nothing; one that never answers delays ``Supervisor.start`` by ``timeout`` at most.
+    """
     kind = (backend or {}).get("kind")
     engine: str | None = None
     source = ""
