@@ -1126,6 +1126,8 @@ NOTE_PARAMS: dict[str, st.SearchStrategy[Any]] = {
         defaultPrompt=st.text(max_size=3), frameId=IDS, requestId=st.text(max_size=3)),
     "cdpnb.bridgeRequestRefused": loose(requestId=st.text(max_size=3), frameId=IDS,
                                         reason=st.text(max_size=3)),
+    "cdpnb.dialogsNonBlocking": loose(engine=st.sampled_from(["Lightpanda/1.0", ""]),
+                                      source=st.text(max_size=3)),
 }
 
 

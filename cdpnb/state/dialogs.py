@@ -109,6 +109,8 @@ UNANSWERABLE: dict[str, str] = {
               "answer it (\"Not attached to an active page\") and the page is stuck "
               "until cdpnb replaces it",
     "handle_lost": "the browser says no dialog is showing: it holds no handle for it",
+    "non_blocking": "this browser does not block on dialogs: page JS got its value at once "
+                    "(see the record's page_value) and there is nothing to answer",
 }
 #: Error texts of a failed Page.handleJavaScriptDialog that mean "never answerable".
 ANSWER_ERRORS: dict[str, str] = {

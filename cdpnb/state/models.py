@@ -146,6 +146,10 @@ class DialogRecord(_Frozen):
     prompt_text: str | None = None
     via: Literal["native", "bridge"] = "native"
     page_session_id: str | None = None
+    #: What the page's ``alert``/``confirm``/``prompt`` call returned, as JavaScript
+    #: (``undefined``, ``false``, ``null``, ``"text"``), when the browser did not block
+    #: on it (reason ``non_blocking``, see ``cdpnb.state.engines``); None otherwise.
+    page_value: str | None = None
 
     @property
     def open_ms(self) -> float:
@@ -210,6 +214,14 @@ class BrowserState(_Frozen):
     #: Over BiDi: whether pages opened by supervised pages are supervised too (the
     #: ``cdpnb.bidiSession`` note; over CDP the supervisor simply does not attach them).
     follow_popups: bool = True
+    #: False once the endpoint is known to run page dialogs without blocking (Lightpanda:
+    #: ``cdpnb.dialogsNonBlocking``); each of its dialogs is then closed on arrival.
+    dialogs_block: bool = True
+    #: The engine whose quirks the state applies (``"Lightpanda/1.0"``), or None.
+    engine: str | None = None
+    #: An answer armed in advance for the next non-blocking dialog
+    #: (``LP.handleJavaScriptDialog``), not used yet.
+    prearmed_answer: DialogAnswer | None = None
 
     def evolve(self, **changes: Any) -> BrowserState:
         """A copy with ``changes``; no validation, reducers pass well-typed values."""

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
 from cdpnb.protocol import Command, ErrorReply, Event, Message, Note, Reply
-from cdpnb.state import bidi, connection, console, dialogs, frames, pages
+from cdpnb.state import bidi, connection, console, dialogs, engines, frames, pages
 from cdpnb.state.changes import Change, Malformed
 from cdpnb.state.models import BrowserState
 
@@ -52,7 +52,7 @@ EVENT_RULES: dict[str, Rule] = {
     "Page.frameDetached": frames.frame_detached,
     "Page.frameStartedNavigating": dialogs.navigation_started,
     "Page.navigatedWithinDocument": frames.navigated_within_document,
-    "Page.javascriptDialogOpening": dialogs.dialog_opening,
+    "Page.javascriptDialogOpening": _chain(dialogs.dialog_opening, engines.non_blocking_dialog),
     "Page.javascriptDialogClosed": dialogs.dialog_closed,
     "Runtime.executionContextCreated": frames.context_created,
     "Runtime.executionContextDestroyed": frames.context_destroyed,
@@ -77,6 +77,7 @@ REPLY_RULES: dict[str, Rule] = {
     "Page.getFrameTree": frames.frame_tree,
     "Fetch.fulfillRequest": dialogs.bridge_fulfilled,
     "browsingContext.getTree": bidi.get_tree,
+    "LP.handleJavaScriptDialog": engines.prearmed,
 }
 
 NOTE_RULES: dict[str, Rule] = {
@@ -91,6 +92,7 @@ NOTE_RULES: dict[str, Rule] = {
     "cdpnb.bridgeDialogOpening": dialogs.bridge_dialog_opening,
     "cdpnb.bridgeRequestRefused": dialogs.bridge_request_refused,
     "cdpnb.bidiSession": bidi.bidi_session,
+    "cdpnb.dialogsNonBlocking": engines.dialogs_non_blocking,
 }
 
 

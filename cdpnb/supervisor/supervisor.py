@@ -47,6 +47,7 @@ from cdpnb.state.snapshot import (
     build_frame_tree,
     snapshot_of,
 )
+from cdpnb.supervisor import engines
 from cdpnb.supervisor.accessibility import (
     AXSnapshot,
     RefTarget,
@@ -239,15 +240,19 @@ class Supervisor:
         elif options.bridge == "auto" and kind in AUTO_DISMISSING_KINDS:
             supervisor._bridge_reason = f"bridge='auto': {kind} auto-dismisses native dialogs"
         supervisor._bridge.enabled = supervisor._bridge_reason is not None
+        supervisor._backend_info = backend
         await engine.run(supervisor._start())
         return supervisor
 
     _bridge_reason: str | None = None
+    _backend_info: dict[str, Any] | None = None
 
     async def _version(self) -> None:
         with contextlib.suppress(CDPError):
             # What the browser is, in the trace; Node and some proxies lack it.
             self.browser_version = await self._core.send("Browser.getVersion")
+        # Engines whose quirks the state must know (Lightpanda's non-blocking dialogs).
+        await engines.identify(self._core, self.url, self._backend_info)
 
     async def _start(self) -> None:
         try:

@@ -98,6 +98,12 @@ class NeedsValue(NamedTuple):
 
 _NUMBERS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf, "-0": -0.0}
 _PRIMITIVES = ("undefined", "string", "number", "boolean", "bigint")
+#: Subtypes whose deep serialisation can be data. Another subtype (node, map, date,
+#: ...) is never data, whatever its deep value says: Lightpanda 1.0.2 deep-serialises a
+#: DOM node (subtype "node", className HTMLBodyElement) as ``{"type": "object",
+#: "value": []}``, which would read as ``{}``; Chromium's deep value for those is typed
+#: (``node``, ``map``, ``date``) and is no data either.
+_DATA_SUBTYPES = (None, "array")
 
 
 class _NotData(Exception):
@@ -206,7 +212,7 @@ def decode(remote: dict[str, Any], session_id: str | None) -> Any:
         return remote.get("value")
     if "value" in remote and "objectId" not in remote:
         return remote["value"]  # a reply made with returnByValue
-    if "deepSerializedValue" in remote:
+    if "deepSerializedValue" in remote and remote.get("subtype") in _DATA_SUBTYPES:
         try:
             return _from_deep(remote["deepSerializedValue"])
         except _NotData:
