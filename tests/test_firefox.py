@@ -27,7 +27,7 @@ from tests.conftest import settle
 pytestmark = pytest.mark.browser
 
 REPORTING = ("setTimeout(() => {{ const r = {call}; "
-             "fetch('/report?frame={name}&value=' + encodeURIComponent(JSON.stringify(r))); "
+             "fetch('/report?frame={name}&value=' + encodeURIComponent(JSON.stringify(r === undefined ? null : r))); "
              "}}, 0); 0")
 
 
@@ -258,6 +258,7 @@ async def test_a_bidi_trace_replays_offline_to_the_same_final_state(
         frames = await open_probe_page(sup, site)
         await sup.evaluate(REPORTING.format(call="prompt('q')", name="r"),
                            frame_id=frames["nested"])
+        await sup.wait_for_dialog(timeout=5)
         await sup.respond("accept", prompt_text="recorded")
         await wait_report(site, "r")
         live = sup.state
@@ -272,7 +273,7 @@ async def test_a_bidi_trace_replays_offline_to_the_same_final_state(
     assert fold_all(messages[:closing]) == live
     assert trace.final_state().recent_dialogs == live.recent_dialogs
     dialogs = trace.dialogs()
-    assert list(dialogs["prompt_text"]) == ["recorded"]
+    assert list(dialogs["answer"]) == ["recorded"]
     # And served as a BiDi endpoint: a supervisor starts on it and sees BiDi.
     async with cdpnb.replay(trace) as backend:
         again = await cdpnb.Supervisor.start(backend)
