@@ -1,4 +1,5 @@
-"""cdpnb: a notebook-first research library for the Chrome DevTools Protocol."""
+"""cdpnb: a notebook-first research library for browser debugging protocols (the
+Chrome DevTools Protocol and WebDriver BiDi)."""
 
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +22,7 @@ from cdpnb.errors import (
     FrameNotRoutable,
     NavigationError,
     NoPendingDialog,
+    ProtocolMismatch,
     SeveralPendingDialogs,
     StaleRef,
     SupervisorStopped,
@@ -108,6 +110,7 @@ __all__ = [
     "PageNode",
     "PendingDialog",
     "ProbeResult",
+    "ProtocolMismatch",
     "RemoteObject",
     "ScenarioServer",
     "SeveralPendingDialogs",

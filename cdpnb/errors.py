@@ -23,6 +23,7 @@ __all__ = [
     "FrameNotRoutable",
     "NavigationError",
     "NoPendingDialog",
+    "ProtocolMismatch",
     "SeveralPendingDialogs",
     "StaleRef",
     "SupervisorStopped",
@@ -54,7 +55,9 @@ class CDPError(CdpnbError):
         self.session_id = session_id
         self.data = data
         where = f" on session {session_id}" if session_id else ""
-        detail = f" ({data})" if data else ""
+        # A BiDi error's name is already the start of its message.
+        bidi = isinstance(data, dict) and set(data) == {"error"}
+        detail = f" ({data})" if data and not bidi else ""
         name = method or "<unknown method>"
         super().__init__(f"{name}{where} failed: [{code}] {message}{detail}")
 
@@ -183,6 +186,12 @@ class DialogNotAnswerable(DialogError):
         self.reason = reason
         self.answerable = answerable
         super().__init__(message)
+
+
+class ProtocolMismatch(CdpnbError, TypeError):
+    """A call the endpoint's protocol cannot carry: ``cdp()`` on a WebDriver BiDi
+    endpoint, ``bidi()`` on a CDP one, or a CDP-only feature (the accessibility tree)
+    over BiDi. The message says what to use instead."""
 
 
 class CdpnbWarning(UserWarning):

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Set up a fresh machine for cdpnb: Debian browsers (when missing) and a virtualenv.
+# Set up a fresh machine for cdpnb: Debian browsers (when missing), a virtualenv, and the
+# npm packages of package-lock.json (chromium-bidi, puppeteer-core; no browser download).
 # Idempotent: a second run only checks. Used by the README's two commands and by CI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -8,6 +9,8 @@ missing=()
 [ -x /usr/lib/chromium/chromium ] || missing+=(chromium)
 [ -x /usr/lib/chromium/chromium-headless-shell ] || missing+=(chromium-headless-shell)
 command -v node >/dev/null 2>&1 || missing+=(nodejs)
+command -v npm >/dev/null 2>&1 || missing+=(npm)
+[ -x /usr/lib/firefox-esr/firefox-esr ] || missing+=(firefox-esr)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then sudo=""; elif command -v sudo >/dev/null 2>&1; then sudo="sudo"; else sudo="none"; fi
   if [ "$sudo" = none ]; then
@@ -24,4 +27,17 @@ if [ ! -x .venv/bin/python ]; then
   "$python" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]'
+
+# The node-backed backends (chromium+bidi, chromium+puppeteer) run the packages pinned in
+# package-lock.json. --ignore-scripts: nothing of theirs runs at install time (the
+# native websocket helpers ship prebuilt). Reinstalled only when the lock file changed.
+if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
+  if [ ! -f node_modules/.package-lock.json ] || ! cmp -s package-lock.json node_modules/.cdpnb-lock; then
+    echo "setup: installing npm packages (npm ci)"
+    npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+    cp package-lock.json node_modules/.cdpnb-lock
+  fi
+else
+  echo "setup: node/npm not found; skipping npm ci (chromium+bidi and chromium+puppeteer will say so)" >&2
+fi
 echo "setup: ready ($(.venv/bin/python --version), cdpnb $(.venv/bin/python -c 'import cdpnb; print(cdpnb.__version__)'))"

@@ -45,7 +45,7 @@ async def test_bad_endpoints_and_arguments_fail_clearly(site: ScenarioServer) ->
     with pytest.raises(ValueError, match="dialog_timeout_s must be a positive number"):
         await cdpnb.Supervisor.start("ws://127.0.0.1:1/x", dialog_timeout_s=0)
     began = time.monotonic()
-    with pytest.raises(cdpnb.EndpointError, match="cannot open CDP WebSocket"):
+    with pytest.raises(cdpnb.EndpointError, match="cannot open WebSocket"):
         await cdpnb.Supervisor.start("ws://127.0.0.1:1/devtools/browser/x")
     # A plain HTTP server is not a CDP endpoint.
     with pytest.raises(cdpnb.EndpointError, match="cannot reach|json/version"):

@@ -366,7 +366,7 @@ async def test_every_public_call_names_its_bad_argument(
             await call()
         assert name in str(caught.value), (name, caught.value)
     with pytest.raises(ValueError, match="kind"):
-        cdpnb.launch("firefox")
+        cdpnb.launch("netscape")
     with pytest.raises(TypeError, match="args"):
         cdpnb.launch("chromium", args="--flag")
     with pytest.raises(ValueError, match="refresh_s"):

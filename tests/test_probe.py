@@ -18,12 +18,16 @@ import websockets
 
 import cdpnb
 from cdpnb import cli
-from cdpnb.backends import LAUNCHABLE
+from cdpnb.backends import LAUNCHABLE as ALL_KINDS
 from cdpnb.cli import probing
 from cdpnb.probes import CHECKS, ProbeResult, ScenarioServer, parse_backend, recorded_probes
 from cdpnb.trace import Trace
 
 ROOT = Path(__file__).resolve().parent.parent
+#: The kinds whose probe outcomes are known (cdpnb/probes/expected.py). The kinds of
+#: issue 17 (chromium+puppeteer, lightpanda, chromium+bidi, firefox) join once the
+#: probe checks capabilities across engines and protocols.
+LAUNCHABLE = ALL_KINDS[:4]
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ from cdpnb.state import (
     fold_all,
     snapshot_of,
 )
-from cdpnb.state.reducer import EVENT_RULES, NOTE_RULES
+from cdpnb.state.reducer import EVENT_RULES, NOTE_RULES, REPLY_RULES
 
 T0 = 1_700_000_000.0
 PS = "PS"
@@ -79,6 +79,17 @@ def attached(child_sid: str, target_id: str, parent_sid: str | None, wall: float
 
 def detached(child_sid: str, parent_sid: str | None = PS, wall: float = T0) -> Event:
     return ev("Target.detachedFromTarget", {"sessionId": child_sid}, parent_sid, wall)
+
+
+def bidi_page_setup() -> list[Message]:
+    return [
+        note("cdpnb.connected", {"protocol": "bidi"}, T0),
+        note("cdpnb.pageTarget", {"target_id": MAIN, "session_id": MAIN}, T0 + 0.01),
+        Reply(1, "browsingContext.getTree", {"contexts": [{
+            "context": MAIN, "parent": None, "url": PAGE_URL, "children": [
+                {"context": SRC, "url": "about:srcdoc", "children": []},
+                {"context": OOP, "url": CHILD_URL, "children": []}]}]}, None, {}, T0 + 0.02),
+    ]
 
 
 def page_setup() -> list[Message]:
@@ -1074,6 +1085,14 @@ FRAME_TREE = st.recursive(
     max_leaves=6,
 )
 
+BIDI_CONTEXT = st.recursive(
+    loose(context=IDS, parent=IDS | st.none(), url=st.text(max_size=5),
+          originalOpener=IDS | st.none()),
+    lambda inner: st.fixed_dictionaries({"context": IDS}, optional={
+        "children": st.lists(inner, max_size=3), "parent": IDS | st.none()}),
+    max_leaves=6,
+)
+
 EVENT_PARAMS: dict[str, st.SearchStrategy[Any]] = {
     "Target.attachedToTarget": loose(sessionId=IDS, targetInfo=TARGET_INFO,
                                      waitingForDebugger=st.booleans()),
@@ -1103,6 +1122,28 @@ EVENT_PARAMS: dict[str, st.SearchStrategy[Any]] = {
     "Runtime.exceptionThrown": loose(exceptionDetails=loose(
         text=st.text(max_size=3), url=st.text(max_size=3), lineNumber=st.integers(0, 5),
         columnNumber=st.integers(0, 5), exception=loose(description=st.text(max_size=4)))),
+    # WebDriver BiDi: contexts are frame ids, the top context of a page is its session.
+    "browsingContext.contextCreated": BIDI_CONTEXT,
+    "browsingContext.contextDestroyed": loose(context=IDS),
+    "browsingContext.navigationStarted": loose(context=IDS, navigation=IDS,
+                                               url=st.text(max_size=4)),
+    "browsingContext.navigationCommitted": loose(context=IDS, url=st.text(max_size=6)),
+    "browsingContext.fragmentNavigated": loose(context=IDS, url=st.text(max_size=6)),
+    "browsingContext.historyUpdated": loose(context=IDS, url=st.text(max_size=6)),
+    "browsingContext.userPromptOpened": loose(
+        context=IDS, type=st.sampled_from(["alert", "confirm", "prompt", "beforeunload"]),
+        handler=st.sampled_from(["accept", "dismiss", "ignore"]), message=st.text(max_size=4),
+        defaultValue=st.text(max_size=3)),
+    "browsingContext.userPromptClosed": loose(context=IDS, accepted=st.booleans(),
+                                              userText=st.text(max_size=3)),
+    "script.realmCreated": loose(realm=IDS, context=IDS, origin=st.text(max_size=5),
+                                 type=st.sampled_from(["window", "worker"]),
+                                 sandbox=st.text(max_size=2)),
+    "script.realmDestroyed": loose(realm=IDS),
+    "log.entryAdded": loose(level=st.sampled_from(["error", "info"]),
+                            type=st.sampled_from(["console", "javascript"]),
+                            text=st.text(max_size=4), source=loose(context=IDS),
+                            stackTrace=loose(callFrames=CALL_FRAMES)),
 }
 NOTE_PARAMS: dict[str, st.SearchStrategy[Any]] = {
     "cdpnb.connected": loose(),
@@ -1126,13 +1167,26 @@ NOTE_PARAMS: dict[str, st.SearchStrategy[Any]] = {
         defaultPrompt=st.text(max_size=3), frameId=IDS, requestId=st.text(max_size=3)),
     "cdpnb.bridgeRequestRefused": loose(requestId=st.text(max_size=3), frameId=IDS,
                                         reason=st.text(max_size=3)),
+    "cdpnb.dialogsNonBlocking": loose(engine=st.sampled_from(["Lightpanda/1.0", ""]),
+                                      source=st.text(max_size=3)),
+    "cdpnb.bidiSession": loose(session_id=st.text(max_size=3), popups=st.booleans()),
 }
 
 
 def test_property_strategies_cover_every_rule() -> None:
     assert set(EVENT_PARAMS) == set(EVENT_RULES)
     assert set(NOTE_PARAMS) == set(NOTE_RULES)
+    assert set(REPLY_RESULTS) == set(REPLY_RULES)
 
+
+REPLY_RESULTS: dict[str, st.SearchStrategy[Any]] = {
+    "Page.getFrameTree": st.fixed_dictionaries({}, optional={
+        "frameTree": FRAME_TREE | ANY_JSON}),
+    "Fetch.fulfillRequest": loose(),
+    "browsingContext.getTree": st.fixed_dictionaries({}, optional={
+        "contexts": st.lists(BIDI_CONTEXT, max_size=3) | ANY_JSON}),
+    "LP.handleJavaScriptDialog": loose(),
+}
 
 SESSION_IDS = st.sampled_from([None, PS, CS, "F2", "GHOST"])
 WALLS = st.floats(min_value=0, max_value=2e9, allow_nan=False)
@@ -1151,15 +1205,17 @@ def messages(draw: st.DrawFn) -> Message:
         method = draw(st.sampled_from(sorted(NOTE_PARAMS)))
         params = draw(NOTE_PARAMS[method])
         return Note(method, params if isinstance(params, dict) else {"x": params}, sid, wall)
-    result = draw(st.fixed_dictionaries({}, optional={"frameTree": FRAME_TREE | ANY_JSON}))
-    return Reply(1, "Page.getFrameTree", result, sid, {}, wall)
+    method = draw(st.sampled_from(sorted(REPLY_RESULTS)))
+    params = draw(st.fixed_dictionaries({}, optional={"requestId": IDS}))
+    return Reply(1, method, draw(REPLY_RESULTS[method]), sid, params, wall)
 
 
 @settings(max_examples=600, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(st.lists(messages(), max_size=25))
-def test_random_known_messages_never_raise_out_of_fold(msgs: list[Message]) -> None:
-    state = fold_all(page_setup())
+@given(st.booleans(), st.lists(messages(), max_size=25))
+def test_random_known_messages_never_raise_out_of_fold(bidi: bool, msgs: list[Message]) -> None:
+    # Over BiDi the supervisor's page is the context MAIN; over CDP the session PS.
+    state = fold_all(bidi_page_setup() if bidi else page_setup())
     for msg in msgs:
         before = state
         state = fold(state, msg).state

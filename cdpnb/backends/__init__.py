@@ -1,20 +1,33 @@
-"""Launch or attach backends: Debian Chromium, headless-shell, Chromium with Playwright
-attached, and node's inspector."""
+"""Launch or attach backends: Debian Chromium, headless-shell, Chromium with Playwright or
+Puppeteer attached, node's inspector, Lightpanda, chromium-bidi's WebDriver BiDi server
+over Chromium, and Firefox ESR (WebDriver BiDi)."""
 
+from cdpnb.backends.bidi_mapper import ChromiumBidiProcess
 from cdpnb.backends.chromium import CHROMIUM_FLAGS, BrowserProcess, find_executable
-from cdpnb.backends.launch import LAUNCHABLE, Backend, backend_available, launch
+from cdpnb.backends.firefox import FIREFOX_PREFS, FirefoxProcess, find_firefox
+from cdpnb.backends.launch import BIDI_KINDS, LAUNCHABLE, Backend, backend_available, launch
+from cdpnb.backends.lightpanda import LightpandaProcess, find_lightpanda
 from cdpnb.backends.node import NodeProcess, find_node
 from cdpnb.backends.playwright_attach import PlaywrightAttachment
+from cdpnb.backends.puppeteer_attach import PuppeteerProcess
 
 __all__ = [
+    "BIDI_KINDS",
     "CHROMIUM_FLAGS",
+    "FIREFOX_PREFS",
     "LAUNCHABLE",
     "Backend",
     "BrowserProcess",
+    "ChromiumBidiProcess",
+    "FirefoxProcess",
+    "LightpandaProcess",
     "NodeProcess",
     "PlaywrightAttachment",
+    "PuppeteerProcess",
     "backend_available",
     "find_executable",
+    "find_firefox",
+    "find_lightpanda",
     "find_node",
     "launch",
 ]

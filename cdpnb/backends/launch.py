@@ -14,18 +14,28 @@ from functools import partial
 from types import TracebackType
 from typing import Any, TypeVar
 
-from cdpnb.backends.chromium import KINDS, BrowserProcess, find_executable
+from cdpnb.backends import bidi_mapper, npm, puppeteer_attach
+from cdpnb.backends.bidi_mapper import ChromiumBidiProcess
+from cdpnb.backends.chromium import KINDS, BrowserProcess, chromium_version, find_executable
 from cdpnb.backends.closing import Closing
+from cdpnb.backends.firefox import FirefoxProcess, find_firefox, firefox_version
+from cdpnb.backends.lightpanda import INSTALL_HINT as LIGHTPANDA_INSTALL_HINT
+from cdpnb.backends.lightpanda import LightpandaProcess, find_lightpanda
 from cdpnb.backends.node import NodeProcess, find_node
 from cdpnb.backends.playwright_attach import INSTALL_HINT, PlaywrightAttachment
 from cdpnb.backends.process import LocalProcess
+from cdpnb.backends.puppeteer_attach import PuppeteerProcess
 from cdpnb.errors import BackendNotStarted, BrowserNotFound
 from cdpnb.transport import get_json
 
-__all__ = ["LAUNCHABLE", "Backend", "backend_available", "launch"]
+__all__ = ["BIDI_KINDS", "LAUNCHABLE", "Backend", "backend_available", "launch"]
 
 #: Every kind ``launch`` can start, in the order a probe would try them.
-LAUNCHABLE = ("chromium", "headless-shell", "chromium+playwright", "node")
+LAUNCHABLE = ("chromium", "headless-shell", "chromium+playwright", "node", "chromium+puppeteer",
+              "lightpanda", "chromium+bidi", "firefox")
+
+#: The kinds whose endpoint speaks WebDriver BiDi; every other kind speaks CDP.
+BIDI_KINDS = frozenset({"chromium+bidi", "firefox"})
 
 _WHAT = {
     "chromium": "Debian Chromium, headless, DevTools on loopback",
@@ -35,6 +45,17 @@ _WHAT = {
                            "on every page, also pages other clients create",
     "node": "node --inspect: runtime-only, one target and no browser endpoint "
             "(Runtime/Debugger/Profiler; Page.*, Target.*, Fetch.* answer -32601)",
+    "chromium+puppeteer": "Debian Chromium with npm puppeteer-core attached via "
+                          "puppeteer.connect({browserURL}) and no dialog handler: it leaves "
+                          "native JS dialogs open for whoever answers them",
+    "lightpanda": "Lightpanda (PyPI lightpanda) serving CDP on loopback, iframes loaded, "
+                  "telemetry off: one browser per connection, no site isolation, dialogs "
+                  "that never block",
+    "chromium+bidi": "chromium-bidi's WebDriver BiDi server (the mapper Puppeteer uses) over "
+                     "Debian Chromium, on loopback: a Chromium per connection's session.new; "
+                     "its default session dismisses every dialog",
+    "firefox": "Debian Firefox ESR, headless, fresh offline profile: WebDriver BiDi only "
+               "(one BiDi session per browser), on loopback",
 }
 
 T = TypeVar("T")
@@ -48,21 +69,31 @@ class _Started:
     process: LocalProcess
     started_in_s: float
     attachment: PlaywrightAttachment | None = None
+    puppeteer: PuppeteerProcess | None = None
 
     def close(self) -> None:
-        # Playwright lets go first, so it sees an orderly disconnect, not a dead browser.
+        # The client in front lets go first, so it sees an orderly disconnect, not a
+        # dead browser.
         try:
-            if self.attachment is not None:
-                self.attachment.close()
+            if self.puppeteer is not None:
+                self.puppeteer.close()
         finally:
-            self.process.close()
+            try:
+                if self.attachment is not None:
+                    self.attachment.close()
+            finally:
+                self.process.close()
 
 
 class Backend(Closing):
     """A running backend: where to connect, what it is, and how it was started.
 
-    Every kind has the same surface; ``cdp_url`` is the browser endpoint for the
-    Chromium kinds and the one target's endpoint for ``node``.
+    Every kind has the same surface. ``url`` is the endpoint to connect to, in the
+    ``protocol`` it speaks (``"cdp"`` or ``"bidi"``): the browser endpoint for the CDP
+    browsers, the one target's endpoint for ``node``, ``ws://127.0.0.1:PORT/session``
+    for the WebDriver BiDi kinds (``firefox``, ``chromium+bidi``). ``cdp_url`` is the
+    same URL, whatever the protocol: ``Supervisor.start`` takes anything with a
+    ``cdp_url`` and finds out which protocol it speaks.
     """
 
     def __init__(self, started: _Started) -> None:
@@ -75,17 +106,34 @@ class Backend(Closing):
         return self._started.kind
 
     @property
+    def protocol(self) -> str:
+        """``"cdp"`` or ``"bidi"`` (WebDriver BiDi): what ``url`` speaks."""
+        return "bidi" if self.kind in BIDI_KINDS else "cdp"
+
+    @property
+    def url(self) -> str:
+        """The endpoint: ``ws://127.0.0.1:PORT/devtools/browser/<id>``; node's
+        ``ws://127.0.0.1:PORT/<uuid>``; lightpanda's ``ws://127.0.0.1:PORT/``; the BiDi
+        kinds' ``ws://127.0.0.1:PORT/session``."""
+        return self._browser.url
+
+    @property
     def cdp_url(self) -> str:
-        """``ws://127.0.0.1:PORT/devtools/browser/<id>``; node's: ``ws://127.0.0.1:PORT/<uuid>``."""
+        """``url``, under the name ``Supervisor.start`` looks for (also for BiDi kinds)."""
         return self._browser.cdp_url
 
     @property
     def http_url(self) -> str:
+        """``http://127.0.0.1:PORT``, the endpoint's port over HTTP (``/json/version``
+        for the CDP kinds; Firefox answers it 404, chromium-bidi serves WebDriver
+        classic's ``POST /session`` there)."""
         return self._browser.http_url
 
     @property
     def version(self) -> str:
-        """``Browser`` from ``/json/version``: ``Chrome/156.…``, ``node.js/v20.…``, …"""
+        """``Browser`` from ``/json/version``: ``Chrome/156.…``, ``node.js/v20.…``,
+        ``Lightpanda/1.0``; for the BiDi kinds the browser's own ``--version``:
+        ``Firefox/153.7.0esr``, ``Chrome/156.…`` (chromium+bidi)."""
         return self._browser.version
 
     @property
@@ -110,16 +158,16 @@ class Backend(Closing):
 
     @property
     def started_in_s(self) -> float:
-        """Seconds from the start until usable: endpoint up, ``/json/version`` read, and
-        for ``chromium+playwright`` Playwright attached."""
+        """Seconds from the start until usable: endpoint up, the version read, and for
+        ``chromium+playwright`` / ``chromium+puppeteer`` the client attached."""
         return self._started.started_in_s
 
     def describe(self) -> dict[str, Any]:
         """What this backend is and how it was started (for matrices and traces)."""
         info: dict[str, Any] = {
-            "kind": self.kind, "what": _WHAT[self.kind], "version": self.version,
-            "executable": self.executable, "args": list(self.args), "cdp_url": self.cdp_url,
-            "started_in_s": round(self.started_in_s, 4),
+            "kind": self.kind, "what": _WHAT[self.kind], "protocol": self.protocol,
+            "version": self.version, "executable": self.executable, "args": list(self.args),
+            "url": self.url, "cdp_url": self.cdp_url, "started_in_s": round(self.started_in_s, 4),
         }
         if self.kind == "node":
             info["runtime_only"] = True
@@ -128,6 +176,20 @@ class Backend(Closing):
             info["playwright"] = {"version": attachment.version,
                                   "attached_via": "chromium.connect_over_cdp",
                                   "dialog_handler": None}
+        puppeteer = self._started.puppeteer
+        if puppeteer is not None:
+            info["puppeteer"] = {"version": puppeteer.puppeteer_version,
+                                 "attached_via": "puppeteer.connect({browserURL})",
+                                 "dialog_handler": None, "pid": puppeteer.pid}
+        browser = self._browser
+        if isinstance(browser, ChromiumBidiProcess):
+            info["chromium_bidi"] = {"version": browser.chromium_bidi_version,
+                                     "browser_executable": browser.browser_executable,
+                                     "browser_per": "connection (session.new)"}
+        if self.kind == "firefox":
+            info["one_session_per_browser"] = True
+        if self.kind == "lightpanda":
+            info["browser_per"] = "connection"
         return info
 
     def close(self) -> None:
@@ -151,13 +213,28 @@ def backend_available(kind: str) -> str | None:
     _check_kind(kind)
     if kind == "node":
         return _missing(find_node, "CDPNB_NODE", "apt-get install nodejs")
-    browser = "chromium" if kind == "chromium+playwright" else kind
+    if kind == "firefox":
+        return _missing(find_firefox, "CDPNB_FIREFOX", "apt-get install firefox-esr")
+    if kind == "lightpanda":
+        return _missing(find_lightpanda, "CDPNB_LIGHTPANDA", LIGHTPANDA_INSTALL_HINT)
+    browser = kind if kind in KINDS else "chromium"
     reason = _missing(partial(find_executable, browser), "CDPNB_CHROMIUM",
                       f"apt-get install {KINDS[browser].package}")
     if reason is None and kind == "chromium+playwright" and \
             importlib.util.find_spec("playwright") is None:
         reason = f"not installed: {INSTALL_HINT}"
+    packages = _NPM_PACKAGES.get(kind)
+    if reason is None and packages is not None:
+        reason = _missing(find_node, "CDPNB_NODE", "apt-get install nodejs")
+        absent = npm.missing(packages)
+        if reason is None and absent:
+            reason = f"not installed: {npm.INSTALL_HINT} ({', '.join(absent)})"
     return reason
+
+
+#: The npm packages (package.json) each node-backed kind runs.
+_NPM_PACKAGES = {"chromium+puppeteer": puppeteer_attach.PACKAGES,
+                 "chromium+bidi": bidi_mapper.PACKAGES}
 
 
 def _missing(find: Callable[[], str], env_var: str, install: str) -> str | None:
@@ -180,9 +257,30 @@ def _start(kind: str, executable: str | os.PathLike[str] | None, args: tuple[str
     began = time.monotonic()
     attachment = None
     process: LocalProcess | None = None
+    puppeteer = None
     try:
         if kind == "node":
             process = NodeProcess.start(executable, args, timeout)
+        elif kind == "firefox":
+            process = FirefoxProcess.start(executable, args, timeout)
+            # Not from a BiDi session: Firefox has only one, and it is the client's.
+            process.version_info = {**firefox_version(process.executable),
+                                    "Protocol": "WebDriver BiDi",
+                                    "webSocketUrl": process.cdp_url}
+        elif kind == "chromium+bidi":
+            bidi = ChromiumBidiProcess.start(executable, args, timeout)
+            process = bidi
+            # No session.new either: each one launches a Chromium of its own.
+            bidi.version_info = {"Browser": chromium_version(bidi.browser_executable),
+                                 "chromium-bidi": bidi.chromium_bidi_version,
+                                 "Protocol": "WebDriver BiDi", "webSocketUrl": bidi.cdp_url}
+        elif kind == "lightpanda":
+            process = LightpandaProcess.start(executable, args, timeout)
+        elif kind == "chromium+puppeteer":
+            # Missing npm packages or node fail before a browser is started.
+            npm.require(puppeteer_attach.PACKAGES)
+            find_node()
+            process = BrowserProcess.start("chromium", executable, args, timeout)
         elif kind == "chromium+playwright":
             find_executable("chromium", executable)  # a missing browser fails before the driver
             # Playwright's driver boots while Chromium starts: ~0.6 s each on their own.
@@ -190,16 +288,25 @@ def _start(kind: str, executable: str | os.PathLike[str] | None, args: tuple[str
             process = BrowserProcess.start("chromium", executable, args, timeout)
         else:
             process = BrowserProcess.start(kind, executable, args, timeout)
-        process.version_info = get_json(process.http_url + "/json/version")
+        if kind not in BIDI_KINDS:
+            process.version_info = get_json(process.http_url + "/json/version")
+        if kind == "lightpanda":
+            # Its own word for where to connect (today ws://127.0.0.1:PORT/).
+            process.cdp_url = str(process.version_info.get("webSocketDebuggerUrl")
+                                  or process.cdp_url)
         if attachment is not None:
             attachment.connect(process.http_url)
+        if kind == "chromium+puppeteer":
+            puppeteer = PuppeteerProcess.attach(process.http_url, process.port, timeout)
     except BaseException:
+        if puppeteer is not None:
+            puppeteer.close()
         if attachment is not None:
             attachment.close()
         if process is not None:
             process.close()
         raise
-    return _Started(kind, process, time.monotonic() - began, attachment)
+    return _Started(kind, process, time.monotonic() - began, attachment, puppeteer)
 
 
 async def _off_loop(work: Callable[[], T], orphan: Callable[[T], None], name: str) -> T:
@@ -265,8 +372,11 @@ class launch:
     block instead.
 
     ``kind`` is one of :data:`LAUNCHABLE`: ``"chromium"``, ``"headless-shell"``,
-    ``"chromium+playwright"`` or ``"node"``. ``executable=`` overrides the binary (else
-    ``$CDPNB_CHROMIUM``, or ``$CDPNB_NODE`` for node); ``args`` adds command-line flags.
+    ``"chromium+playwright"``, ``"node"``, ``"chromium+puppeteer"``, ``"lightpanda"``,
+    ``"chromium+bidi"`` or ``"firefox"``. ``executable=`` overrides the binary: the
+    browser's (else ``$CDPNB_CHROMIUM`` for the Chromium kinds, ``$CDPNB_FIREFOX``,
+    ``$CDPNB_LIGHTPANDA``), or node's for ``node`` (else ``$CDPNB_NODE``); ``args`` adds
+    command-line flags (Chromium's, also for the Chromiums chromium-bidi starts).
 
     >>> import cdpnb.sync
     >>> with cdpnb.sync.launch("headless-shell") as backend:

@@ -44,7 +44,11 @@ _live_lock = threading.Lock()
 
 @dataclass(kw_only=True)
 class LocalProcess:
-    """A running program that cdpnb started; ``close()`` ends it by its own pid."""
+    """A running program that cdpnb started; ``close()`` ends it by its own pid.
+
+    ``cdp_url`` is the endpoint to connect to, whatever the ``protocol`` it speaks
+    (``"cdp"``, or ``"bidi"`` for a WebDriver BiDi endpoint such as Firefox's).
+    """
 
     kind: str
     executable: str
@@ -57,6 +61,12 @@ class LocalProcess:
     started_in_s: float
     reaper: Reaper | None = None
     version_info: dict[str, Any] = field(default_factory=dict)
+    protocol: str = "cdp"
+
+    @property
+    def url(self) -> str:
+        """The endpoint to connect to (``cdp_url`` by its protocol-neutral name)."""
+        return self.cdp_url
 
     @property
     def pid(self) -> int:
@@ -64,7 +74,8 @@ class LocalProcess:
 
     @property
     def version(self) -> str:
-        """``Browser`` from ``/json/version``: ``Chrome/…``, ``node.js/v20.…``, …"""
+        """``Browser`` from ``/json/version``: ``Chrome/…``, ``node.js/v20.…``, …, or what
+        a backend with no such endpoint put there (``Firefox/153.7.0esr``)."""
         return str(self.version_info.get("Browser", ""))
 
     @property

@@ -111,7 +111,7 @@ class replay:
             raise TypeError(f"replay() takes a Trace or a path to one, got {trace!r}")
         self.trace = trace
         self.server = ReplayServer(trace.messages, browser=trace.browser or None, speed=speed,
-                                   stall_s=stall_s)
+                                   stall_s=stall_s, protocol=trace.protocol)
         self.backend: ReplayBackend | None = None
 
     async def _open(self) -> ReplayBackend:

@@ -28,7 +28,7 @@ from cdpnb.backends import LAUNCHABLE, backend_available, launch
 from cdpnb.backends.replay import replay
 from cdpnb.errors import BrowserNotFound, CdpnbError, CdpnbWarning
 from cdpnb.probes.checks import CHECKS, Check, NotSupported, Site
-from cdpnb.probes.expected import expected_status
+from cdpnb.probes.expected import EXPECTED, expected_status
 from cdpnb.probes.progress import Progress, progress_for
 from cdpnb.probes.server import ScenarioServer
 from cdpnb.probes.specs import BackendSpec, parse_backend
@@ -263,8 +263,11 @@ def _cell(cells: list[CheckResult], reasons: bool = True) -> str:
 
 
 def available_backends() -> dict[str, str | None]:
-    """Each launchable kind, and None if it can start here or why it cannot."""
-    return {kind: backend_available(kind) for kind in LAUNCHABLE}
+    """Each launchable kind the probe has expected outcomes for, and None if it can start
+    here or why it cannot. (The kinds of issue 17, chromium+puppeteer, lightpanda,
+    chromium+bidi and firefox, join once their outcomes are in EXPECTED; until then
+    ``cdpnb probe --backends KIND`` probes one by name.)"""
+    return {kind: backend_available(kind) for kind in LAUNCHABLE if kind in EXPECTED}
 
 
 # -- sites --------------------------------------------------------------------------------

@@ -1,5 +1,7 @@
-"""Sans-I/O Chrome DevTools Protocol core: no sockets, no event loop."""
+"""Sans-I/O protocol cores (the Chrome DevTools Protocol, WebDriver BiDi): no sockets,
+no event loop."""
 
+from cdpnb.protocol.bidi import BiDiConnection, bidi_error_name, bidi_wire
 from cdpnb.protocol.codec import (
     CONNECTED,
     DISCONNECTED,
@@ -21,12 +23,17 @@ from cdpnb.protocol.messages import (
     TransportFault,
 )
 
+#: Either protocol's sans-I/O connection: the same contract, chosen per endpoint.
+Connection = CDPConnection | BiDiConnection
+
 __all__ = [
     "CONNECTED",
     "DISCONNECTED",
+    "BiDiConnection",
     "CDPConnection",
     "Command",
     "CommandFrame",
+    "Connection",
     "ErrorReply",
     "Event",
     "Fault",
@@ -36,6 +43,8 @@ __all__ = [
     "Received",
     "Reply",
     "TransportFault",
+    "bidi_error_name",
+    "bidi_wire",
     "error_of",
     "opens_connection",
     "parse_command",

@@ -24,6 +24,7 @@ def connected(state: BrowserState, msg: Note, out: Out) -> BrowserState:
         console_errors_total=state.console_errors_total,
         counters=state.counters,
         bridge_enabled=state.bridge_enabled,
+        protocol="bidi" if msg.params.get("protocol") == "bidi" else "cdp",
     )
 
 

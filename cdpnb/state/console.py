@@ -8,6 +8,8 @@ from cdpnb.protocol import Event
 from cdpnb.state.changes import Change, ConsoleError
 from cdpnb.state.models import BrowserState, ConsoleEntry
 
+__all__ = ["CONSOLE_ERRORS_KEPT", "MAX_TEXT", "append_entry"]
+
 Out = list[Change]
 
 CONSOLE_ERRORS_KEPT = 50
@@ -22,7 +24,7 @@ def _describe(arg: dict[str, Any]) -> str:
     return str(arg.get("unserializableValue") or arg.get("description") or arg.get("type", ""))
 
 
-def _append(state: BrowserState, entry: ConsoleEntry, out: Out) -> BrowserState:
+def append_entry(state: BrowserState, entry: ConsoleEntry, out: Out) -> BrowserState:
     out.append(ConsoleError(entry))
     kept = (*state.console_errors, entry)[-CONSOLE_ERRORS_KEPT:]
     return state.evolve(console_errors=kept, console_errors_total=state.console_errors_total + 1)
@@ -38,7 +40,7 @@ def console_api_called(state: BrowserState, msg: Event, out: Out) -> BrowserStat
     text = " ".join(_describe(a) for a in args if isinstance(a, dict))
     frames = (msg.params.get("stackTrace") or {}).get("callFrames") or [{}]
     top = frames[0] if isinstance(frames[0], dict) else {}
-    return _append(
+    return append_entry(
         state,
         ConsoleEntry(
             kind="console",
@@ -58,7 +60,7 @@ def exception_thrown(state: BrowserState, msg: Event, out: Out) -> BrowserState:
     details = msg.params["exceptionDetails"]
     exc = details.get("exception") or {}
     text = str(exc.get("description") or details.get("text") or "exception")
-    return _append(
+    return append_entry(
         state,
         ConsoleEntry(
             kind="exception",

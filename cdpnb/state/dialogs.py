@@ -53,6 +53,7 @@ from cdpnb.state.changes import (
 from cdpnb.state.models import BrowserState, DialogAnswer, DialogRecord, PendingDialog
 
 __all__ = [
+    "BROWSER_CLOSES",
     "DIALOG_TYPES",
     "FAST_REMOTE_MS",
     "RECENT_DIALOGS_KEPT",
@@ -60,6 +61,7 @@ __all__ = [
     "answerable_dialog",
     "close_all_pending",
     "close_dialogs_of",
+    "closed_natively",
     "dialogs_gone_with_frames",
     "navigation_started",
 ]
@@ -83,7 +85,7 @@ OVERLAP: dict[bool | None, tuple[str, str | None]] = {
 #: A different-document navigation of the top frame starts while a dialog is open.
 NAVIGATION: dict[bool | None, str] = {True: "navigation", False: "wedged", None: "wedged"}
 #: Reasons whose dialog the browser is about to close itself: its Closed is the browser's.
-BROWSER_CLOSES = frozenset({"superseded", "navigation"})
+BROWSER_CLOSES = frozenset({"superseded", "navigation", "prompt_handler"})
 #: Measured on chromium: when a frame of a page commits a new document while the page
 #: has a dialog open (an OOPIF still loading when the top frame opened its dialog), the
 #: dialog is closed (result false) within a millisecond or two. A close that soon after
@@ -100,11 +102,15 @@ UNANSWERABLE: dict[str, str] = {
     "handle_taken": "a newer dialog ({other}) holds the page's only dialog handle: "
                     "headless-shell answers the newest dialog and never this one again; "
                     "cdpnb replaces the page once no answerable dialog is left on it",
-    "navigation": "the page started navigating, and Chromium closes the dialog itself",
+    "navigation": "the page started navigating, and the browser closes the dialog itself",
+    "prompt_handler": "the WebDriver BiDi session's unhandledPromptBehavior answers it "
+                      "itself",
     "wedged": "the page started navigating while it was open: the browser can no longer "
               "answer it (\"Not attached to an active page\") and the page is stuck "
               "until cdpnb replaces it",
     "handle_lost": "the browser says no dialog is showing: it holds no handle for it",
+    "non_blocking": "this browser does not block on dialogs: page JS got its value at once "
+                    "(see the record's page_value) and there is nothing to answer",
 }
 #: Error texts of a failed Page.handleJavaScriptDialog that mean "never answerable".
 ANSWER_ERRORS: dict[str, str] = {
@@ -316,6 +322,15 @@ def dialog_closed(state: BrowserState, msg: Event, out: Out) -> BrowserState:
     accepted = bool(accepted_raw) if accepted_raw is not None else None
     user_input = msg.params.get("userInput")
     prompt_text = user_input if isinstance(user_input, str) else None
+    return closed_natively(state, dialog, msg.session_id, msg.wall, accepted, prompt_text, out)
+
+
+def closed_natively(state: BrowserState, dialog: PendingDialog, page_session: str | None,
+                    at: float, accepted: bool | None, prompt_text: str | None,
+                    out: Out) -> BrowserState:
+    """The browser reports ``dialog`` (on page ``page_session``) closed at ``at``: by
+    our answer, by a rule of the browser's, misdelivered, or by someone else. The one
+    attribution for CDP's ``javascriptDialogClosed`` and BiDi's ``userPromptClosed``."""
     answer = dialog.answering
     if answer is not None:
         closed_by = answer.closed_by
@@ -326,19 +341,19 @@ def dialog_closed(state: BrowserState, msg: Event, out: Out) -> BrowserState:
             closed_by, reason = "remote", None
         if answer.accept and prompt_text is None:
             prompt_text = answer.prompt_text
-        return _close(state, dialog, _record(dialog, msg.wall, closed_by, accepted,
+        return _close(state, dialog, _record(dialog, at, closed_by, accepted,
                                              prompt_text, reason), out)
     if dialog.unanswerable in BROWSER_CLOSES:
-        return _close(state, dialog, _record(dialog, msg.wall, "browser", accepted,
+        return _close(state, dialog, _record(dialog, at, "browser", accepted,
                                              prompt_text, dialog.unanswerable), out)
-    page = state.pages.get(msg.session_id or "")
+    page = state.pages.get(page_session or "")
     committed = page.last_commit if page is not None else None
     if (dialog.has_browser_handler and committed is not None
-            and dialog.opened_at <= committed <= msg.wall
-            and msg.wall - committed <= COMMIT_CLOSES_S):
-        return _close(state, dialog, _record(dialog, msg.wall, "browser", accepted,
+            and dialog.opened_at <= committed <= at
+            and at - committed <= COMMIT_CLOSES_S):
+        return _close(state, dialog, _record(dialog, at, "browser", accepted,
                                              prompt_text, "navigation"), out)
-    meant_for = next((d for d in _native_on(state, msg.session_id)
+    meant_for = next((d for d in _native_on(state, page_session)
                       if d.answering is not None and d.answering.delivered_to is None
                       and d.answering.reason != "released" and d.id != dialog.id), None)
     if meant_for is not None and meant_for.answering is not None and (
@@ -349,9 +364,9 @@ def dialog_closed(state: BrowserState, msg: Event, out: Out) -> BrowserState:
         state = _replace(state, [meant_for.model_copy(
             update={"answering": sent.model_copy(update={"delivered_to": dialog.id})})])
         state = _count(state, "answers-misdelivered")
-        return _close(state, dialog, _record(dialog, msg.wall, sent.closed_by, accepted,
+        return _close(state, dialog, _record(dialog, at, sent.closed_by, accepted,
                                              prompt_text, "misdelivered", meant_for.id), out)
-    return _close(state, dialog, _record(dialog, msg.wall, "remote", accepted, prompt_text),
+    return _close(state, dialog, _record(dialog, at, "remote", accepted, prompt_text),
                   out)
 
 

@@ -146,6 +146,10 @@ class DialogRecord(_Frozen):
     prompt_text: str | None = None
     via: Literal["native", "bridge"] = "native"
     page_session_id: str | None = None
+    #: What the page's ``alert``/``confirm``/``prompt`` call returned, as JavaScript
+    #: (``undefined``, ``false``, ``null``, ``"text"``), when the browser did not block
+    #: on it (reason ``non_blocking``, see ``cdpnb.state.engines``); None otherwise.
+    page_value: str | None = None
 
     @property
     def open_ms(self) -> float:
@@ -187,8 +191,8 @@ class BrowserState(_Frozen):
     pages: Mapping[str, PageInfo] = Field(default_factory=dict)
     sessions: Mapping[str, SessionInfo] = Field(default_factory=dict)
     frames: Mapping[str, FrameInfo] = Field(default_factory=dict)
-    # (session id, frame id) -> default execution context id
-    contexts: Mapping[tuple[str | None, str], int] = Field(default_factory=dict)
+    # (session id, frame id) -> default execution context id (CDP), or realm id (BiDi)
+    contexts: Mapping[tuple[str | None, str], int | str] = Field(default_factory=dict)
     #: Sessions whose renderer crashed and has not been reloaded since.
     crashed_sessions: frozenset[str] = frozenset()
     pending_dialogs: tuple[PendingDialog, ...] = ()
@@ -204,6 +208,20 @@ class BrowserState(_Frozen):
     direct: bool = False
     #: Whether dialogs go through the dialog bridge (``cdpnb.bridgeEnabled`` notes).
     bridge_enabled: bool = False
+    #: The protocol the endpoint speaks: ``cdp``, or ``bidi`` (WebDriver BiDi), from the
+    #: ``cdpnb.connected`` note.
+    protocol: Literal["cdp", "bidi"] = "cdp"
+    #: Over BiDi: whether pages opened by supervised pages are supervised too (the
+    #: ``cdpnb.bidiSession`` note; over CDP the supervisor simply does not attach them).
+    follow_popups: bool = True
+    #: False once the endpoint is known to run page dialogs without blocking (Lightpanda:
+    #: ``cdpnb.dialogsNonBlocking``); each of its dialogs is then closed on arrival.
+    dialogs_block: bool = True
+    #: The engine whose quirks the state applies (``"Lightpanda/1.0"``), or None.
+    engine: str | None = None
+    #: An answer armed in advance for the next non-blocking dialog
+    #: (``LP.handleJavaScriptDialog``), not used yet.
+    prearmed_answer: DialogAnswer | None = None
 
     def evolve(self, **changes: Any) -> BrowserState:
         """A copy with ``changes``; no validation, reducers pass well-typed values."""

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
 from cdpnb.protocol import Command, ErrorReply, Event, Message, Note, Reply
-from cdpnb.state import connection, console, dialogs, frames, pages
+from cdpnb.state import bidi, connection, console, dialogs, engines, frames, pages
 from cdpnb.state.changes import Change, Malformed
 from cdpnb.state.models import BrowserState
 
@@ -52,18 +52,32 @@ EVENT_RULES: dict[str, Rule] = {
     "Page.frameDetached": frames.frame_detached,
     "Page.frameStartedNavigating": dialogs.navigation_started,
     "Page.navigatedWithinDocument": frames.navigated_within_document,
-    "Page.javascriptDialogOpening": dialogs.dialog_opening,
+    "Page.javascriptDialogOpening": _chain(dialogs.dialog_opening, engines.non_blocking_dialog),
     "Page.javascriptDialogClosed": dialogs.dialog_closed,
     "Runtime.executionContextCreated": frames.context_created,
     "Runtime.executionContextDestroyed": frames.context_destroyed,
     "Runtime.executionContextsCleared": frames.contexts_cleared,
     "Runtime.consoleAPICalled": console.console_api_called,
     "Runtime.exceptionThrown": console.exception_thrown,
+    # WebDriver BiDi (cdpnb.state.bidi): its module names never collide with CDP's.
+    "browsingContext.contextCreated": bidi.context_created,
+    "browsingContext.contextDestroyed": bidi.context_destroyed,
+    "browsingContext.navigationStarted": bidi.navigation_started,
+    "browsingContext.navigationCommitted": bidi.navigated,
+    "browsingContext.fragmentNavigated": bidi.navigated,
+    "browsingContext.historyUpdated": bidi.navigated,
+    "browsingContext.userPromptOpened": bidi.user_prompt_opened,
+    "browsingContext.userPromptClosed": bidi.user_prompt_closed,
+    "script.realmCreated": bidi.realm_created,
+    "script.realmDestroyed": bidi.realm_destroyed,
+    "log.entryAdded": bidi.log_entry_added,
 }
 
 REPLY_RULES: dict[str, Rule] = {
     "Page.getFrameTree": frames.frame_tree,
     "Fetch.fulfillRequest": dialogs.bridge_fulfilled,
+    "browsingContext.getTree": bidi.get_tree,
+    "LP.handleJavaScriptDialog": engines.prearmed,
 }
 
 NOTE_RULES: dict[str, Rule] = {
@@ -77,6 +91,8 @@ NOTE_RULES: dict[str, Rule] = {
     "cdpnb.dialogAnswered": dialogs.dialog_answered,
     "cdpnb.bridgeDialogOpening": dialogs.bridge_dialog_opening,
     "cdpnb.bridgeRequestRefused": dialogs.bridge_request_refused,
+    "cdpnb.bidiSession": bidi.bidi_session,
+    "cdpnb.dialogsNonBlocking": engines.dialogs_non_blocking,
 }
 
 

@@ -32,11 +32,14 @@ from cdpnb.errors import (
     CDPError,
     CommandTimeout,
     ConnectionLost,
+    EndpointError,
     SupervisorStopped,
     TargetGone,
 )
 from cdpnb.protocol import (
+    BiDiConnection,
     CDPConnection,
+    Connection,
     ErrorReply,
     Fault,
     Message,
@@ -46,6 +49,7 @@ from cdpnb.protocol import (
 )
 from cdpnb.state import BrowserState, Change, fold
 from cdpnb.transport import Connector, Transport, connect_websocket, redact
+from cdpnb.transport.discovery import PROTOCOLS
 from cdpnb.transport.engine import engine
 
 __all__ = ["Core", "Listener", "settle"]
@@ -124,7 +128,9 @@ class Core:
         self.stats: Counter[str] = Counter()
         self.stopping = False
         self.last_disconnect_reason: str | None = None
-        self._conn = CDPConnection()
+        self._conn: Connection = CDPConnection()
+        #: The protocol the endpoint speaks (``cdp`` or ``bidi``), known once connected.
+        self.protocol = "cdp"
         self._transport: Transport | None = None
         self._lock = threading.RLock()  # the fold: one message at a time, in order
         self._replies: dict[int, asyncio.Future[dict[str, Any]]] = {}
@@ -143,10 +149,21 @@ class Core:
     async def connect(self) -> None:
         transport = await self.connector(self.url, self.connect_timeout_s)
         self.ws_url = str(getattr(transport, "url", self.url))
+        protocol = getattr(transport, "protocol", "cdp")
+        if protocol not in PROTOCOLS:
+            raise EndpointError(f"the transport for {redact(self.url)} says it speaks "
+                                f"{protocol!r}; cdpnb speaks {' and '.join(PROTOCOLS)}")
         with self._lock:
-            self._conn = CDPConnection()
+            recorder = self.recorder
+            set_protocol = getattr(recorder, "set_protocol", None)
+            if callable(set_protocol):
+                set_protocol(protocol)
+            self.protocol = protocol
+            self._conn = BiDiConnection() if protocol == "bidi" else CDPConnection()
             self._transport = transport
-            self._apply(Note("cdpnb.connected", {"url": redact(self.ws_url)}, None, *_now()))
+            note = {"url": redact(self.ws_url), **({"protocol": protocol}
+                                                   if protocol != "cdp" else {})}
+            self._apply(Note("cdpnb.connected", note, None, *_now()))
         conn = self._conn
         transport.start(lambda frames: self._on_frames(transport, conn, frames),
                         lambda reason: self._on_closed(transport, reason))
@@ -344,7 +361,7 @@ class Core:
 
     # -- the reader thread -------------------------------------------------------------
 
-    def _on_frames(self, transport: Transport, conn: CDPConnection,
+    def _on_frames(self, transport: Transport, conn: Connection,
                    frames: Sequence[str | bytes]) -> None:
         with self._lock:
             if self._transport is not transport:
@@ -358,7 +375,7 @@ class Core:
                 if self.recorder is not None:
                     self.recorder.flush()
 
-    def _on_frame(self, transport: Transport, conn: CDPConnection, frame: str | bytes) -> None:
+    def _on_frame(self, transport: Transport, conn: Connection, frame: str | bytes) -> None:
         received = conn.receive(frame, wall=time.time(), mono=time.monotonic())
         if isinstance(received, Fault):
             if self.recorder is not None:

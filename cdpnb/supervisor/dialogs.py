@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from cdpnb.errors import (
@@ -65,6 +65,10 @@ class DialogControl:
         self.on_unanswerable: Callable[[PendingDialog], None] | None = None
         #: Called after each close (the recovery checks whether a page is stuck now).
         self.on_closed: Callable[[DialogRecord], None] | None = None
+        #: Sends a native answer: CDP's Page.handleJavaScriptDialog on the page session
+        #: by default; the BiDi session's handleUserPrompt over WebDriver BiDi.
+        self.send_native_answer: Callable[[PendingDialog, bool, str | None],
+                                          Awaitable[None]] = self._handle_javascript_dialog
 
     # -- reacting to changes (called by Core.apply, must not block) -----------------
 
@@ -240,15 +244,11 @@ class DialogControl:
                                             "prompt_text": prompt_text, "closed_by": closed_by,
                                             **({"reason": reason} if reason else {})},
                   dialog.session_id)
-        params: dict[str, Any] = {"accept": accept}
-        if prompt_text is not None:
-            params["promptText"] = prompt_text
         try:
             if dialog.via == "bridge" and self.bridge is not None:
                 await self.bridge.fulfil(dialog, accept, prompt_text)
             else:
-                await core.send("Page.handleJavaScriptDialog", params,
-                                session_id=dialog.session_id)
+                await self.send_native_answer(dialog, accept, prompt_text)
         except CDPError as exc:
             core.note("cdpnb.dialogAnswered", {"dialog_id": dialog.id, "ok": False,
                                                "error": exc.message}, dialog.session_id)
@@ -272,6 +272,13 @@ class DialogControl:
         if record is None:
             raise DialogError(f"{dialog.id} was answered but its record is missing")
         return record
+
+    async def _handle_javascript_dialog(self, dialog: PendingDialog, accept: bool,
+                                        prompt_text: str | None) -> None:
+        params: dict[str, Any] = {"accept": accept}
+        if prompt_text is not None:
+            params["promptText"] = prompt_text
+        await self.core.send("Page.handleJavaScriptDialog", params, session_id=dialog.session_id)
 
     def _delivered_to(self, dialog_id: str) -> DialogRecord | None:
         still = self._pending(dialog_id)

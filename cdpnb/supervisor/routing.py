@@ -52,7 +52,7 @@ def context_for_frame(state: BrowserState, frame_id: str | None) -> tuple[str | 
     if frame.is_oopif or _is_top(state, frame):
         return frame.session_id, None
     context = state.contexts.get((frame.session_id, frame_id))
-    if context is None:
+    if not isinstance(context, int):  # None, or a BiDi realm (never over CDP)
         raise FrameNotRoutable(f"frame {frame_id!r} has no JavaScript context yet "
                                f"({frame.url or 'not navigated'})")
     return frame.session_id, context

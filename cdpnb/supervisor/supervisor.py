@@ -22,6 +22,7 @@ from cdpnb.errors import (
     EndpointError,
     FrameNotRoutable,
     NavigationError,
+    ProtocolMismatch,
     StaleRef,
     SupervisorStopped,
     TargetGone,
@@ -46,6 +47,7 @@ from cdpnb.state.snapshot import (
     build_frame_tree,
     snapshot_of,
 )
+from cdpnb.supervisor import engines
 from cdpnb.supervisor.accessibility import (
     AXSnapshot,
     RefTarget,
@@ -57,6 +59,7 @@ from cdpnb.supervisor.accessibility import (
 )
 from cdpnb.supervisor.actions import click as click_target
 from cdpnb.supervisor.attach import ChildAttacher, attach_page
+from cdpnb.supervisor.bidi import BiDiSession
 from cdpnb.supervisor.bridge import DialogBridge
 from cdpnb.supervisor.core import Core, settle
 from cdpnb.supervisor.dialogs import DialogControl
@@ -129,6 +132,8 @@ class Supervisor:
         self._dialogs.on_closed = self._recovery.on_closed
         self._children = ChildAttacher(self._core, self._bridge)
         self._evaluator = Evaluator(self._core)
+        #: The WebDriver BiDi session, used when the endpoint speaks BiDi.
+        self._bidi = BiDiSession(self._core, popups=options.popups)
         #: Refs of the last accessibility snapshot, for evaluate_on and click.
         self._refs: dict[str, RefTarget] = {}
         self._core.subscribe(self._children, methods=["Target.attachedToTarget"])
@@ -235,19 +240,26 @@ class Supervisor:
         elif options.bridge == "auto" and kind in AUTO_DISMISSING_KINDS:
             supervisor._bridge_reason = f"bridge='auto': {kind} auto-dismisses native dialogs"
         supervisor._bridge.enabled = supervisor._bridge_reason is not None
+        supervisor._backend_info = backend
         await engine.run(supervisor._start())
         return supervisor
 
     _bridge_reason: str | None = None
+    _backend_info: dict[str, Any] | None = None
 
     async def _version(self) -> None:
         with contextlib.suppress(CDPError):
             # What the browser is, in the trace; Node and some proxies lack it.
             self.browser_version = await self._core.send("Browser.getVersion")
+        # Engines whose quirks the state must know (Lightpanda's non-blocking dialogs).
+        await engines.identify(self._core, self.url, self._backend_info)
 
     async def _start(self) -> None:
         try:
             await self._core.connect()
+            if self._core.protocol == "bidi":
+                await self._start_bidi()
+                return
             if self._bridge_reason is not None:
                 self._core.note("cdpnb.bridgeEnabled", {"reason": self._bridge_reason})
             # Browser.getVersion takes as long as the attach's first round trips: overlap.
@@ -260,6 +272,14 @@ class Supervisor:
             if self.recorder is not None:
                 self.recorder.close()
             raise
+
+    async def _start_bidi(self) -> None:
+        self._dialogs.send_native_answer = self._bidi.answer
+        if self._bridge_reason is not None:
+            self._bridge.enabled = False
+            self._hint("the dialog bridge is not available over WebDriver BiDi; prompts are "
+                       f"answered natively ({self._bridge_reason} ignored)")
+        self.browser_version = await self._bidi.start()
 
     async def stop(self) -> None:
         """Close the page target this supervisor created and the connection. Idempotent."""
@@ -279,7 +299,9 @@ class Supervisor:
             self._reconnecting.cancel()
         self._dialogs.cancel_all(SupervisorStopped(
             f"supervisor for {redact_url(self.url)} stopped while waiting"))
-        if core.connected:
+        if core.connected and core.protocol == "bidi":
+            await self._bidi.stop()
+        elif core.connected:
             # Popups first (they were opened by our page), then our own page. A page
             # with a crash hazard is left open, frozen: closing it would end the browser.
             pages = sorted(core.state.pages.values(), key=lambda p: p.main)
@@ -328,6 +350,12 @@ class Supervisor:
         if self._bridge.enabled or is_replay_url(self._core.ws_url or ""):
             # A replay plays closes as fast as it is asked to: its timings are not a client's.
             return
+        if self._core.protocol == "bidi":
+            self._hint(f"{record.id} ({record.type}) was closed by someone else "
+                       f"{record.open_ms:.1f} ms after it opened: another WebDriver BiDi "
+                       f"session on {redact_url(self.url)} auto-dismisses prompts (the "
+                       "dialog bridge is not available over BiDi)")
+            return
         hint = (f"{record.id} ({record.type}) was closed by someone else {record.open_ms:.1f} ms "
                 f"after it opened: a client on {redact_url(self.url)} auto-dismisses native "
                 "dialogs (Playwright with no dialog handler, a cloud CDP proxy).")
@@ -354,8 +382,9 @@ class Supervisor:
         if self.options.reopen_page:
             self._hint(f"the supervisor's page {change.page.target_id} was closed by someone "
                        "else; a fresh page replaces it (reopen_page=True).")
-            self._core.spawn(attach_page(self._core, bridge=self._bridge, pages=self._pages),
-                             name="cdpnb-reopen-page")
+            reopen = (self._bidi.open_page() if self._core.protocol == "bidi" else
+                      attach_page(self._core, bridge=self._bridge, pages=self._pages))
+            self._core.spawn(reopen, name="cdpnb-reopen-page")
         else:
             self._hint(f"the supervisor's page {change.page.target_id} was closed by someone "
                        "else; calls on it raise TargetGone (start with reopen_page=True to "
@@ -378,9 +407,12 @@ class Supervisor:
                 return
             try:
                 await core.connect()
-                await attach_page(core, reuse_target_id=target_id, bridge=self._bridge)
-                if self.options.popups and not core.state.direct:
-                    await self._pages.enable()
+                if core.protocol == "bidi":
+                    await self._bidi.start(reuse_context=target_id)
+                else:
+                    await attach_page(core, reuse_target_id=target_id, bridge=self._bridge)
+                    if self.options.popups and not core.state.direct:
+                        await self._pages.enable()
             except (EndpointError, CDPError, CommandTimeout, ConnectionLost) as exc:
                 log.info("cdpnb: reconnect %d to %s failed: %s", attempt + 1,
                          redact_url(self.url), exc)
@@ -479,6 +511,11 @@ class Supervisor:
         return self._bridge.enabled and not self._bridge.installing
 
     @property
+    def protocol(self) -> str:
+        """What the endpoint speaks: ``"cdp"`` or ``"bidi"`` (WebDriver BiDi)."""
+        return self._core.protocol
+
+    @property
     def unsupported(self) -> dict[str, str]:
         """Commands this endpoint lacks (e.g. ``Page.enable`` on Node), with its error."""
         return dict(self._core.unsupported)
@@ -522,6 +559,7 @@ class Supervisor:
         attached ``session_id``. ``timeout`` bounds the call; a script-running command
         (``Runtime.evaluate``, ``Runtime.callFunctionOn``, …) still running then is
         ended with ``Runtime.terminateExecution`` and raises EvaluateTimeout."""
+        self._require("cdp", "cdp()", "sup.bidi(method, params) sends a raw BiDi command")
         budget = self._budget(timeout)
         if sum((frame_id is not None, browser, session_id is not None)) > 1:
             raise ValueError("pass at most one of frame_id, browser=True and session_id")
@@ -531,6 +569,28 @@ class Supervisor:
             raise TypeError(f"method must be a CDP method name such as 'Runtime.evaluate', "
                             f"got {method!r}")
         return await self._call(self._cdp(method, params, frame_id, budget, browser, session_id))
+
+    async def bidi(self, method: str, params: dict[str, Any] | None = None,
+                   timeout: float | None = None) -> dict[str, Any]:
+        """Send a raw WebDriver BiDi command (``"browsingContext.print"``, ``"input.
+        performActions"``, …) and return its ``result``. Name the browsing context in
+        ``params``: a frame's context is its ``frame_id``, the page's is
+        ``page_target_id``. Errors raise CDPError with the BiDi error name first."""
+        self._require("bidi", "bidi()", "sup.cdp(method, params) sends a raw CDP command")
+        if not isinstance(method, str) or "." not in method:
+            raise TypeError(f"method must be a BiDi method name such as "
+                            f"'browsingContext.navigate', got {method!r}")
+        if params is not None and not isinstance(params, dict):
+            raise TypeError(f"params must be a dict, got {type(params).__name__}")
+        budget = self._budget(timeout)
+        return await self._call(self._core.send(method, params, None, budget.seconds))
+
+    def _require(self, protocol: str, call: str, instead: str) -> None:
+        if self._core.protocol != protocol:
+            names = {"cdp": "the Chrome DevTools Protocol", "bidi": "WebDriver BiDi"}
+            raise ProtocolMismatch(f"{call} needs an endpoint that speaks {names[protocol]}; "
+                                   f"{redact_url(self.url)} speaks "
+                                   f"{names[self._core.protocol]} ({instead})")
 
     async def _cdp(self, method: str, params: dict[str, Any] | None, frame_id: str | None,
                    budget: Budget, browser: bool,
@@ -563,6 +623,10 @@ class Supervisor:
         budget = self._budget(timeout)
         _check_flag("await_promise", await_promise)
         _check_flag("user_gesture", user_gesture)
+        if self._core.protocol == "bidi":
+            return await self._call(self._bidi.evaluate(frame_id, expression, budget,
+                                                        await_promise=await_promise,
+                                                        user_gesture=user_gesture))
         return await self._call(self._evaluate(expression, frame_id, budget, await_promise,
                                                user_gesture))
 
@@ -606,6 +670,8 @@ class Supervisor:
         order. ``frame_id`` keeps that frame and the frames inside it; refs are the
         same as in the full table. Refs (``role:name``, ``#n`` for the n-th duplicate)
         are what ``evaluate_on`` and ``click`` take."""
+        self._require("cdp", "accessibility()", "WebDriver BiDi has no accessibility tree; "
+                      "evaluate() and bidi('input.performActions', ...) work over it")
         budget = self._budget(timeout)
         if frame_id is not None:
             frame_of(self._core.state, frame_id)
@@ -654,6 +720,7 @@ class Supervisor:
                             f"RemoteObject, got {type(ref).__name__}")
         if isinstance(ref, RemoteObject) and not ref.object_id:
             raise ValueError("ref is a RemoteObject without an object_id")
+        self._require("cdp", "evaluate_on()", "refs come from CDP's accessibility tree")
         arguments = [call_argument(a, f"args[{i}]") for i, a in enumerate(args)]
         budget = self._budget(timeout)
         _check_flag("await_promise", await_promise)
@@ -690,6 +757,7 @@ class Supervisor:
         if not isinstance(ref, str):
             raise TypeError(f"ref must be a ref str (from sup.accessibility()), got "
                             f"{type(ref).__name__}")
+        self._require("cdp", "click()", "click with sup.bidi('input.performActions', ...)")
         budget = self._budget(timeout)
         return await self._call(self._click(ref, budget))
 
@@ -703,7 +771,10 @@ class Supervisor:
 
     async def release_objects(self) -> None:
         """Release every handle cdpnb's evaluate has kept (RemoteObjects it returned)
-        in the page and every OOPIF; their ``object_id``s stop working."""
+        in the page and every OOPIF; their ``object_id``s stop working. Over WebDriver
+        BiDi evaluate keeps no handles, so there is nothing to release."""
+        if self._core.protocol == "bidi":
+            return
         await self._call(self._release_objects())
 
     async def _release_objects(self) -> None:
@@ -724,6 +795,8 @@ class Supervisor:
             raise TypeError(f"url must be a non-empty str, got {url!r}")
         limit = check_timeout("timeout", timeout)
         assert limit is not None
+        if self._core.protocol == "bidi":
+            return await self._call(self._bidi.navigate(url, limit))
         return await self._call(self._navigate(url, limit))
 
     async def _prepare_navigation(self) -> None:

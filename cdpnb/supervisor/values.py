@@ -26,6 +26,7 @@ __all__ = [
     "UndefinedType",
     "call_argument",
     "decode",
+    "from_remote_value",
     "raise_for_exception",
 ]
 
@@ -97,6 +98,12 @@ class NeedsValue(NamedTuple):
 
 _NUMBERS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf, "-0": -0.0}
 _PRIMITIVES = ("undefined", "string", "number", "boolean", "bigint")
+#: Subtypes whose deep serialisation can be data. Another subtype (node, map, date,
+#: ...) is never data, whatever its deep value says: Lightpanda 1.0.2 deep-serialises a
+#: DOM node (subtype "node", className HTMLBodyElement) as ``{"type": "object",
+#: "value": []}``, which would read as ``{}``; Chromium's deep value for those is typed
+#: (``node``, ``map``, ``date``) and is no data either.
+_DATA_SUBTYPES = (None, "array")
 
 
 class _NotData(Exception):
@@ -146,6 +153,36 @@ def _from_deep(node: Any) -> Any:
     raise _NotData(kind)
 
 
+def from_remote_value(value: dict[str, Any], context: str | None) -> Any:
+    """A WebDriver BiDi ``script.RemoteValue`` as a Python value, or a RemoteObject.
+
+    BiDi's remote values are the shape of Chromium's deep serialisation, so data comes
+    back by the same rule; anything else (a node, a function, a Map, a window) is
+    described, with its ``sharedId`` (nodes) or ``handle`` as ``object_id``."""
+    try:
+        return _from_deep(value)
+    except _NotData:
+        pass
+    kind = str(value.get("type", "object"))
+    inner = value.get("value")
+    description = None
+    class_name = None
+    if kind == "node" and isinstance(inner, dict):
+        class_name = inner.get("localName") or inner.get("nodeName")
+        attrs = inner.get("attributes") or {}
+        ident = f"#{attrs['id']}" if isinstance(attrs, dict) and attrs.get("id") else ""
+        description = f"{class_name or 'node'}{ident}"
+    elif kind in ("date", "regexp") or (kind == "string" and isinstance(inner, str)):
+        description = str(inner if not isinstance(inner, dict) else
+                          f"/{inner.get('pattern', '')}/{inner.get('flags', '')}")
+    handle = value.get("sharedId") or value.get("handle")
+    return RemoteObject(type="object" if kind not in ("function", "symbol") else kind,
+                        subtype=kind if kind not in ("object", "function", "symbol") else None,
+                        class_name=class_name, description=description or kind,
+                        object_id=str(handle) if isinstance(handle, str) else None,
+                        session_id=context if isinstance(handle, str) else None)
+
+
 def describe(remote: dict[str, Any], session_id: str | None) -> RemoteObject:
     deep = remote.get("deepSerializedValue")
     node_id = None
@@ -175,7 +212,7 @@ def decode(remote: dict[str, Any], session_id: str | None) -> Any:
         return remote.get("value")
     if "value" in remote and "objectId" not in remote:
         return remote["value"]  # a reply made with returnByValue
-    if "deepSerializedValue" in remote:
+    if "deepSerializedValue" in remote and remote.get("subtype") in _DATA_SUBTYPES:
         try:
             return _from_deep(remote["deepSerializedValue"])
         except _NotData:

@@ -42,6 +42,7 @@ from cdpnb.protocol import (
     Reply,
     opens_connection,
 )
+from cdpnb.protocol.bidi import error_reply, is_bidi_message
 
 __all__ = [
     "INT_MAX",
@@ -321,6 +322,8 @@ class LineDecoder:
             self._commands[cmd.id] = cmd
             return cmd
         if direction == "recv":
+            if is_bidi_message(line):
+                return self._bidi(line, where, wall, mono)
             if "id" in line:
                 return self._reply(line, where, wall, mono)
             return Event(_text(line, "method", where), _object(line, "params", where),
@@ -336,6 +339,19 @@ class LineDecoder:
                          str(line.get("raw", "")), wall, mono)
         raise TraceFormatError(f"{where}: 'dir' must be send, recv, note or fault, "
                                f"got {direction!r}")
+
+    def _bidi(self, line: dict[str, Any], where: str, wall: float, mono: float) -> Record:
+        """A WebDriver BiDi message (``type`` success, error or event)."""
+        if line["type"] == "event":
+            return Event(_text(line, "method", where), _object(line, "params", where), None,
+                         wall, mono)
+        cid = _id(line, where)
+        cmd = self._commands.pop(cid, None)
+        method = cmd.method if cmd is not None else ""
+        params = cmd.params if cmd is not None else {}
+        if line["type"] == "error":
+            return error_reply(line, cid, method, params, wall, mono)
+        return Reply(cid, method, _object(line, "result", where), None, params, wall, mono)
 
     def _reply(self, line: dict[str, Any], where: str, wall: float, mono: float) -> Record:
         cid = _id(line, where)

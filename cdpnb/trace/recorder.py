@@ -89,11 +89,38 @@ class Recorder:
         #: after each batch of frames read in one go and each message it sends or notes.
         self.auto_flush = True
         self._lines: list[bytes] = []
-        self._lines.append(redact_line(dumps(header(
+        self._header = header(
             started_at=time.time(), started_mono=time.monotonic(), cdpnb_version=cdpnb_version,
             endpoint=endpoint, backend=backend, browser=browser, redacted=self.redactions,
-            meta=meta)), self.redactions).encode() + b"\n")
+            meta=meta)
+        self._write_header()
+
+    def _write_header(self) -> None:
+        self._lines.append(redact_line(dumps(self._header), self.redactions).encode() + b"\n")
         self.flush()
+
+    @property
+    def protocol(self) -> str:
+        """The protocol the header names: ``cdp`` until the connection says otherwise."""
+        return str(self._header["protocol"])
+
+    def set_protocol(self, protocol: str) -> None:
+        """Name the endpoint's protocol in the header. The header is written at once
+        (a trace of a crash before the first message still says what it is), so the
+        file is started again while it holds nothing else; a later change is refused."""
+        if protocol == self._header["protocol"]:
+            return
+        if self.seq or self.closed:
+            raise ValueError(f"the trace {self.path} already holds {self.protocol} messages; "
+                             f"it cannot switch to {protocol}")
+        self._header = {**self._header, "protocol": protocol}
+        self._lines = []
+        self._file.close()
+        if self._gzip:
+            self._file = gzip.GzipFile(self.path, "wb")
+        else:
+            self._file = open(self.path, "wb")  # noqa: SIM115
+        self._write_header()
 
     def __call__(self, record: Record, wire: bytes | None = None) -> None:
         """Record one message; ``wire`` is its JSON as the socket carried it (a sent

@@ -78,6 +78,11 @@ class Trace:
     # -- what it is ----------------------------------------------------------------
 
     @property
+    def protocol(self) -> str:
+        """What the recorded endpoint spoke: ``cdp``, or ``bidi`` (WebDriver BiDi)."""
+        return "bidi" if self.header.get("protocol") == "bidi" else "cdp"
+
+    @property
     def backend(self) -> dict[str, Any]:
         value = self.header.get("backend")
         return value if isinstance(value, dict) else {}

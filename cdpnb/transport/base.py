@@ -10,7 +10,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+from urllib.parse import urlsplit
+
+if TYPE_CHECKING:
+    from cdpnb.transport.wire import WireSocket
 
 __all__ = ["Connector", "Transport", "connect_websocket"]
 
@@ -21,6 +25,8 @@ class Transport(Protocol):
     receives them) and the reason to ``on_closed`` once the connection ends."""
 
     url: str
+    #: Optional: ``"cdp"`` (the default when absent) or ``"bidi"`` (WebDriver BiDi).
+    # protocol: str
 
     def start(self, on_frames: Callable[[Sequence[str | bytes]], None],
               on_closed: Callable[[str], None]) -> None: ...
@@ -44,9 +50,60 @@ Connector = Callable[[str, float], Awaitable[Transport]]
 
 
 async def connect_websocket(url: str, timeout: float) -> Transport:
-    """Resolve ``url`` (``http://host:port`` via ``/json/version``) and open its WebSocket."""
-    from cdpnb.transport.discovery import resolve_ws_url
+    """Resolve ``url`` and open its WebSocket, knowing which protocol it speaks.
+
+    ``http://host:port``: ``/json/version`` names a CDP WebSocket; without one, the
+    endpoint may speak WebDriver BiDi at ``ws://host:port/session`` (Firefox). A
+    ``ws://`` URL says CDP with ``/devtools/`` and BiDi with ``/session``; any other is
+    asked once (``session.status``, which only BiDi has). EndpointError says what
+    was tried when the endpoint speaks neither."""
+    from cdpnb.errors import EndpointError
+    from cdpnb.transport.discovery import (
+        bidi_url_of,
+        protocol_of_url,
+        redact,
+        resolve_ws_url,
+    )
     from cdpnb.transport.wire import WireSocket
 
-    ws_url = await resolve_ws_url(url, timeout)
-    return await asyncio.to_thread(WireSocket.open, ws_url, timeout)
+    try:
+        ws_url = await resolve_ws_url(url, timeout)
+    except EndpointError as cdp_error:
+        if not url.lower().startswith(("http://", "https://")):
+            raise
+        bidi_url = bidi_url_of(url)
+        try:
+            sock = await asyncio.to_thread(WireSocket.open, bidi_url, timeout)
+        except EndpointError as bidi_error:
+            raise EndpointError(
+                f"{redact(url)} speaks neither CDP ({cdp_error}) nor WebDriver BiDi "
+                f"({bidi_error})") from None
+        return await _sniffed(sock, redact(url), timeout)
+    protocol = protocol_of_url(ws_url)
+    try:
+        sock = await asyncio.to_thread(WireSocket.open, ws_url, timeout)
+    except EndpointError:
+        if protocol is not None or urlsplit(ws_url).path not in ("", "/"):
+            raise
+        # A bare ws://host:port (what Firefox prints) that is no WebSocket: BiDi's is
+        # at /session.
+        sock = await asyncio.to_thread(WireSocket.open, bidi_url_of(ws_url), timeout)
+    if protocol is None:
+        return await _sniffed(sock, redact(ws_url), timeout)
+    sock.protocol = protocol
+    return sock
+
+
+async def _sniffed(sock: WireSocket, shown: str, timeout: float) -> Transport:
+    from cdpnb.errors import EndpointError
+    from cdpnb.transport.discovery import SNIFF_COMMAND, protocol_of_reply
+
+    reply = await asyncio.to_thread(sock.exchange, SNIFF_COMMAND, min(timeout, 5.0))
+    protocol = protocol_of_reply(reply)
+    if protocol is None:
+        await asyncio.to_thread(sock.close)
+        what = "no answer" if reply is None else f"the answer {reply[:80]!r}"
+        raise EndpointError(f"{shown} speaks neither CDP nor WebDriver BiDi: session.status "
+                            f"got {what}")
+    sock.protocol = protocol
+    return sock

@@ -13,7 +13,50 @@ from urllib.parse import urlsplit, urlunsplit
 from cdpnb.errors import EndpointError
 from cdpnb.protocol.credentials import hide_credentials
 
-__all__ = ["fetch_json", "get_json", "redact", "resolve_ws_url"]
+__all__ = ["PROTOCOLS", "bidi_url_of", "fetch_json", "get_json", "protocol_of_reply",
+           "protocol_of_url", "redact", "resolve_ws_url"]
+
+#: The protocols cdpnb speaks: the Chrome DevTools Protocol and WebDriver BiDi.
+PROTOCOLS = ("cdp", "bidi")
+#: Sent once to a WebSocket whose URL does not say what it speaks. BiDi answers it with
+#: ``{"type": "success", ...}``; a CDP endpoint with ``{"id": 0, "error": {-32601}}``.
+SNIFF_COMMAND = b'{"id":0,"method":"session.status","params":{}}'
+
+
+def protocol_of_url(url: str) -> str | None:
+    """``cdp`` for a DevTools WebSocket path, ``bidi`` for a WebDriver BiDi one (the
+    path ends in ``/session``), None when the URL does not say."""
+    path = urlsplit(url).path
+    if "/devtools/" in path:
+        return "cdp"
+    if path.rstrip("/").endswith("/session") or "/session/" in path:
+        return "bidi"
+    return None
+
+
+def protocol_of_reply(reply: bytes | None) -> str | None:
+    """What the reply to ``SNIFF_COMMAND`` says the endpoint speaks, None if neither."""
+    if reply is None:
+        return None
+    try:
+        msg = json.loads(reply)
+    except ValueError:
+        return None
+    if not isinstance(msg, dict):
+        return None
+    if msg.get("type") in ("success", "error"):
+        return "bidi"
+    if msg.get("id") == 0 and ("error" in msg or "result" in msg):
+        return "cdp"
+    return None
+
+
+def bidi_url_of(url: str) -> str:
+    """``http://host:port`` (or ``ws://host:port``) → ``ws://host:port/session``, where
+    WebDriver BiDi listens (Firefox prints its endpoint without the path)."""
+    parts = urlsplit(url)
+    scheme = "wss" if parts.scheme.lower() in ("https", "wss") else "ws"
+    return urlunsplit((scheme, parts.netloc, "/session", "", ""))
 
 
 def redact(url: str) -> str:

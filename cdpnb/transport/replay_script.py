@@ -23,19 +23,23 @@ from cdpnb.protocol import (
     Event,
     Message,
     Reply,
+    bidi_wire,
     opens_connection,
     wire_text,
 )
 
-__all__ = ["REPLAY_PATH", "Matcher", "ReplayScript", "Step", "command_key", "is_replay_url"]
+__all__ = ["BIDI_REPLAY_PATH", "REPLAY_PATH", "Matcher", "ReplayScript", "Step", "command_key",
+           "is_replay_url"]
 
 #: The WebSocket path a replay endpoint serves: a client can tell it plays a recording
 #: (as fast as it is asked to, so the timings it shows are not the browser's).
 REPLAY_PATH = "/devtools/browser/cdpnb-replay"
+#: The same for a WebDriver BiDi recording (BiDi endpoints live under ``/session``).
+BIDI_REPLAY_PATH = "/session/cdpnb-replay"
 
 
 def is_replay_url(url: str) -> bool:
-    return url.split("?", 1)[0].endswith(REPLAY_PATH)
+    return url.split("?", 1)[0].endswith((REPLAY_PATH, BIDI_REPLAY_PATH))
 
 CommandKey = tuple[str, str | None, str]
 
@@ -60,9 +64,16 @@ class Step:
     command: int = -1
     gate: bool = False
 
-    def frame(self, client_id: int | None = None) -> str:
+    def frame(self, client_id: int | None = None, protocol: str = "cdp") -> str:
         """The wire text, the reply carrying the client's id."""
         message: dict[str, Any]
+        if protocol == "bidi":
+            recorded = self.event if self.event is not None else self.reply
+            assert recorded is not None
+            message = bidi_wire(recorded)
+            if self.event is None:
+                message["id"] = client_id
+            return wire_text(message)
         if self.event is not None:
             message = {"method": self.event.method, "params": self.event.params}
             session = self.event.session_id

@@ -1,4 +1,5 @@
-"""A recorded trace served as a real CDP WebSocket endpoint on loopback.
+"""A recorded trace served as a real CDP (or WebDriver BiDi) WebSocket endpoint on
+loopback: a BiDi recording is served as BiDi, at ``/session``, with no ``/json``.
 
 Each WebSocket connection plays one recorded connection (a recording with
 reconnects plays its next one on the next connection, and closes the socket
@@ -21,7 +22,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
 from cdpnb.protocol import InvalidCommand, Message, parse_command, wire_text
-from cdpnb.transport.replay_script import REPLAY_PATH, ReplayScript
+from cdpnb.transport.replay_script import BIDI_REPLAY_PATH, REPLAY_PATH, ReplayScript
 
 __all__ = ["NO_RECORDED_REPLY", "ReplayServer"]
 
@@ -41,7 +42,10 @@ class ReplayServer:
 
     def __init__(self, messages: list[Message] | tuple[Message, ...], *,
                  browser: dict[str, Any] | None = None, speed: float | None = None,
-                 stall_s: float = 3.0) -> None:
+                 stall_s: float = 3.0, protocol: str = "cdp") -> None:
+        if protocol not in ("cdp", "bidi"):
+            raise ValueError(f"protocol must be 'cdp' or 'bidi', got {protocol!r}")
+        self.protocol = protocol
         if speed is not None and (isinstance(speed, bool) or not isinstance(speed, int | float)
                                   or speed <= 0):
             raise ValueError(f"speed must be None (as fast as possible) or a positive factor, "
@@ -62,7 +66,9 @@ class ReplayServer:
 
     @property
     def cdp_url(self) -> str:
-        return f"ws://127.0.0.1:{self.port}{REPLAY_PATH}"
+        """The WebSocket to connect to (a BiDi one for a BiDi recording)."""
+        path = BIDI_REPLAY_PATH if self.protocol == "bidi" else REPLAY_PATH
+        return f"ws://127.0.0.1:{self.port}{path}"
 
     async def start(self) -> ReplayServer:
         self._server = await serve(self._serve, "127.0.0.1", 0, process_request=self._http,
@@ -86,6 +92,9 @@ class ReplayServer:
     def _http(self, connection: ServerConnection, request: Request) -> Response | None:
         if not request.path.startswith("/json"):
             return None
+        if self.protocol == "bidi":
+            # As Firefox: a WebDriver BiDi endpoint has no DevTools HTTP endpoints.
+            return connection.respond(404, "a WebDriver BiDi replay has no /json endpoints\n")
         if request.path.startswith("/json/version"):
             body: Any = {**self.browser, "Browser": self.browser.get("Browser", "cdpnb-replay"),
                          "webSocketDebuggerUrl": self.cdp_url}
@@ -147,11 +156,16 @@ class _Player:
             await self._on_command(frame)
 
     async def _on_command(self, frame: str | bytes) -> None:
+        bidi = self.server.protocol == "bidi"
         command = parse_command(frame)
         if isinstance(command, InvalidCommand):
             # What a browser does with a frame that is no command: an error reply (with
             # the id when there was one), and the connection stays up.
-            await self.ws.send(wire_text(command.reply()))
+            reply = command.reply()
+            if bidi:
+                reply = {"type": "error", "id": command.id, "error": "invalid argument",
+                         "message": command.message}
+            await self.ws.send(wire_text(reply))
             return
         cid, method, params, session = (command.id, command.method, command.params,
                                         command.session_id)
@@ -161,15 +175,18 @@ class _Player:
             text = (f"cdpnb replay: the recording has no (further) reply for {method}{where} "
                     f"with params {_excerpt(params)}")
             self.server.unmatched.append(text)
-            reply: dict[str, Any] = {"id": cid, "error": {"code": NO_RECORDED_REPLY,
-                                                          "message": text}}
-            if session is not None:
-                reply["sessionId"] = session
-            await self.ws.send(wire_text(reply))
+            answer: dict[str, Any] = {"id": cid, "error": {"code": NO_RECORDED_REPLY,
+                                                           "message": text}}
+            if bidi:
+                answer = {"type": "error", "id": cid, "error": "unknown error", "message": text}
+            elif session is not None:
+                answer["sessionId"] = session
+            await self.ws.send(wire_text(answer))
             return
         if number in self.deferred:
             self.deferred.discard(number)
-            await self.ws.send(self.script.steps[self.script.reply_of[number]].frame(cid))
+            step = self.script.steps[self.script.reply_of[number]]
+            await self.ws.send(step.frame(cid, self.server.protocol))
             return
         self.arrived[number] = cid
         self.wake.set()
@@ -184,10 +201,11 @@ class _Player:
                     continue  # a command came in; look again
             elif step.event is not None:
                 await self._pace(step.mono)
-                await self.ws.send(step.frame())
+                await self.ws.send(step.frame(protocol=self.server.protocol))
             elif step.command in self.arrived:
                 await self._pace(step.mono)
-                await self.ws.send(step.frame(self.arrived.pop(step.command)))
+                await self.ws.send(step.frame(self.arrived.pop(step.command),
+                                              self.server.protocol))
             else:
                 # Its command has not come (the client skipped it, or sent later ones
                 # first): answer it the moment it does.

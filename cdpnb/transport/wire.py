@@ -49,7 +49,8 @@ OnClosed = Callable[[str], None]
 
 
 class WireSocket:
-    """One CDP WebSocket: ``send`` from any thread; frames arrive on the reader thread."""
+    """One WebSocket (CDP or WebDriver BiDi): ``send`` from any thread; frames arrive
+    on the reader thread."""
 
     def __init__(self, sock: socket.socket, protocol: ClientProtocol, url: str,
                  early: list[Frame]) -> None:
@@ -65,6 +66,8 @@ class WireSocket:
         self._parts: list[bytes] = []
         self._binary = False
         self.max_size = MAX_MESSAGE_BYTES
+        #: The protocol the endpoint speaks, ``cdp`` or ``bidi`` (set by the connector).
+        self.protocol = "cdp"
 
     # -- opening ----------------------------------------------------------------------
 
@@ -79,7 +82,7 @@ class WireSocket:
         try:
             sock = socket.create_connection((uri.host, uri.port), timeout=timeout)
         except OSError as exc:
-            raise EndpointError(f"cannot open CDP WebSocket {redact(url)}: "
+            raise EndpointError(f"cannot open WebSocket {redact(url)}: "
                                 f"{type(exc).__name__}: {exc}") from None
         try:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -109,9 +112,44 @@ class WireSocket:
             sock.settimeout(None)
         except (OSError, InvalidHandshake, EOFError, ssl.SSLError) as exc:
             sock.close()
-            raise EndpointError(f"cannot open CDP WebSocket {redact(url)}: "
+            raise EndpointError(f"cannot open WebSocket {redact(url)}: "
                                 f"{type(exc).__name__}: {exc}") from None
         return cls(sock, protocol, url, early)
+
+    def exchange(self, data: bytes, timeout: float) -> bytes | None:
+        """Before ``start``: write one message and return the first whole message that
+        comes back (None if none comes within ``timeout`` or the connection ends).
+        Whatever arrives after it stays for the reader. Blocking: run it off a loop."""
+        self.send(data)
+        deadline = time.monotonic() + timeout
+        frames, self._early = list(self._early), []
+        while True:
+            for i, frame in enumerate(frames):
+                whole = self._messages([frame])
+                if whole and not isinstance(whole[0], TransportFault):
+                    self._early = frames[i + 1:]
+                    return whole[0]
+            frames = []
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            self._sock.settimeout(left)
+            try:
+                data = self._sock.recv(RECV_BYTES)
+            except OSError:
+                return None
+            finally:
+                with contextlib.suppress(OSError):
+                    self._sock.settimeout(None)
+            with self._mutex:
+                if data:
+                    self._protocol.receive_data(data)
+                else:
+                    self._protocol.receive_eof()
+                frames = [e for e in self._protocol.events_received() if isinstance(e, Frame)]
+                self._flush_locked()
+            if not data:
+                return None
 
     def start(self, on_frames: OnFrames, on_closed: OnClosed) -> None:
         """Start the reader thread: ``on_frames`` gets each batch of messages read in
@@ -126,12 +164,12 @@ class WireSocket:
         """Write one text message (UTF-8 JSON)."""
         with self._mutex:
             if self._protocol.state is not State.OPEN:
-                raise ConnectionLost(f"CDP WebSocket is closed ({self._reason})")
+                raise ConnectionLost(f"the WebSocket is closed ({self._reason})")
             self._protocol.send_text(data)
             try:
                 self._sock.sendall(b"".join(self._protocol.data_to_send()))
             except OSError as exc:
-                raise ConnectionLost(f"CDP WebSocket write failed: {exc}") from None
+                raise ConnectionLost(f"the WebSocket write failed: {exc}") from None
 
     def fail(self, code: int, reason: str) -> None:
         """End the connection over bad input (1007: not UTF-8), as RFC 6455 asks."""

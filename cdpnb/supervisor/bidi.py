@@ -1,0 +1,251 @@
+"""The supervisor over WebDriver BiDi: its session, its page, script, navigation and
+prompt answers. The state is the same ``BrowserState`` (``cdpnb.state.bidi``), so
+snapshots, frame trees, waiting, policies and the watchdog are the supervisor's own.
+
+Measured on Firefox ESR 153 (see ``cdpnb.state.bidi`` for the prompt model):
+
+* A browser holds one BiDi session; ``session.new`` from a second client fails with
+  "session not created". The session is created with ``unhandledPromptBehavior``
+  ``ignore`` for every prompt type, or Firefox dismisses each one the moment it opens.
+* ``script.evaluate`` works in a frame whose prompt is open (other frames too), and a
+  script blocked in ``alert()`` gets its reply when the prompt closes. When a
+  navigation interrupts a ``script.evaluate``, Firefox runs it again in the new
+  document.
+* BiDi has no way to end a running script (CDP's ``Runtime.terminateExecution``): an
+  evaluate that outlives its budget raises ``EvaluateTimeout`` and the page may stay
+  busy until the script ends.
+* beforeunload prompts need a real user activation: ``input.performActions`` (a
+  click), which ``Supervisor.bidi`` sends.
+
+chromium-bidi (the BiDi mapper over Chromium) answers ``session.new`` with
+``browserName`` and ``browserVersion`` swapped; they are put back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from typing import Any
+
+from cdpnb.errors import (
+    CDPError,
+    CommandTimeout,
+    ConnectionLost,
+    EndpointError,
+    EvaluateError,
+    EvaluateTimeout,
+    NavigationError,
+    TargetGone,
+    UnknownFrame,
+    WaitTimeout,
+)
+from cdpnb.protocol import bidi_error_name
+from cdpnb.protocol.credentials import hide_credentials
+from cdpnb.state import BrowserState, PendingDialog
+from cdpnb.supervisor.core import Core
+from cdpnb.supervisor.evaluation import MAX_DEPTH, Budget
+from cdpnb.supervisor.values import RemoteObject, Undefined, from_remote_value
+from cdpnb.transport import redact
+
+__all__ = ["BIDI_EVENTS", "PROMPTS_IGNORED", "BiDiSession", "bidi_version"]
+
+log = logging.getLogger("cdpnb.supervisor")
+
+#: What the supervisor subscribes to: contexts, navigations and prompts; realms
+#: (a frame's JavaScript context); console errors and uncaught exceptions.
+BIDI_EVENTS = ("browsingContext", "script.realmCreated", "script.realmDestroyed",
+               "log.entryAdded")
+#: Every prompt stays open until someone answers it (the default dismisses them).
+PROMPTS_IGNORED = {"default": "ignore", "beforeUnload": "ignore"}
+#: How long closing the session's tabs may take at stop.
+STOP_TIMEOUT_S = 2.0
+
+
+def bidi_version(capabilities: dict[str, Any]) -> dict[str, Any]:
+    """``Browser.getVersion``'s shape from ``session.new``'s capabilities: ``product``
+    (``Firefox/153.7.0``), ``userAgent``, and the names as the browser gave them."""
+    name = str(capabilities.get("browserName", ""))
+    version = str(capabilities.get("browserVersion", ""))
+    if name[:1].isdigit() and not version[:1].isdigit():
+        name, version = version, name  # chromium-bidi 17 swaps them
+    product = f"{name[:1].upper()}{name[1:]}/{version}" if name else version
+    return {"product": product, "browserName": name, "browserVersion": version,
+            "userAgent": str(capabilities.get("userAgent", "")), "protocol": "bidi"}
+
+
+class BiDiSession:
+    """The supervisor's WebDriver BiDi session and page (one browsing context)."""
+
+    def __init__(self, core: Core, *, popups: bool) -> None:
+        self.core = core
+        self.popups = popups
+        self.session_id: str | None = None
+        self.capabilities: dict[str, Any] = {}
+
+    # -- lifecycle ----------------------------------------------------------------------
+
+    async def start(self, reuse_context: str | None = None) -> dict[str, Any]:
+        """Create the session, subscribe, and create (or take back) the page."""
+        core = self.core
+        try:
+            reply = await core.send("session.new", {"capabilities": {"alwaysMatch": {
+                "unhandledPromptBehavior": PROMPTS_IGNORED}}})
+        except CDPError as exc:
+            if bidi_error_name(exc) == "session not created":
+                raise EndpointError(
+                    f"{redact(core.url)} refused a WebDriver BiDi session ({exc.message}); "
+                    "Firefox allows one session per browser, so another client may hold "
+                    "it") from None
+            raise
+        self.session_id = str(reply.get("sessionId", ""))
+        caps = reply.get("capabilities")
+        self.capabilities = caps if isinstance(caps, dict) else {}
+        version = bidi_version(self.capabilities)
+        core.note("cdpnb.bidiSession", {"session_id": self.session_id,
+                                        "browser": version["product"],
+                                        "popups": self.popups})
+        await core.send("session.subscribe", {"events": list(BIDI_EVENTS)})
+        await self.open_page(reuse_context)
+        return version
+
+    async def open_page(self, reuse_context: str | None = None) -> str:
+        """Create the supervisor's page (a new tab), or take back ``reuse_context``
+        (after a reconnect) when it is still there; its frames come from getTree."""
+        core = self.core
+        context = None
+        if reuse_context is not None:
+            with contextlib.suppress(CDPError):
+                await core.send("browsingContext.getTree", {"root": reuse_context,
+                                                            "maxDepth": 0})
+                context = reuse_context
+        if context is None:
+            created = await core.send("browsingContext.create", {"type": "tab"})
+            context = str(created["context"])
+        core.note("cdpnb.pageTarget", {"target_id": context, "session_id": context})
+        # The tab's own contextCreated came before the reply named it: read the tree.
+        await core.send("browsingContext.getTree", {"root": context})
+        return context
+
+    async def stop(self) -> None:
+        """Close the supervised pages (popups first), then end the session."""
+        core = self.core
+        state = core.state
+        for page in sorted(state.pages.values(), key=lambda p: p.main):
+            try:
+                await core.send("browsingContext.close", {"context": page.target_id},
+                                timeout=STOP_TIMEOUT_S)
+            except (CDPError, CommandTimeout, ConnectionLost, TargetGone) as exc:
+                log.info("cdpnb: closing browsing context %s failed: %s", page.target_id, exc)
+        with contextlib.suppress(CDPError, CommandTimeout, ConnectionLost):
+            await core.send("session.end", {}, timeout=STOP_TIMEOUT_S)
+
+    # -- routing ------------------------------------------------------------------------
+
+    def context_for(self, frame_id: str | None) -> str:
+        """The browsing context that runs ``frame_id`` (the page's when None)."""
+        state = self.core.state
+        if frame_id is None:
+            if state.page_gone is not None or state.page_target_id is None:
+                raise TargetGone(f"the supervisor's page is gone "
+                                 f"({state.page_gone or 'not attached'})")
+            return state.page_target_id
+        if not isinstance(frame_id, str):
+            raise TypeError(f"frame_id must be a str, got {type(frame_id).__name__}")
+        if frame_id not in state.frames:
+            known = ", ".join(list(state.frames)[:8]) or "none"
+            raise UnknownFrame(f"frame {frame_id!r} is not in the frame tree (known: {known})")
+        return frame_id
+
+    # -- prompts ------------------------------------------------------------------------
+
+    async def answer(self, dialog: PendingDialog, accept: bool, prompt_text: str | None) -> None:
+        """``browsingContext.handleUserPrompt`` on the prompt's own context (Firefox
+        answers the tab's shown prompt, which the state keeps as the answerable one)."""
+        params: dict[str, Any] = {"context": dialog.frame_id, "accept": accept}
+        if prompt_text is not None:
+            params["userText"] = prompt_text
+        await self.core.send("browsingContext.handleUserPrompt", params)
+
+    # -- script -------------------------------------------------------------------------
+
+    async def evaluate(self, frame_id: str | None, expression: str, budget: Budget, *,
+                       await_promise: bool, user_gesture: bool) -> Any:
+        context = self.context_for(frame_id)
+        params: dict[str, Any] = {
+            "expression": expression, "target": {"context": context},
+            "awaitPromise": await_promise, "resultOwnership": "none",
+            "userActivation": user_gesture,
+            "serializationOptions": {"maxObjectDepth": MAX_DEPTH, "maxDomDepth": 0},
+        }
+        return await self._script("script.evaluate", params, context, budget)
+
+    async def _script(self, method: str, params: dict[str, Any], context: str,
+                      budget: Budget) -> Any:
+        stats = self.core.stats
+        stats["evaluate-calls"] += 1
+        if budget.left() <= 0:
+            raise EvaluateTimeout(f"{method}: the {budget.seconds:g} s budget was spent before "
+                                  "it could be sent", budget=budget.seconds,
+                                  elapsed=budget.elapsed(), ended_by="not sent")
+        try:
+            reply = await self.core.send(method, params, timeout=budget.left())
+        except CommandTimeout:
+            stats["evaluate-timeouts"] += 1
+            dialog = _blocking_prompt(self.core.state, context)
+            if dialog is not None:
+                ended_by = "not terminated"
+                how = (f"not terminated: it waits on the open {dialog.type} dialog "
+                       f"{dialog.id} (answer it with respond())")
+            else:
+                ended_by = "not terminated"
+                how = ("WebDriver BiDi has no way to end a running script, so the page may "
+                       "stay busy until it ends")
+            raise EvaluateTimeout(f"{method} did not finish within its {budget.seconds:g} s "
+                                  f"budget; {how}", budget=budget.seconds,
+                                  elapsed=budget.elapsed(), ended_by=ended_by) from None
+        if reply.get("type") == "exception":
+            stats["evaluate-errors"] += 1
+            raise _evaluate_error(reply.get("exceptionDetails") or {})
+        value = from_remote_value(reply.get("result") or {}, context)
+        if isinstance(value, RemoteObject):
+            stats["evaluate-by-reference"] += 1
+        return value
+
+    # -- navigation ---------------------------------------------------------------------
+
+    async def navigate(self, url: str, timeout: float) -> dict[str, Any]:
+        context = self.context_for(None)
+        shown = redact(url)
+        try:
+            reply = await self.core.send("browsingContext.navigate",
+                                         {"context": context, "url": url, "wait": "complete"},
+                                         timeout=timeout)
+        except CommandTimeout:
+            raise WaitTimeout(f"{shown} did not finish loading within {timeout:g} s "
+                              "(is a dialog open?)") from None
+        except CDPError as exc:
+            why = hide_credentials(exc.message)
+            raise NavigationError(f"navigating to {shown} failed: {why}") from None
+        return {"url": url, "frame_id": context, "loader_id": reply.get("navigation")}
+
+
+def _blocking_prompt(state: BrowserState, context: str) -> PendingDialog | None:
+    page = state.frames.get(context)
+    session = page.session_id if page is not None else None
+    return next((d for d in state.pending_dialogs if d.page_session_id == session), None)
+
+
+def _evaluate_error(details: dict[str, Any]) -> EvaluateError:
+    """EvaluateError from BiDi ``exceptionDetails`` (text, the thrown value, stack)."""
+    thrown = details.get("exception") or {}
+    text = str(details.get("text") or "")
+    if not text:
+        value = from_remote_value(thrown, None) if isinstance(thrown, dict) else None
+        text = f"Uncaught {value!r}" if value is not Undefined else "JavaScript exception"
+    frames = (details.get("stackTrace") or {}).get("callFrames") or []
+    stack = "\n".join(
+        f"    at {f.get('functionName') or '<anonymous>'} ({f.get('url', '')}:"
+        f"{int(f.get('lineNumber', 0)) + 1}:{int(f.get('columnNumber', 0)) + 1})"
+        for f in frames if isinstance(f, dict))
+    return EvaluateError(text.splitlines()[0] if text else text, stack or text)
+
