@@ -27,8 +27,8 @@ from tests.conftest import settle
 pytestmark = pytest.mark.browser
 
 REPORTING = ("setTimeout(() => {{ const r = {call}; "
-             "fetch('/report?frame={name}&value=' + encodeURIComponent(JSON.stringify(r === undefined ? null : r))); "
-             "}}, 0); 0")
+             "fetch('/report?frame={name}&value=' + "
+             "encodeURIComponent(JSON.stringify(r === undefined ? null : r))); }}, 0); 0")
 
 
 @pytest.fixture(scope="module")
@@ -261,6 +261,8 @@ async def test_a_bidi_trace_replays_offline_to_the_same_final_state(
         await sup.wait_for_dialog(timeout=5)
         await sup.respond("accept", prompt_text="recorded")
         await wait_report(site, "r")
+        await sup.evaluate("console.error('bad <b>thing</b>'); 0", frame_id=frames["cross"])
+        await settle(sup, lambda s: any("bad" in e.text for e in s.console_errors))
         live = sup.state
     finally:
         await sup.stop()
@@ -274,6 +276,13 @@ async def test_a_bidi_trace_replays_offline_to_the_same_final_state(
     assert trace.final_state().recent_dialogs == live.recent_dialogs
     dialogs = trace.dialogs()
     assert list(dialogs["answer"]) == ["recorded"]
+    table = trace.frames()
+    attached = set(table.loc[table["event"] == "attached", "frame_id"])
+    assert set(frames.values()) <= attached
+    assert set(frames.values()) <= set(table.loc[table["event"] == "detached", "frame_id"])
+    console = trace.console()
+    assert list(console["text"]) == ["bad <b>thing</b>"]
+    assert list(console["level"]) == ["error"]
     # And served as a BiDi endpoint: a supervisor starts on it and sees BiDi.
     async with cdpnb.replay(trace) as backend:
         again = await cdpnb.Supervisor.start(backend)

@@ -328,7 +328,7 @@ _FRAME_SCHEMA: dict[str, Convert] = {
 }
 
 
-def _frame_row(rows: Rows, msg: Event, event: str, frame_id: str, *,
+def _frame_row(rows: Rows, msg: Record, event: str, frame_id: str, *,
                parent: str | None = None, url: str | None = None, origin: str | None = None,
                session: str | None = None, parent_session: str | None = None,
                is_oopif: bool = False, reason: str | None = None) -> None:
@@ -360,7 +360,11 @@ def frames(trace: Trace) -> pd.DataFrame:
     """
     rows = Rows(trace.started_mono, _FRAME_SCHEMA)
     oopif_sessions: dict[str, str] = {}  # child session -> frame (target) id
+    bidi = trace.protocol == "bidi"
     for msg, before, after in _folded(trace):
+        if bidi:
+            _bidi_frames(rows, msg, before, after)
+            continue
         if type(msg) is not Event:
             continue
         assert isinstance(msg, Event)
@@ -405,6 +409,27 @@ def frames(trace: Trace) -> pd.DataFrame:
     return rows.frame()
 
 
+def _bidi_frames(rows: Rows, msg: Record, before: BrowserState, after: BrowserState) -> None:
+    """WebDriver BiDi: browsing contexts come and go (``contextCreated``, the
+    ``getTree`` reply, ``contextDestroyed``) and navigate; the rows are what the fold
+    made of them. BiDi does not say which frames are out of process."""
+    if after.frames is before.frames:
+        return
+    for fid, frame in after.frames.items():
+        old = before.frames.get(fid)
+        if old is None:
+            _frame_row(rows, msg, "attached", fid, parent=frame.parent_frame_id,
+                       url=frame.url or None, origin=frame.origin or None,
+                       session=frame.session_id)
+        elif old.url != frame.url:
+            _frame_row(rows, msg, "navigated", fid, parent=frame.parent_frame_id,
+                       url=frame.url, origin=frame.origin or None, session=frame.session_id)
+    for fid, old in before.frames.items():
+        if fid not in after.frames:
+            _frame_row(rows, msg, "detached", fid, parent=old.parent_frame_id,
+                       url=old.url or None, session=old.session_id, reason="remove")
+
+
 # -- console -----------------------------------------------------------------------------
 
 
@@ -419,7 +444,7 @@ def _int_or_none(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-_CONSOLE_EVENTS = ("Runtime.consoleAPICalled", "Runtime.exceptionThrown")
+_CONSOLE_EVENTS = ("Runtime.consoleAPICalled", "Runtime.exceptionThrown", "log.entryAdded")
 _CONSOLE_SCHEMA: dict[str, Convert] = {
     "session_id": categorical, "level": categorical, "kind": categories_of(CONSOLE_KINDS),
     "text": strings, "url": strings, "line": int64s, "column": int64s,
@@ -428,7 +453,8 @@ _CONSOLE_SCHEMA: dict[str, Convert] = {
 
 def console(trace: Trace) -> pd.DataFrame:
     """Every ``Runtime.consoleAPICalled`` (all levels: ``level`` is the call's type) and
-    ``Runtime.exceptionThrown`` (level ``error``), with the full text."""
+    ``Runtime.exceptionThrown`` (level ``error``), with the full text; over WebDriver
+    BiDi every ``log.entryAdded`` (``level`` as BiDi gives it)."""
     rows = Rows(trace.started_mono, _CONSOLE_SCHEMA)
 
     def add(msg: Event, level: str, kind: str, text: str, where: Mapping[str, Any]) -> None:
@@ -448,6 +474,10 @@ def console(trace: Trace) -> pd.DataFrame:
             described = exc.get("description") if isinstance(exc, dict) else None
             add(r, "error", "exception", str(described or details.get("text") or "exception"),
                 details)
+        elif r.method == "log.entryAdded":  # WebDriver BiDi: console calls and exceptions
+            kind = "exception" if r.params.get("type") == "javascript" else "console"
+            add(r, str(r.params.get("level", "")), kind, str(r.params.get("text") or ""),
+                _top_frame(r.params))
     return rows.frame()
 
 
