@@ -291,3 +291,34 @@ async def test_a_bidi_trace_replays_offline_to_the_same_final_state(
         finally:
             await again.stop()
 
+
+
+FORGED = ("(() => {{ const x = new XMLHttpRequest(); "
+          "x.open('POST', 'http://cdpnb-bridge.invalid/dialog', false); "
+          "x.setRequestHeader('X-Cdpnb-Bridge', btoa(JSON.stringify({{key: {key}, "
+          "type: 'prompt', message: 'forged', defaultPrompt: ''}}))); x.send(''); "
+          "return x.status; }})()")
+
+
+async def test_the_dialog_bridge_answers_in_every_frame_and_refuses_forgeries(
+        firefox: cdpnb.Backend, site: ScenarioServer) -> None:
+    site.requests.clear()
+    async with await cdpnb.Supervisor.start(firefox, bridge=True) as sup:
+        assert sup.bridge_enabled
+        frames = await open_probe_page(sup, site)
+        for name, frame_id in frames.items():
+            await sup.evaluate(REPORTING.format(call=f"prompt('bridged {name}', 'd')",
+                                                name=name), frame_id=frame_id)
+            dialog = await sup.wait_for_dialog(timeout=5)
+            assert (dialog.via, dialog.frame_id, dialog.message) == (
+                "bridge", frame_id, f"bridged {name}")
+            assert dialog.url == sup.state.frames[frame_id].url  # from the frame table
+            await sup.respond("accept", prompt_text=f"via the bridge: {name}")
+            assert await wait_report(site, name) == f"via the bridge: {name}"
+        # A page that makes the bridge's request itself, without the secret: refused with
+        # an error status (the script would fall back to the native dialog), never a dialog.
+        status = await sup.evaluate(FORGED.format(key=json.dumps("guessed")),
+                                    frame_id=frames["cross"])
+        assert status == 403
+        assert sup.snapshot().pending_dialogs == ()
+        assert sup.state.counters["bridge-refused"] == 1

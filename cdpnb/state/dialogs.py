@@ -371,10 +371,12 @@ def closed_natively(state: BrowserState, dialog: PendingDialog, page_session: st
 
 
 def bridge_fulfilled(state: BrowserState, msg: Reply, out: Out) -> BrowserState:
-    """The reply to ``Fetch.fulfillRequest`` for a bridged dialog being answered: the
+    """The reply to ``Fetch.fulfillRequest`` (BiDi: ``network.provideResponse``) for a
+    bridged dialog being answered: the
     page's call has its answer, so the dialog is closed here, in stream order (before
     anything the page does next can be folded)."""
-    request_id = msg.params.get("requestId")
+    # CDP's Fetch.fulfillRequest names it requestId, BiDi's network.provideResponse request.
+    request_id = msg.params.get("requestId", msg.params.get("request"))
     dialog = next((d for d in state.pending_dialogs
                    if d.via == "bridge" and d.request_id == request_id
                    and d.answering is not None), None)

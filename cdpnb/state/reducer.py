@@ -77,6 +77,7 @@ REPLY_RULES: dict[str, Rule] = {
     "Page.getFrameTree": frames.frame_tree,
     "Fetch.fulfillRequest": dialogs.bridge_fulfilled,
     "browsingContext.getTree": bidi.get_tree,
+    "network.provideResponse": dialogs.bridge_fulfilled,
     "LP.handleJavaScriptDialog": engines.prearmed,
 }
 

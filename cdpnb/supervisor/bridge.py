@@ -22,10 +22,12 @@ open (the first one blocks that frame's script, so the second cannot be its own)
 from __future__ import annotations
 
 import base64
+import binascii
 import hmac
 import json
 import logging
 import secrets
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -35,7 +37,7 @@ from cdpnb.state import Change, PendingDialog
 from cdpnb.state.changes import BridgeRequestRefused
 from cdpnb.supervisor.core import Core
 
-__all__ = ["BRIDGE_HOST", "DialogBridge", "bridge_script", "is_bridge_url"]
+__all__ = ["BRIDGE_HEADER", "BRIDGE_HOST", "DialogBridge", "bridge_script", "is_bridge_url"]
 
 log = logging.getLogger("cdpnb.supervisor")
 
@@ -55,6 +57,7 @@ _SCRIPT = """(() => {
   const status = Object.getOwnPropertyDescriptor(proto, "status").get;
   const body = Object.getOwnPropertyDescriptor(proto, "responseText").get;
   const stringify = JSON.stringify, parse = JSON.parse, toText = String;
+  const toBase64 = window.btoa, bytes = window.unescape, encode = window.encodeURIComponent;
   const native = {alert: window.alert, confirm: window.confirm, prompt: window.prompt};
   const key = "%(key)s";
   const ask = (type, message, defaultPrompt) => {
@@ -63,8 +66,11 @@ _SCRIPT = """(() => {
       const xhr = new XHR();
       apply(open, xhr, ["POST", scheme + "//%(host)s%(path)s", false]);
       apply(setHeader, xhr, ["Content-Type", "text/plain"]);
-      apply(send, xhr, [stringify({key: key, type: type, message: message,
-                                   defaultPrompt: defaultPrompt})]);
+      const call = stringify({key: key, type: type, message: message,
+                              defaultPrompt: defaultPrompt});
+      // WebDriver BiDi shows an intercepted request's headers, not its body.
+      if (%(header)s) apply(setHeader, xhr, ["%(header_name)s", toBase64(bytes(encode(call)))]);
+      apply(send, xhr, [call]);
       if (apply(status, xhr, []) !== 200) return null;
       const answer = parse(apply(body, xhr, []));
       return typeof answer === "object" && answer !== null ? answer : null;
@@ -91,12 +97,18 @@ _SCRIPT = """(() => {
 })();"""
 
 
-def bridge_script(key: str) -> str:
-    """The page script for a supervisor whose secret is ``key`` (URL-safe text)."""
+#: Over WebDriver BiDi the call travels (base64 of its UTF-8 JSON) in this header too.
+BRIDGE_HEADER = "X-Cdpnb-Bridge"
+
+
+def bridge_script(key: str, *, header: bool = False) -> str:
+    """The page script for a supervisor whose secret is ``key`` (URL-safe text);
+    ``header`` also sends the call in BRIDGE_HEADER (for WebDriver BiDi)."""
     if not key.replace("-", "").replace("_", "").isalnum():
         raise ValueError("the bridge key must be URL-safe text")
     return (_SCRIPT.replace("%(host)s", BRIDGE_HOST).replace("%(path)s", BRIDGE_PATH)
-            .replace("%(key)s", key))
+            .replace("%(key)s", key).replace("%(header)s", "true" if header else "false")
+            .replace("%(header_name)s", BRIDGE_HEADER))
 
 
 def is_bridge_url(url: str) -> bool:
@@ -120,6 +132,11 @@ class DialogBridge:
         # Fresh for each supervisor; a replay passes the recorded one (see ReplayBackend).
         self._key = key or secrets.token_urlsafe(18)
         self.script = bridge_script(self._key)
+
+    @property
+    def key(self) -> str:
+        """The secret the page script carries (a replay of this run needs the same)."""
+        return self._key
 
     async def install(self, session_id: str | None) -> None:
         """On one page or child session; for a child, while it still waits."""
@@ -201,7 +218,7 @@ class DialogBridge:
                             name=f"cdpnb-fetch-continue-{request_id}")
             return
         frame_id = params.get("frameId")
-        call, why = self._check(request)
+        call, why = self._check(request, _post_data)
         if call is None:
             self.core.note("cdpnb.bridgeRequestRefused", {
                 "requestId": request_id, "frameId": frame_id, "reason": why},
@@ -215,17 +232,19 @@ class DialogBridge:
             "requestId": request_id,
         }, message.session_id)
 
-    def _check(self, request: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
-        """The call a paused bridge request makes, or None and why it is not one."""
+    def _check(self, request: dict[str, Any], read: Callable[[dict[str, Any]], str]
+               ) -> tuple[dict[str, Any] | None, str]:
+        """The call a paused bridge request makes (its JSON as ``read`` gets it from the
+        request), or None and why it is not one."""
         path = urlsplit(str(request.get("url"))).path
         if request.get("method") != "POST" or path != BRIDGE_PATH:
             return None, f"not a bridge call ({request.get('method')} {path[:80]})"
         try:
-            data = _post_data(request)
+            data = read(request)
             if len(data) > MAX_REQUEST_BYTES:
                 return None, f"request body larger than {MAX_REQUEST_BYTES} bytes"
             call = json.loads(data)
-        except (ValueError, TypeError, KeyError):
+        except (ValueError, TypeError, KeyError, binascii.Error):
             return None, "request body is not JSON"
         if not isinstance(call, dict):
             return None, "request body is not a JSON object"

@@ -40,7 +40,7 @@ from cdpnb.state import (
     PendingDialog,
     Snapshot,
 )
-from cdpnb.state.changes import BridgeRequestRefused, PageClosed, PageHazard
+from cdpnb.state.changes import BridgeRequestRefused, PageClosed, PageHazard, PageOpened
 from cdpnb.state.snapshot import (
     FRAME_TREE_ENTRIES,
     FRAME_TREE_OOPIF_DEPTH,
@@ -60,6 +60,7 @@ from cdpnb.supervisor.accessibility import (
 from cdpnb.supervisor.actions import click as click_target
 from cdpnb.supervisor.attach import ChildAttacher, attach_page
 from cdpnb.supervisor.bidi import BiDiSession
+from cdpnb.supervisor.bidi_bridge import BiDiDialogBridge
 from cdpnb.supervisor.bridge import DialogBridge
 from cdpnb.supervisor.core import Core, settle
 from cdpnb.supervisor.dialogs import DialogControl
@@ -141,9 +142,10 @@ class Supervisor:
         self._core.subscribe(self._dialogs, changes=DialogControl.CHANGES)
         # On the receiving thread: a paused bridge call becomes its dialog in the same
         # breath, whatever the engine loop is busy with.
-        self._core.subscribe(self._bridge, methods=["Fetch.requestPaused"],
-                             changes=[BridgeRequestRefused], now=True)
-        self._core.subscribe(self._on_changes, changes=[PageHazard, PageClosed])
+        self._unsubscribe_bridge = self._core.subscribe(
+            self._bridge, methods=["Fetch.requestPaused"], changes=[BridgeRequestRefused],
+            now=True)
+        self._core.subscribe(self._on_changes, changes=[PageHazard, PageClosed, PageOpened])
         #: Advice cdpnb has for this endpoint or page (also issued as CdpnbWarning).
         self.hints: list[str] = []
         self._unwarned: list[str] = []
@@ -275,11 +277,28 @@ class Supervisor:
 
     async def _start_bidi(self) -> None:
         self._dialogs.send_native_answer = self._bidi.answer
-        if self._bridge_reason is not None:
-            self._bridge.enabled = False
-            self._hint("the dialog bridge is not available over WebDriver BiDi; prompts are "
-                       f"answered natively ({self._bridge_reason} ignored)")
+        self._use_bidi_bridge()
+        if self.options.bypass_csp:
+            self._hint("bypass_csp has no WebDriver BiDi equivalent: under a CSP that blocks "
+                       "the bridge, dialogs fall back to native ones")
         self.browser_version = await self._bidi.start()
+        if self._bridge.enabled:
+            assert self._bridge_reason is not None
+            self._core.note("cdpnb.bridgeEnabled", {"reason": self._bridge_reason})
+            await self._bridge.install_everywhere()
+
+    def _use_bidi_bridge(self) -> None:
+        """The same bridge (key, switch) answered over BiDi's network interception."""
+        old = self._bridge
+        bridge = BiDiDialogBridge(self._core, bypass_csp=False, key=old.key)
+        bridge.enabled = old.enabled
+        self._unsubscribe_bridge()
+        self._bridge = bridge
+        for holder in (self._pages, self._dialogs, self._recovery, self._children):
+            holder.bridge = bridge
+        self._unsubscribe_bridge = self._core.subscribe(
+            bridge, methods=["network.beforeRequestSent"], changes=[BridgeRequestRefused],
+            now=True)
 
     async def stop(self) -> None:
         """Close the page target this supervisor created and the connection. Idempotent."""
@@ -350,12 +369,6 @@ class Supervisor:
         if self._bridge.enabled or is_replay_url(self._core.ws_url or ""):
             # A replay plays closes as fast as it is asked to: its timings are not a client's.
             return
-        if self._core.protocol == "bidi":
-            self._hint(f"{record.id} ({record.type}) was closed by someone else "
-                       f"{record.open_ms:.1f} ms after it opened: another WebDriver BiDi "
-                       f"session on {redact_url(self.url)} auto-dismisses prompts (the "
-                       "dialog bridge is not available over BiDi)")
-            return
         hint = (f"{record.id} ({record.type}) was closed by someone else {record.open_ms:.1f} ms "
                 f"after it opened: a client on {redact_url(self.url)} auto-dismisses native "
                 "dialogs (Playwright with no dialog handler, a cloud CDP proxy).")
@@ -375,6 +388,12 @@ class Supervisor:
             elif type(change) is PageClosed:
                 assert isinstance(change, PageClosed)
                 self._page_closed(change)
+            elif (type(change) is PageOpened and not change.page.main
+                  and self._core.protocol == "bidi" and self._bridge.enabled):
+                # Over CDP the page attacher installs it; a BiDi popup is a new context.
+                assert isinstance(change, PageOpened)
+                self._core.spawn(self._bridge.install_everywhere(change.page.session_id),
+                                 name="cdpnb-bridge-popup")
 
     def _page_closed(self, change: PageClosed) -> None:
         if not change.page.main or change.reason != "closed" or self._stopped:

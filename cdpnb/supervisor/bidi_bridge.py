@@ -1,0 +1,187 @@
+"""The dialog bridge over WebDriver BiDi: the same page script, intercepted with
+``network.addIntercept`` and answered with ``network.provideResponse``.
+
+Measured on Firefox ESR 153 and chromium-bidi 17 (raw BiDi, a synchronous XHR from the
+main frame and from a cross-site frame):
+
+* An intercept at ``beforeRequestSent`` for the bridge host pauses the page's XHR
+  (``network.beforeRequestSent`` with ``isBlocked: true``) before any DNS look-up, in
+  every frame of the tab, and ``network.provideResponse`` answers it: the page's XHR
+  returns status 200 and the body.
+* The event carries the request's headers but not its body, so the script also sends
+  the call in the ``X-Cdpnb-Bridge`` header (base64 of its UTF-8 JSON).
+* That header makes the request non-simple: chromium-bidi pauses a CORS preflight
+  (``OPTIONS``) first, which must be answered with ``Access-Control-Allow-Headers``;
+  Firefox pauses only the ``POST``.
+* ``script.addPreloadScript`` with the tab's context runs the script in every frame's
+  new documents, before the page's own scripts; the documents already there get it by
+  ``script.evaluate``. A popup is a new top-level context: it gets its own.
+
+BiDi has no ``Page.setBypassCSP``: under a CSP whose ``connect-src`` blocks the bridge
+host, the script falls back to the native dialog, as it does over CDP without
+``bypass_csp``.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+from typing import Any
+
+from cdpnb.errors import CDPError
+from cdpnb.protocol import Event, Message
+from cdpnb.state import Change, PendingDialog
+from cdpnb.state.bidi import page_of_context
+from cdpnb.state.changes import BridgeRequestRefused
+from cdpnb.supervisor.bridge import (
+    _EXPECTED,
+    BRIDGE_HEADER,
+    BRIDGE_HOST,
+    MAX_REQUEST_BYTES,
+    DialogBridge,
+    bridge_script,
+    is_bridge_url,
+)
+from cdpnb.supervisor.core import Core
+
+__all__ = ["BiDiDialogBridge"]
+
+log = logging.getLogger("cdpnb.supervisor")
+
+#: What the bridge's XHR needs to be let through (the preflight's answer included).
+_CORS = [("Access-Control-Allow-Origin", "*"),
+         ("Access-Control-Allow-Methods", "POST"),
+         ("Access-Control-Allow-Headers", f"content-type, {BRIDGE_HEADER.lower()}")]
+
+
+def _headers(*extra: tuple[str, str]) -> list[dict[str, Any]]:
+    return [{"name": name, "value": {"type": "string", "value": value}}
+            for name, value in (*_CORS, *extra)]
+
+
+def _header_call(request: dict[str, Any]) -> str:
+    """The call's JSON from the request's BRIDGE_HEADER (base64 of UTF-8)."""
+    for header in request.get("headers") or ():
+        if isinstance(header, dict) and str(header.get("name", "")).lower() == \
+                BRIDGE_HEADER.lower():
+            value = header.get("value")
+            text = value.get("value") if isinstance(value, dict) else value
+            if not isinstance(text, str) or len(text) > MAX_REQUEST_BYTES * 4 // 3 + 4:
+                raise ValueError("bridge header is not a bounded string")
+            return base64.b64decode(text, validate=True).decode("utf-8")
+    raise KeyError(BRIDGE_HEADER)
+
+
+class BiDiDialogBridge(DialogBridge):
+    """The bridge on the supervisor's BiDi pages: one intercept and one preload script
+    per page (top-level context); its frames are covered by both."""
+
+    def __init__(self, core: Core, *, bypass_csp: bool = False, key: str | None = None) -> None:
+        super().__init__(core, bypass_csp=bypass_csp, key=key)
+        self.script = bridge_script(self._key, header=True)
+        self._installing: set[str] = set()
+
+    async def install(self, session_id: str | None) -> None:
+        page = session_id
+        if page is None:
+            return
+        core = self.core
+        await core.send("session.subscribe", {"events": ["network.beforeRequestSent"],
+                                              "contexts": [page]})
+        await core.send("network.addIntercept", {
+            "phases": ["beforeRequestSent"], "contexts": [page],
+            "urlPatterns": [{"type": "pattern", "hostname": BRIDGE_HOST}]})
+        await core.send("script.addPreloadScript", {
+            "functionDeclaration": f"() => {{ {self.script} }}", "contexts": [page]})
+        self.installed.add(page)
+
+    async def _install_attached(self, page_session_id: str | None) -> None:
+        state = self.core.state
+        pages = [page_session_id] if page_session_id is not None else list(state.pages)
+        for page in pages:
+            if page in self.installed or page in self._installing:
+                continue
+            self._installing.add(page)  # a popup's PageOpened may ask again meanwhile
+            try:
+                await self.install(page)
+                # The documents already there get it too (new ones by the preload script).
+                frames = [f.frame_id for f in self.core.state.frames.values()
+                          if f.session_id == page]
+                for frame in frames:
+                    await self.core.send("script.evaluate", {
+                        "expression": self.script, "target": {"context": frame},
+                        "awaitPromise": False})
+            except _EXPECTED as exc:
+                log.info("cdpnb: installing the dialog bridge on %s failed: %s", page, exc)
+            finally:
+                self._installing.discard(page)
+
+    # -- the stream ---------------------------------------------------------------------
+
+    def __call__(self, message: Message, changes: tuple[Change, ...]) -> None:
+        for change in changes:
+            if type(change) is BridgeRequestRefused:
+                assert isinstance(change, BridgeRequestRefused)
+                self.core.spawn(self._refuse(change.session_id, change.request_id, change.reason),
+                                name=f"cdpnb-bridge-refuse-{change.request_id}")
+        if type(message) is not Event or message.method != "network.beforeRequestSent":
+            return
+        params = message.params
+        request = params.get("request")
+        if not params.get("isBlocked") or not isinstance(request, dict):
+            return
+        request_id = request.get("request")
+        if not isinstance(request_id, str):
+            return
+        if not is_bridge_url(str(request.get("url", ""))):
+            self.core.spawn(self._continue(None, request_id),
+                            name=f"cdpnb-bidi-continue-{request_id}")
+            return
+        if request.get("method") == "OPTIONS":
+            # chromium-bidi's CORS preflight for the bridge header: let the POST come.
+            self.core.spawn(self._respond(request_id, 204, ""), name="cdpnb-bridge-preflight")
+            return
+        context = params.get("context")
+        frame_id = context if isinstance(context, str) else None
+        page = page_of_context(self.core.state, frame_id)
+        session = page.session_id if page is not None else None
+        call, why = self._check(request, _header_call)
+        if call is None:
+            self.core.note("cdpnb.bridgeRequestRefused", {
+                "requestId": request_id, "frameId": frame_id, "reason": why}, session)
+            return
+        self.core.note("cdpnb.bridgeDialogOpening", {
+            "type": call["type"], "message": call.get("message", ""),
+            "defaultPrompt": call.get("defaultPrompt", ""), "frameId": frame_id,
+            "requestId": request_id}, session)
+
+    async def _respond(self, request_id: str, status: int, body: str) -> None:
+        params: dict[str, Any] = {"request": request_id, "statusCode": status,
+                                  "headers": _headers(("Content-Type", "application/json"))}
+        if body:
+            params["body"] = {"type": "string", "value": body}
+        await self.core.send("network.provideResponse", params)
+
+    async def _continue(self, session_id: str | None, request_id: str) -> None:
+        try:
+            await self.core.send("network.continueRequest", {"request": request_id})
+        except _EXPECTED as exc:
+            log.info("cdpnb: continuing paused request %s failed: %s", request_id, exc)
+
+    async def _refuse(self, session_id: str | None, request_id: str, reason: str) -> None:
+        # An error status: cdpnb's own script falls back to the native dialog on it.
+        try:
+            await self._respond(request_id, 403, json.dumps({"error": reason}))
+        except _EXPECTED as exc:
+            log.info("cdpnb: refusing bridge request %s failed: %s", request_id, exc)
+
+    async def fulfil(self, dialog: PendingDialog, accept: bool, prompt_text: str | None) -> None:
+        if not dialog.request_id:
+            raise CDPError(-32000, f"no paused bridge request is known for {dialog.id}",
+                           "network.provideResponse", None)
+        text = prompt_text
+        if accept and dialog.type == "prompt" and text is None:
+            text = ""
+        await self._respond(dialog.request_id, 200,
+                            json.dumps({"accept": accept, "promptText": text}))
