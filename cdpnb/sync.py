@@ -99,6 +99,7 @@ class Supervisor(Facade[AsyncSupervisor]):
 
     # -- commands (block until done) ----------------------------------------------------
     cdp = blocking(A.cdp)
+    bidi = blocking(A.bidi)
     evaluate = blocking(A.evaluate)
     evaluate_on = blocking(A.evaluate_on)
     accessibility = blocking(A.accessibility)
@@ -125,6 +126,7 @@ class Supervisor(Facade[AsyncSupervisor]):
     unsupported = Forward(A.unsupported)
     policy = Forward(A.policy)
     pages = Forward(A.pages)
+    protocol = Forward(A.protocol)
 
     # -- attributes the async supervisor sets on itself ----------------------------------
     url: Delegated[str] = Delegated()

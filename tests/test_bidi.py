@@ -291,3 +291,14 @@ def test_a_command_is_folded_as_a_bidi_command_in_the_trace_format() -> None:
     event = {"seq": 3, "t": 1.2, "wall": WALL, "dir": "recv",
              "msg": {"type": "event", "method": "log.entryAdded", "params": {}}}
     assert isinstance(decoder.decode(event, "line 4"), Event)
+
+
+def test_a_page_cdpnb_replaces_takes_its_prompts_along_as_the_replacement() -> None:
+    state = fold(page_state(), prompt(CROSS)).state
+    state = fold(state, Note("cdpnb.pageReplacing", {"session_id": TOP, "reason": "stuck"})).state
+    folded = fold(state, ev("browsingContext.contextDestroyed", {"context": TOP}))
+    closed_page = next(c for c in folded.changes if isinstance(c, PageClosed))
+    assert closed_page.reason == "replaced"
+    record = folded.state.recent_dialogs[-1]
+    assert (record.closed_by, record.reason) == ("cdpnb", "page_replaced")
+    assert folded.state.page_gone is None  # replaced, not lost

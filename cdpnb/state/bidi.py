@@ -178,17 +178,21 @@ def context_destroyed(state: BrowserState, msg: Event, out: Out) -> BrowserState
     doomed = descendants({k: f.parent_frame_id for k, f in state.frames.items()}, {cid})
     page = state.pages.get(cid)
     if page is not None:
-        # The page's dialogs end with it (measured: no userPromptClosed follows).
+        # The page's dialogs end with it (measured: no userPromptClosed follows); a page
+        # cdpnb is replacing takes them along as the replacement.
         pending = [d for d in state.pending_dialogs if d.page_session_id == cid]
-        state = close_dialogs_of(state, pending, msg.wall, "browser", "page_closed", out)
+        state = close_dialogs_of(state, pending, msg.wall,
+                                 "cdpnb" if page.replacing else "browser",
+                                 "page_replaced" if page.replacing else "page_closed", out)
     state = _drop_frames(state, doomed, "remove" if page is None else "page_closed", out)
     if page is None:
         return dialogs_gone_with_frames(state, doomed, msg.wall, "frame_removed", out)
     state = state.evolve(pages={k: v for k, v in state.pages.items() if k != cid})
     if page.main:
-        state = state.evolve(page_target_id=None, page_session_id=None,
-                             page_gone="the page's browsing context was closed (not by cdpnb)")
-    out.append(PageClosed(page, "closed"))
+        gone = None if page.replacing else ("the page's browsing context was closed (not "
+                                            "by cdpnb)")
+        state = state.evolve(page_target_id=None, page_session_id=None, page_gone=gone)
+    out.append(PageClosed(page, "replaced" if page.replacing else "closed"))
     return state
 
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from cdpnb.errors import CDPError, CommandTimeout, ConnectionLost, TargetGone
 from cdpnb.state import DialogRecord, PageInfo, PendingDialog
@@ -62,6 +62,8 @@ class Recovery:
         self._busy: set[str] = set()
         #: Replaced pages of our own: the target that replaced each one.
         self.replacements: list[tuple[str, str]] = []
+        #: Over WebDriver BiDi: opens the supervisor's fresh page (its BiDi session's).
+        self.open_bidi_page: Callable[[], Awaitable[object]] | None = None
 
     # -- triggers (from DialogControl and the supervisor's listener) -----------------
 
@@ -166,7 +168,10 @@ class Recovery:
         sid = page.session_id
         core.note("cdpnb.pageReplacing", {"session_id": sid, "reason": why}, sid)
         try:
-            if page.hazard is not None:
+            if core.protocol == "bidi":
+                await core.send("browsingContext.close", {"context": page.target_id},
+                                timeout=5)
+            elif page.hazard is not None:
                 with contextlib.suppress(*_EXPECTED):
                     await core.send("Page.setWebLifecycleState", {"state": "frozen"},
                                     session_id=sid, timeout=5)
@@ -181,7 +186,10 @@ class Recovery:
         if not page.main:
             self.hint(f"popup {page.target_id} was closed: {why}.")
             return
-        await attach_page(core, bridge=self.bridge, pages=self.pages)
+        if core.protocol == "bidi" and self.open_bidi_page is not None:
+            await self.open_bidi_page()
+        else:
+            await attach_page(core, bridge=self.bridge, pages=self.pages)
         new = core.state.page_target_id or "?"
         self.replacements.append((page.target_id, new))
         kept = "abandoned (left open, frozen)" if page.hazard else "closed"

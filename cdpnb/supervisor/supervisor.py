@@ -277,6 +277,7 @@ class Supervisor:
 
     async def _start_bidi(self) -> None:
         self._dialogs.send_native_answer = self._bidi.answer
+        self._recovery.open_bidi_page = self._bidi.open_page
         self._use_bidi_bridge()
         if self.options.bypass_csp:
             self._hint("bypass_csp has no WebDriver BiDi equivalent: under a CSP that blocks "
