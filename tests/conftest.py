@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import json
+import tempfile
 import time
+import urllib.parse
 import urllib.request
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 import cdpnb
+import cdpnb.backends.process as process_mod
 from cdpnb.probes import ScenarioServer
 
 
@@ -87,3 +91,42 @@ def wait_target_closed(backend: cdpnb.Backend, target: str | None, timeout: floa
             return False
         time.sleep(0.02)
     return True
+
+
+def reports(site: ScenarioServer) -> dict[str, Any]:
+    """What page JS reported to the scenario server's ``/report``, by frame name: the
+    value its dialog call returned."""
+    out: dict[str, Any] = {}
+    for _, path in list(site.requests):
+        parts = urllib.parse.urlsplit(path)
+        if parts.path == "/report":
+            query = urllib.parse.parse_qs(parts.query)
+            out[query["frame"][0]] = json.loads(query["value"][0])
+    return out
+
+
+async def wait_report(site: ScenarioServer, name: str, timeout: float = 5.0) -> Any:
+    """The value frame ``name`` reports, once it has (fails after ``timeout``)."""
+    deadline = time.monotonic() + timeout
+    while name not in reports(site):
+        assert time.monotonic() < deadline, f"{name} reported nothing: {reports(site)}"
+        await asyncio.sleep(0.02)
+    return reports(site)[name]
+
+
+@pytest.fixture
+def private_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A ``tempfile.gettempdir()`` of this test's own, so its ``cdpnb-*`` dirs can be
+    counted; whatever a failed test left running there is ended by its pid."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+    yield tmp
+    for started in list(process_mod._live.values()):
+        if tmp in started.workdir.parents:
+            started.close()
+
+
+def cdpnb_dirs(where: Path) -> list[str]:
+    """The ``cdpnb-*`` working dirs (profiles, logs) left in ``where``."""
+    return sorted(p.name for p in where.iterdir() if p.name.startswith("cdpnb-"))

@@ -17,20 +17,18 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import cdpnb_dirs
 from test_launch import check_ended, leaked_browsers, listeners, pid_alive
 from websockets.asyncio.client import ClientConnection, connect
 
 import cdpnb
-import cdpnb.backends.process as process_mod
 from cdpnb.backends import LAUNCHABLE, backend_available
 
 CHROMIUM = "/usr/lib/chromium/chromium"
@@ -145,23 +143,6 @@ async def alert(cdp: RawCDP, session: str) -> float:
     opened_at, opened = await cdp.event("Page.javascriptDialogOpening")
     assert opened["type"] == "alert" and opened["message"] == "1"
     return opened_at
-
-
-@pytest.fixture
-def private_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A ``tempfile.gettempdir()`` of this test's own, so its ``cdpnb-*`` dirs can be
-    counted; whatever a failed test left running there is ended by its pid."""
-    tmp = tmp_path / "tmp"
-    tmp.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
-    yield tmp
-    for started in list(process_mod._live.values()):
-        if tmp in started.workdir.parents:
-            started.close()
-
-
-def cdpnb_dirs(where: Path) -> list[str]:
-    return sorted(p.name for p in where.iterdir() if p.name.startswith("cdpnb-"))
 
 
 # --- node ---------------------------------------------------------------------------

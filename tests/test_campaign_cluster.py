@@ -170,8 +170,10 @@ def test_a_worker_killed_mid_campaign_loses_no_finished_cell(tmp_path: Path) -> 
         try:
             result = running.result(timeout=180)
         finally:
-            for browser in orphans:  # what the dead worker launched, ended by its own pid
-                with contextlib.suppress(psutil.NoSuchProcess):
+            # What the dead worker launched, ended by its own pid unless its reaper (which
+            # ends a launch's processes when their owner dies) got there first.
+            for browser in orphans:
+                with contextlib.suppress(psutil.NoSuchProcess, ProcessLookupError):
                     os.kill(browser.pid, signal.SIGKILL)
         with Client(address) as client:
             assert list(w["name"] for w in client.scheduler_info()["workers"].values()) == [

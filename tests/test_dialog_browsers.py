@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import json
 import time
-import urllib.parse
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,7 @@ import websockets
 
 import cdpnb
 from cdpnb.probes import ScenarioServer
-from tests.conftest import open_two_site, settle
+from tests.conftest import open_two_site, reports, settle, wait_report
 
 pytestmark = pytest.mark.browser
 
@@ -32,24 +31,6 @@ REPORTING = ("setTimeout(() => {{ const r = {call}; window.__r = r; "
              "fetch('/report?frame={name}&value=' + encodeURIComponent(JSON.stringify(r))); "
              "}}, 0); 0")
 
-
-def reports(site: ScenarioServer) -> dict[str, Any]:
-    """What page JS reported, by frame name: the value its dialog call returned."""
-    out: dict[str, Any] = {}
-    for _, path in site.requests:
-        parts = urllib.parse.urlsplit(path)
-        if parts.path == "/report":
-            query = urllib.parse.parse_qs(parts.query)
-            out[query["frame"][0]] = json.loads(query["value"][0])
-    return out
-
-
-async def wait_report(site: ScenarioServer, name: str, timeout: float = 5.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while name not in reports(site):
-        assert time.monotonic() < deadline, f"{name} reported nothing: {reports(site)}"
-        await asyncio.sleep(0.02)
-    return reports(site)[name]
 
 
 def alive(backend: cdpnb.Backend) -> bool:

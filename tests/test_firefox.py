@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 import urllib.parse
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -22,7 +20,7 @@ import cdpnb
 from cdpnb.probes import ScenarioServer
 from cdpnb.protocol import Command
 from cdpnb.state import fold_all
-from tests.conftest import settle
+from tests.conftest import settle, wait_report
 
 pytestmark = pytest.mark.browser
 
@@ -46,23 +44,6 @@ async def sup(firefox: cdpnb.Backend, site: ScenarioServer,
     yield supervisor
     await supervisor.stop()
 
-
-def reports(site: ScenarioServer) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for _, path in list(site.requests):
-        parts = urllib.parse.urlsplit(path)
-        if parts.path == "/report":
-            query = urllib.parse.parse_qs(parts.query)
-            out[query["frame"][0]] = json.loads(query["value"][0])
-    return out
-
-
-async def wait_report(site: ScenarioServer, name: str, timeout: float = 5.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while name not in reports(site):
-        assert time.monotonic() < deadline, f"{name} reported nothing: {reports(site)}"
-        await asyncio.sleep(0.02)
-    return reports(site)[name]
 
 
 async def open_probe_page(sup: cdpnb.Supervisor, site: ScenarioServer) -> dict[str, str]:

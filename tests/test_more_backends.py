@@ -19,22 +19,20 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import open_two_site
+from conftest import cdpnb_dirs, open_two_site
 from test_launch import pid_alive, session_members, wait_until_gone
 from websockets.asyncio.client import ClientConnection, connect
 
 import cdpnb
 import cdpnb.backends.firefox as firefox_mod
-import cdpnb.backends.process as process_mod
 from cdpnb.backends import LAUNCHABLE, backend_available
 from cdpnb.probes import ScenarioServer
 
@@ -247,21 +245,6 @@ def test_launchable_lists_every_kind_and_each_is_available_here() -> None:
 
 
 # --- what is missing, said exactly ----------------------------------------------------------
-
-
-@pytest.fixture
-def private_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    tmp = tmp_path / "tmp"
-    tmp.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
-    yield tmp
-    for started in list(process_mod._live.values()):
-        if tmp in started.workdir.parents:
-            started.close()
-
-
-def cdpnb_dirs(where: Path) -> list[str]:
-    return sorted(p.name for p in where.iterdir() if p.name.startswith("cdpnb-"))
 
 
 def test_missing_firefox_names_the_debian_package(monkeypatch: pytest.MonkeyPatch,

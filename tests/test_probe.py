@@ -151,7 +151,9 @@ async def test_endpoints_without_cdp_are_rows_of_reasons_within_the_timeout(
     assert set(result.unreachable()) == set(matrix.index)
     assert "/json/version: HTTP Error 404" in matrix.iloc[0, 0]
     assert "cannot reach" in matrix.iloc[1, 0]
-    assert "got no reply" in matrix.iloc[2, 0]
+    # A WebSocket that never answers: not even BiDi's session.status.
+    assert "speaks neither CDP nor WebDriver BiDi" in matrix.iloc[2, 0]
+    assert "got no answer" in matrix.iloc[2, 0]
 
 
 def test_a_missing_backend_is_a_row_of_reasons_not_a_crash(

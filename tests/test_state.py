@@ -1186,6 +1186,7 @@ REPLY_RESULTS: dict[str, st.SearchStrategy[Any]] = {
     "browsingContext.getTree": st.fixed_dictionaries({}, optional={
         "contexts": st.lists(BIDI_CONTEXT, max_size=3) | ANY_JSON}),
     "LP.handleJavaScriptDialog": loose(),
+    "network.provideResponse": loose(),
 }
 
 SESSION_IDS = st.sampled_from([None, PS, CS, "F2", "GHOST"])

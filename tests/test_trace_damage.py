@@ -421,10 +421,14 @@ def test_damage_in_a_zstd_trace_is_named_by_byte(tmp_path: Path) -> None:
             continue
         except TraceFormatError as exc:
             assert re.search(rf"is damaged at byte \d+ of {len(data)}", str(exc)), exc
+            # A bit flipped in zstd's literals stops nothing until the frame's checksum
+            # at its end: the lines it garbled came out first.
+            checksum = "checksum" in str(exc)
         named += 1
         lenient = _lenient(damaged)
         assert not lenient.complete and any("damaged at byte" in p for p in lenient.problems)
-        assert lenient.records == whole[:len(lenient.records)]  # nothing before it lost
+        if not checksum:
+            assert lenient.records == whole[:len(lenient.records)]  # nothing before it lost
         _usable(lenient)
     assert named
     garbage = _write(tmp_path / "garbage.jsonl.zst", data + b"garbage!!")

@@ -18,13 +18,12 @@ could not parse) is a fault.
 
 from __future__ import annotations
 
-from collections import Counter, OrderedDict
 from typing import Any
 
 from cdpnb.errors import CDPError
 from cdpnb.protocol.codec import loads, wire_text
-from cdpnb.protocol.connection import ABANDONED_MEMORY, RAW_EXCERPT, Received
-from cdpnb.protocol.messages import Command, ErrorReply, Event, Fault, Reply, TransportFault
+from cdpnb.protocol.connection import CommandBook, Received
+from cdpnb.protocol.messages import Command, ErrorReply, Event, Reply, TransportFault
 
 __all__ = ["BIDI_ERROR_CODES", "BiDiConnection", "bidi_error_name", "bidi_wire", "error_reply",
            "is_bidi_message"]
@@ -77,18 +76,10 @@ def error_reply(msg: dict[str, Any], cid: int, method: str, params: dict[str, An
                       {"error": name}, None, params, wall, mono)
 
 
-class BiDiConnection:
+class BiDiConnection(CommandBook):
     """One BiDi WebSocket's protocol state: pending commands by id."""
 
     protocol = "bidi"
-
-    def __init__(self) -> None:
-        self._next_id = 1
-        self._pending: dict[int, Command] = {}
-        self._abandoned: OrderedDict[int, Command] = OrderedDict()
-        self.faults: Counter[str] = Counter()
-        self.sent = 0
-        self.received = 0
 
     # -- sending -------------------------------------------------------------------
 
@@ -105,40 +96,15 @@ class BiDiConnection:
         if not isinstance(method, str) or "." not in method:
             raise ValueError(f"method must look like 'module.command' (e.g. "
                              f"'browsingContext.navigate'), got {method!r}")
-        if params is not None and not isinstance(params, dict):
-            raise TypeError(f"params for {method} must be a dict, got {type(params).__name__}")
         if session_id is not None:
             raise ValueError(f"{method}: WebDriver BiDi has no sessions on the wire; name the "
                              "browsing context in params instead of a session_id")
-        cmd = Command(self._next_id, method, params or {}, None, wall, mono)
-        self._next_id += 1
-        text = wire_text({"id": cmd.id, "method": method, "params": cmd.params})
-        self._pending[cmd.id] = cmd
-        self.sent += 1
-        return cmd, text
-
-    def abandon(self, command_id: int) -> None:
-        """The caller stopped waiting; a late reply is still matched, then dropped."""
-        cmd = self._pending.pop(command_id, None)
-        if cmd is None:
-            return
-        self._abandoned[command_id] = cmd
-        while len(self._abandoned) > ABANDONED_MEMORY:
-            self._abandoned.popitem(last=False)
+        text = wire_text({"id": self._next_id, "method": method, "params": params or {}})
+        return self._new_command(method, params, None, wall, mono), text
 
     def take_orphans(self) -> list[tuple[Command, str]]:
         """Nothing is orphaned in BiDi: a command on a context that went gets an error."""
         return []
-
-    def fail_all(self) -> list[Command]:
-        pending = list(self._pending.values())
-        self._pending.clear()
-        self._abandoned.clear()
-        return pending
-
-    @property
-    def pending(self) -> int:
-        return len(self._pending)
 
     @property
     def sessions(self) -> dict[str, str | None]:
@@ -185,13 +151,10 @@ class BiDiConnection:
                                raw, wall, mono)
         if not isinstance(cid, int) or isinstance(cid, bool) or not 0 <= cid <= MAX_ID:
             return self._fault("bad-id", repr(cid)[:40], raw, wall, mono)
-        cmd = self._pending.pop(cid, None)
+        cmd = self._answered(cid)
         if cmd is None:
-            cmd = self._abandoned.pop(cid, None)
-            if cmd is None:
-                return self._fault("unknown-id", f"reply to id {cid} that was never sent", raw,
-                                   wall, mono)
-            self.faults["late-reply"] += 1
+            return self._fault("unknown-id", f"reply to id {cid} that was never sent", raw,
+                               wall, mono)
         if kind == "error":
             return error_reply(msg, cid, cmd.method, cmd.params, wall, mono)
         result = msg.get("result", {})
@@ -199,12 +162,3 @@ class BiDiConnection:
             return self._fault("bad-result", f"{cmd.method}: result is not an object", raw,
                                wall, mono)
         return Reply(cid, cmd.method, result, None, cmd.params, wall, mono)
-
-    def _fault(self, kind: str, detail: str, raw: str | bytes | bytearray | memoryview,
-               wall: float, mono: float) -> Fault:
-        self.faults[kind] += 1
-        if isinstance(raw, str):
-            excerpt = raw[:RAW_EXCERPT]
-        else:
-            excerpt = bytes(raw[:RAW_EXCERPT]).decode("utf-8", "backslashreplace")
-        return Fault(kind, detail, excerpt, wall, mono)

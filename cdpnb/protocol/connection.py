@@ -14,7 +14,7 @@ from cdpnb.errors import CDPError
 from cdpnb.protocol.codec import loads, wire_text
 from cdpnb.protocol.messages import Command, ErrorReply, Event, Fault, Reply, TransportFault
 
-__all__ = ["CDPConnection", "Received", "error_of"]
+__all__ = ["CDPConnection", "CommandBook", "Received", "error_of"]
 
 Received = Reply | ErrorReply | Event | Fault
 
@@ -30,19 +30,72 @@ def error_of(reply: ErrorReply) -> CDPError:
     return CDPError(reply.code, reply.message, reply.method, reply.session_id, reply.data)
 
 
-class CDPConnection:
-    """One CDP WebSocket's protocol state: pending commands and known sessions."""
+class CommandBook:
+    """What either protocol's connection keeps of its commands: ids, the pending ones,
+    the abandoned ones whose late replies are still matched, and fault counts."""
 
     def __init__(self) -> None:
         self._next_id = 1
         self._pending: dict[int, Command] = {}
         self._abandoned: OrderedDict[int, Command] = OrderedDict()
-        self._orphans: list[tuple[Command, str]] = []
-        # session id -> parent session id (None is the browser/root connection)
-        self._sessions: dict[str, str | None] = {}
         self.faults: Counter[str] = Counter()
         self.sent = 0
         self.received = 0
+
+    def _new_command(self, method: str, params: dict[str, Any] | None,
+                     session_id: str | None, wall: float, mono: float) -> Command:
+        if params is not None and not isinstance(params, dict):
+            raise TypeError(f"params for {method} must be a dict, got {type(params).__name__}")
+        cmd = Command(self._next_id, method, params or {}, session_id, wall, mono)
+        self._next_id += 1
+        self._pending[cmd.id] = cmd
+        self.sent += 1
+        return cmd
+
+    def _answered(self, command_id: int) -> Command | None:
+        """The command a reply answers (pending, else abandoned: a late reply)."""
+        cmd = self._pending.pop(command_id, None)
+        if cmd is None:
+            cmd = self._abandoned.pop(command_id, None)
+            if cmd is not None:
+                self.faults["late-reply"] += 1
+        return cmd
+
+    def abandon(self, command_id: int) -> None:
+        """The caller stopped waiting; a late reply is still matched, then dropped."""
+        cmd = self._pending.pop(command_id, None)
+        if cmd is None:
+            return
+        self._abandoned[command_id] = cmd
+        while len(self._abandoned) > ABANDONED_MEMORY:
+            self._abandoned.popitem(last=False)
+
+    def fail_all(self) -> list[Command]:
+        """Forget every pending command (the connection is gone) and return them."""
+        pending = list(self._pending.values())
+        self._pending.clear()
+        self._abandoned.clear()
+        return pending
+
+    @property
+    def pending(self) -> int:
+        return len(self._pending)
+
+    def _fault(self, kind: str, detail: str, raw: str | bytes | bytearray | memoryview,
+               wall: float, mono: float) -> Fault:
+        self.faults[kind] += 1
+        excerpt = raw[:RAW_EXCERPT] if isinstance(raw, str) else _excerpt(raw)
+        return Fault(kind, detail, excerpt, wall, mono)
+
+
+class CDPConnection(CommandBook):
+    """One CDP WebSocket's protocol state: pending commands and known sessions."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._orphans: list[tuple[Command, str]] = []
+        # session id -> parent session id (None is the browser/root connection)
+        self._sessions: dict[str, str | None] = {}
 
     # -- sending -------------------------------------------------------------------
 
@@ -58,29 +111,15 @@ class CDPConnection:
         """Allocate an id, remember the command, and return it with its wire text."""
         if not isinstance(method, str) or "." not in method:
             raise ValueError(f"method must look like 'Domain.command', got {method!r}")
-        if params is not None and not isinstance(params, dict):
-            raise TypeError(f"params for {method} must be a dict, got {type(params).__name__}")
         if session_id is not None and not isinstance(session_id, str):
             raise TypeError(f"session_id for {method} must be a str or None, "
                             f"got {type(session_id).__name__}")
-        cmd = Command(self._next_id, method, params or {}, session_id, wall, mono)
-        self._next_id += 1
-        frame: dict[str, Any] = {"id": cmd.id, "method": method, "params": cmd.params}
+        frame: dict[str, Any] = {"id": self._next_id, "method": method,
+                                 "params": params or {}}
         if session_id is not None:
             frame["sessionId"] = session_id
-        text = wire_text(frame)
-        self._pending[cmd.id] = cmd
-        self.sent += 1
-        return cmd, text
-
-    def abandon(self, command_id: int) -> None:
-        """The caller stopped waiting; a late reply is still matched, then dropped."""
-        cmd = self._pending.pop(command_id, None)
-        if cmd is None:
-            return
-        self._abandoned[command_id] = cmd
-        while len(self._abandoned) > ABANDONED_MEMORY:
-            self._abandoned.popitem(last=False)
+        text = wire_text(frame)  # before the command is kept: params may not encode
+        return self._new_command(method, params, session_id, wall, mono), text
 
     def take_orphans(self) -> list[tuple[Command, str]]:
         """Commands that will never get a reply because their session ended (the
@@ -95,17 +134,6 @@ class CDPConnection:
             if cmd.session_id == session_id:
                 self.abandon(cid)
                 self._orphans.append((cmd, why))
-
-    def fail_all(self) -> list[Command]:
-        """Forget every pending command (the connection is gone) and return them."""
-        pending = list(self._pending.values())
-        self._pending.clear()
-        self._abandoned.clear()
-        return pending
-
-    @property
-    def pending(self) -> int:
-        return len(self._pending)
 
     # -- sessions ------------------------------------------------------------------
 
@@ -176,13 +204,10 @@ class CDPConnection:
         cid = msg["id"]
         if not isinstance(cid, int) or isinstance(cid, bool):
             return self._fault("bad-id", repr(cid), raw, wall, mono)
-        cmd = self._pending.pop(cid, None)
+        cmd = self._answered(cid)
         if cmd is None:
-            cmd = self._abandoned.pop(cid, None)
-            if cmd is None:
-                return self._fault("unknown-id", f"reply to id {cid} that was never sent", raw,
-                                   wall, mono)
-            self.faults["late-reply"] += 1
+            return self._fault("unknown-id", f"reply to id {cid} that was never sent", raw,
+                               wall, mono)
         if "error" in msg:
             err = msg["error"]
             if not isinstance(err, dict):
@@ -219,11 +244,6 @@ class CDPConnection:
         elif method == "Inspector.targetCrashed" and session_id is not None:
             self._orphan(session_id, "its renderer crashed")
 
-    def _fault(self, kind: str, detail: str, raw: str | bytes | bytearray | memoryview,
-               wall: float, mono: float) -> Fault:
-        self.faults[kind] += 1
-        excerpt = raw[:RAW_EXCERPT] if isinstance(raw, str) else _excerpt(raw)
-        return Fault(kind, detail, excerpt, wall, mono)
 
 
 def _excerpt(data: bytes | bytearray | memoryview) -> str:

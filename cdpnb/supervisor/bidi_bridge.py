@@ -33,7 +33,6 @@ from cdpnb.errors import CDPError
 from cdpnb.protocol import Event, Message
 from cdpnb.state import Change, PendingDialog
 from cdpnb.state.bidi import page_of_context
-from cdpnb.state.changes import BridgeRequestRefused
 from cdpnb.supervisor.bridge import (
     _EXPECTED,
     BRIDGE_HEADER,
@@ -42,6 +41,7 @@ from cdpnb.supervisor.bridge import (
     DialogBridge,
     bridge_script,
     is_bridge_url,
+    spawn_refusals,
 )
 from cdpnb.supervisor.core import Core
 
@@ -120,11 +120,7 @@ class BiDiDialogBridge(DialogBridge):
     # -- the stream ---------------------------------------------------------------------
 
     def __call__(self, message: Message, changes: tuple[Change, ...]) -> None:
-        for change in changes:
-            if type(change) is BridgeRequestRefused:
-                assert isinstance(change, BridgeRequestRefused)
-                self.core.spawn(self._refuse(change.session_id, change.request_id, change.reason),
-                                name=f"cdpnb-bridge-refuse-{change.request_id}")
+        spawn_refusals(self.core, changes, self._refuse)
         if type(message) is not Event or message.method != "network.beforeRequestSent":
             return
         params = message.params

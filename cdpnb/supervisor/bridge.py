@@ -27,7 +27,7 @@ import hmac
 import json
 import logging
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -57,7 +57,6 @@ _SCRIPT = """(() => {
   const status = Object.getOwnPropertyDescriptor(proto, "status").get;
   const body = Object.getOwnPropertyDescriptor(proto, "responseText").get;
   const stringify = JSON.stringify, parse = JSON.parse, toText = String;
-  const toBase64 = window.btoa, bytes = window.unescape, encode = window.encodeURIComponent;
   const native = {alert: window.alert, confirm: window.confirm, prompt: window.prompt};
   const key = "%(key)s";
   const ask = (type, message, defaultPrompt) => {
@@ -66,11 +65,8 @@ _SCRIPT = """(() => {
       const xhr = new XHR();
       apply(open, xhr, ["POST", scheme + "//%(host)s%(path)s", false]);
       apply(setHeader, xhr, ["Content-Type", "text/plain"]);
-      const call = stringify({key: key, type: type, message: message,
-                              defaultPrompt: defaultPrompt});
-      // WebDriver BiDi shows an intercepted request's headers, not its body.
-      if (%(header)s) apply(setHeader, xhr, ["%(header_name)s", toBase64(bytes(encode(call)))]);
-      apply(send, xhr, [call]);
+      apply(send, xhr, [stringify({key: key, type: type, message: message,
+                                   defaultPrompt: defaultPrompt})]);
       if (apply(status, xhr, []) !== 200) return null;
       const answer = parse(apply(body, xhr, []));
       return typeof answer === "object" && answer !== null ? answer : null;
@@ -101,14 +97,35 @@ _SCRIPT = """(() => {
 BRIDGE_HEADER = "X-Cdpnb-Bridge"
 
 
+#: WebDriver BiDi shows a paused request's headers, not its body: there the script also
+#: sends the call in BRIDGE_HEADER. (Over CDP the script stays as it was recorded, so
+#: recorded traces still replay.)
+_WITH_HEADER = [
+    ("  const stringify = JSON.stringify, parse = JSON.parse, toText = String;\n",
+     "  const stringify = JSON.stringify, parse = JSON.parse, toText = String;\n"
+     "  const toBase64 = window.btoa, bytes = window.unescape, "
+     "encode = window.encodeURIComponent;\n"),
+    ("      apply(send, xhr, [stringify({key: key, type: type, message: message,\n"
+     "                                   defaultPrompt: defaultPrompt})]);\n",
+     "      const call = stringify({key: key, type: type, message: message,\n"
+     "                              defaultPrompt: defaultPrompt});\n"
+     "      apply(setHeader, xhr, [\"%(header)s\", toBase64(bytes(encode(call)))]);\n"
+     "      apply(send, xhr, [call]);\n"),
+]
+
+
 def bridge_script(key: str, *, header: bool = False) -> str:
     """The page script for a supervisor whose secret is ``key`` (URL-safe text);
     ``header`` also sends the call in BRIDGE_HEADER (for WebDriver BiDi)."""
     if not key.replace("-", "").replace("_", "").isalnum():
         raise ValueError("the bridge key must be URL-safe text")
-    return (_SCRIPT.replace("%(host)s", BRIDGE_HOST).replace("%(path)s", BRIDGE_PATH)
-            .replace("%(key)s", key).replace("%(header)s", "true" if header else "false")
-            .replace("%(header_name)s", BRIDGE_HEADER))
+    script = _SCRIPT
+    if header:
+        for plain, with_header in _WITH_HEADER:
+            assert plain in script
+            script = script.replace(plain, with_header)
+    return (script.replace("%(host)s", BRIDGE_HOST).replace("%(path)s", BRIDGE_PATH)
+            .replace("%(key)s", key).replace("%(header)s", BRIDGE_HEADER))
 
 
 def is_bridge_url(url: str) -> bool:
@@ -117,6 +134,17 @@ def is_bridge_url(url: str) -> bool:
     except ValueError:
         return False
 
+
+
+def spawn_refusals(core: Core, changes: tuple[Change, ...],
+                   refuse: Callable[[str | None, str, str], Coroutine[Any, Any, None]]) -> None:
+    """Answer every bridge request the reducer refused (forged, unknown, over the cap)
+    with an error, in the background: either protocol's bridge does this first."""
+    for change in changes:
+        if type(change) is BridgeRequestRefused:
+            assert isinstance(change, BridgeRequestRefused)
+            core.spawn(refuse(change.session_id, change.request_id, change.reason),
+                       name=f"cdpnb-bridge-refuse-{change.request_id}")
 
 class DialogBridge:
     """Installs the bridge on sessions, checks paused bridge requests, answers them."""
@@ -200,11 +228,7 @@ class DialogBridge:
     # -- the stream ---------------------------------------------------------------------
 
     def __call__(self, message: Message, changes: tuple[Change, ...]) -> None:
-        for change in changes:
-            if type(change) is BridgeRequestRefused:
-                assert isinstance(change, BridgeRequestRefused)
-                self.core.spawn(self._refuse(change.session_id, change.request_id, change.reason),
-                                name=f"cdpnb-bridge-refuse-{change.request_id}")
+        spawn_refusals(self.core, changes, self._refuse)
         if type(message) is not Event or message.method != "Fetch.requestPaused":
             return
         params = message.params

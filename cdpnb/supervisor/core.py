@@ -51,6 +51,7 @@ from cdpnb.state import BrowserState, Change, fold
 from cdpnb.transport import Connector, Transport, connect_websocket, redact
 from cdpnb.transport.discovery import PROTOCOLS
 from cdpnb.transport.engine import engine
+from cdpnb.transport.threads import in_own_thread
 
 __all__ = ["Core", "Listener", "settle"]
 
@@ -179,7 +180,7 @@ class Core:
             task.cancel()
         transport = self._transport
         if transport is not None:
-            await asyncio.to_thread(transport.close)
+            await in_own_thread(transport.close)
         self._lost("supervisor stopped", transport)
 
     # -- sending (any thread, any loop) ------------------------------------------------

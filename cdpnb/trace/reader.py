@@ -331,6 +331,9 @@ def read_trace(
     kind = compression(path)
     gz = kind == "gzip"
     reader = _Reader(path, strict)
+    # A zstd stream checks its content only at the end (its checksum): a flipped bit
+    # garbles a line first, and the stream is to blame, as for gzip.
+    reader.compressed = kind != "plain"
     lines = _plain_lines(path) if kind == "plain" else _compressed_lines(path, _format(kind))
     try:
         reader.read(lines, gz)
@@ -412,7 +415,7 @@ class _Reader:
                     break
                 failure = (str(exc) if isinstance(exc, TraceFormatError)
                            else f"{where}: invalid UTF-8 ({exc})")
-                if self.strict and gz:
+                if self.strict and self.compressed:
                     self.blame_the_stream(lines, failure)
                 self.damage(failure, "skipped {}")
                 continue
@@ -424,8 +427,10 @@ class _Reader:
             if duplicate is not None:
                 self.damage(f"{where}: {duplicate}")
 
+    compressed = False
+
     def blame_the_stream(self, lines: Iterator[tuple[bytes, bool]], bad: str) -> None:
-        """A bad line in a gzip file is most often a damaged stream inflating to garbage
+        """A bad line in a gzip (or zstd) file is most often a damaged stream inflating to garbage
         (a flipped bit rarely stops inflation at once; the checksum at the end catches
         it). Read on to the stream's end: if it is damaged, that is the error to name."""
         try:

@@ -8,10 +8,11 @@ browser only produces by timing can be played exactly.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlsplit
+
+from cdpnb.transport.threads import in_own_thread
 
 if TYPE_CHECKING:
     from cdpnb.transport.wire import WireSocket
@@ -73,7 +74,7 @@ async def connect_websocket(url: str, timeout: float) -> Transport:
             raise
         bidi_url = bidi_url_of(url)
         try:
-            sock = await asyncio.to_thread(WireSocket.open, bidi_url, timeout)
+            sock = await in_own_thread(lambda: WireSocket.open(bidi_url, timeout))
         except EndpointError as bidi_error:
             raise EndpointError(
                 f"{redact(url)} speaks neither CDP ({cdp_error}) nor WebDriver BiDi "
@@ -81,13 +82,13 @@ async def connect_websocket(url: str, timeout: float) -> Transport:
         return await _sniffed(sock, redact(url), timeout)
     protocol = protocol_of_url(ws_url)
     try:
-        sock = await asyncio.to_thread(WireSocket.open, ws_url, timeout)
+        sock = await in_own_thread(lambda: WireSocket.open(ws_url, timeout))
     except EndpointError:
         if protocol is not None or urlsplit(ws_url).path not in ("", "/"):
             raise
         # A bare ws://host:port (what Firefox prints) that is no WebSocket: BiDi's is
         # at /session.
-        sock = await asyncio.to_thread(WireSocket.open, bidi_url_of(ws_url), timeout)
+        sock = await in_own_thread(lambda: WireSocket.open(bidi_url_of(ws_url), timeout))
     if protocol is None:
         return await _sniffed(sock, redact(ws_url), timeout)
     sock.protocol = protocol
@@ -98,10 +99,10 @@ async def _sniffed(sock: WireSocket, shown: str, timeout: float) -> Transport:
     from cdpnb.errors import EndpointError
     from cdpnb.transport.discovery import SNIFF_COMMAND, protocol_of_reply
 
-    reply = await asyncio.to_thread(sock.exchange, SNIFF_COMMAND, min(timeout, 5.0))
+    reply = await in_own_thread(lambda: sock.exchange(SNIFF_COMMAND, min(timeout, 5.0)))
     protocol = protocol_of_reply(reply)
     if protocol is None:
-        await asyncio.to_thread(sock.close)
+        await in_own_thread(sock.close)
         what = "no answer" if reply is None else f"the answer {reply[:80]!r}"
         raise EndpointError(f"{shown} speaks neither CDP nor WebDriver BiDi: session.status "
                             f"got {what}")
