@@ -121,7 +121,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--backends", default="headless-shell,chromium")
     parser.add_argument("--scenarios",
-                        default="dialog.alert.main,dialog.prompt.oopif,latency.command_rtt")
+                        default="dialog.alert.main,dialog.prompt.cross_site,latency.command_rtt")
     args = parser.parse_args()
     backends, scenarios = args.backends.split(","), args.scenarios.split(",")
     runs: dict[int, list[dict[str, float]]] = {1: [], 2: []}

@@ -151,7 +151,7 @@ def test_summary_has_intervals_and_compare_says_when_it_cannot_tell(
     assert row["success_low"] == pytest.approx(0.3424, abs=1e-4)  # Wilson, 2 of 2
     assert row["median_low"] <= row["median_ms"] <= row["median_high"]
     assert row["p95_low"] <= row["p95_ms"] <= row["p95_high"]
-    assert pd.isna(summary.loc[("chromium", "Runtime"), "median_ms"])  # no value measured
+    assert pd.isna(summary.loc[("chromium", "evaluate"), "median_ms"])  # no value measured
     assert list(result.summary(by="scenario").index.names) == ["backend", "scenario"]
     comparison = result.compare("headless-shell", "chromium")
     assert list(comparison.index) == ["dialogs main"]
@@ -250,8 +250,8 @@ def test_a_cell_that_keeps_failing_is_recorded_with_its_reason(tmp_path: Path) -
         [nowhere, "runtime.evaluate", 0, 2]]
     assert "127.0.0.1:9" in failures["reason"][0]
     summary = result.summary()
-    assert summary.loc[(nowhere, "Runtime"), "errors"] == 1
-    assert summary.loc[(nowhere, "Runtime"), "cells"] == 0  # not counted as a failed check
+    assert summary.loc[(nowhere, "evaluate"), "errors"] == 1
+    assert summary.loc[(nowhere, "evaluate"), "cells"] == 0  # not counted as a failed check
     # a resumed campaign tries a failed cell again (and counts every attempt)
     again = cdpnb.campaign([nowhere], ["runtime.evaluate"], 1, out=tmp_path, retries=0,
                            progress=False)

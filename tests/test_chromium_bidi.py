@@ -5,7 +5,9 @@ report.
 Measured (chromium-bidi 17.0.2 over Debian Chromium 156): prompts in the main frame,
 a srcdoc frame and a cross-site frame arrive with their frame's context and are
 answered in 2–10 ms; a prompt in a cross-site frame nested in another cross-site frame
-is never reported (no ``userPromptOpened``), so only the dialog bridge reaches it.
+is never reported (no ``userPromptOpened``), so only the dialog bridge reaches it,
+when chromium-bidi pauses that frame's request at all (some of the time: see
+``cdpnb/probes/expected.py``).
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ async def test_prompts_in_main_srcdoc_and_cross_site_frames_are_answered(
         assert await wait_report(site, name) == name
 
 
-async def test_a_prompt_in_a_nested_cross_site_frame_is_not_reported_but_bridged(
+async def test_a_nested_cross_site_prompt_is_not_reported_and_bridged_when_the_call_is_paused(
         mapper: cdpnb.Backend, sup: cdpnb.Supervisor, site: ScenarioServer) -> None:
     frames = await open_probe_page(sup, site)
     await sup.evaluate(REPORTING.format(call="confirm('deep')", name="unseen"),
@@ -63,7 +65,17 @@ async def test_a_prompt_in_a_nested_cross_site_frame_is_not_reported_but_bridged
         frames = await open_probe_page(bridged, site)
         await bridged.evaluate(REPORTING.format(call="confirm('deep')", name="bridged"),
                                frame_id=frames["nested"])
-        dialog = await bridged.wait_for_dialog(timeout=5)
+        try:
+            dialog = await bridged.wait_for_dialog(timeout=5)
+        except cdpnb.WaitTimeout:
+            # Measured: chromium-bidi 17 pauses an out-of-process frame's request for the
+            # intercept only some of the time (per frame: each call from a frame it
+            # missed goes out too). Then the bridge's call fails, the script falls back
+            # to the native confirm(), and that one is never reported either: the frame
+            # stays blocked, as without the bridge. Nothing else may have happened.
+            assert "bridged" not in str(list(site.requests))
+            assert bridged.state.pending_dialogs == ()
+            return
         assert (dialog.via, dialog.frame_id) == ("bridge", frames["nested"])
         await bridged.respond("accept")
         assert await wait_report(site, "bridged") is True

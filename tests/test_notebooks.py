@@ -161,7 +161,7 @@ def test_exported_views_show_their_static_snapshot_without_the_widget_manager(
     probe = copy.deepcopy(executed("01-probe-backends.ipynb"))
     probe.metadata.pop("widgets", None)
     html = export_html(probe, tmp_path, "01")
-    assert html.count('class="cdpnb-static"') == 1 and ">dialogs oopif<" in html
+    assert html.count('class="cdpnb-static"') == 1 and ">dialogs cross-site<" in html
     # the plots are retina PNGs (twice the pixels, shown at half size)
     images = [o for c in probe.cells for o in c.get("outputs", [])
               if "image/png" in o.get("data", {})]

@@ -148,18 +148,18 @@ def test_probe_view_cell_shows_its_checks() -> None:
     result = ProbeResult.from_json((ROOT / "datasets/probes/probe.json").read_text())
     view = result.view()
     assert set(view.cells) == {(b, c) for b in result.backends for c in view.matrix.columns}
-    playwright = view.cells[("chromium+playwright", "dialogs oopif")]
+    playwright = view.cells[("chromium+playwright", "dialogs cross-site")]
     assert playwright.description == "~" and playwright.button_style == "warning"
-    assert view.cells[("chromium", "dialogs oopif")].description == "✓"
-    assert view.cells[("node", "dialogs oopif")].button_style == "danger"
+    assert view.cells[("chromium", "dialogs cross-site")].description == "✓"
+    assert view.cells[("node", "dialogs cross-site")].button_style == "danger"
     playwright.click()
-    assert view.selected == ("chromium+playwright", "dialogs oopif")
+    assert view.selected == ("chromium+playwright", "dialogs cross-site")
     for kind in ("alert", "confirm", "prompt"):
-        assert f"dialog.{kind}.oopif" in view.detail.value
+        assert f"dialog.{kind}.cross_site" in view.detail.value
     assert "closed by remote" in view.detail.value
     assert "chromium+playwright.native.jsonl.gz" in view.detail.value
     with pytest.raises(KeyError, match="no cell"):
-        view.select("firefox", "dialogs oopif")
+        view.select("webkit", "dialogs cross-site")
     # Capabilities are rows, backends columns: a handful of columns fits 1,000 px.
     columns = view.grid.layout.grid_template_columns
     assert f"repeat({len(result.backends)}, " in columns
@@ -167,8 +167,8 @@ def test_probe_view_cell_shows_its_checks() -> None:
     bundle = view._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
     static = bundle["text/html"]
-    assert static.index(">dialogs main<") < static.index(">dialogs oopif<")
-    assert "dialog.alert.oopif" in static  # the chosen cell's checks, too
+    assert static.index(">dialogs main<") < static.index(">dialogs cross-site<")
+    assert "dialog.alert.cross_site" in static  # the chosen cell's checks, too
 
 
 def test_trace_view_timeline_per_session_and_dialog_plot() -> None:

@@ -9,7 +9,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from cdpnb.backends.closing import Closing
-from cdpnb.protocol import Command
+from cdpnb.protocol import Command, Note
 from cdpnb.transport.engine import engine
 from cdpnb.transport.replay_server import ReplayServer
 
@@ -19,6 +19,10 @@ if TYPE_CHECKING:
 __all__ = ["ReplayBackend", "replay"]
 
 _BRIDGE_KEY = re.compile(r'const key = "([A-Za-z0-9_-]+)"')
+#: Where a recording installed the bridge script, by protocol: CDP's new-document
+#: script, BiDi's preload script.
+_SCRIPT_FIELD = {"Page.addScriptToEvaluateOnNewDocument": "source",
+                 "script.addPreloadScript": "functionDeclaration"}
 
 
 class ReplayBackend(Closing):
@@ -55,11 +59,23 @@ class ReplayBackend(Closing):
         """The dialog bridge's key in the recording: a supervisor on this replay uses it,
         so it sends the recorded bridge script and accepts the recorded bridge calls."""
         for record in self.trace.records:
-            if (type(record) is Command
-                    and record.method == "Page.addScriptToEvaluateOnNewDocument"):
-                found = _BRIDGE_KEY.search(str(record.params.get("source", "")))
+            if type(record) is not Command:
+                continue
+            field = _SCRIPT_FIELD.get(record.method)
+            if field is not None:
+                found = _BRIDGE_KEY.search(str(record.params.get(field, "")))
                 if found:
                     return found.group(1)
+        return None
+
+    @property
+    def recorded_engine(self) -> str | None:
+        """The engine whose dialogs do not block, if the recording said so (its
+        ``cdpnb.dialogsNonBlocking`` note): a supervisor on this replay knows it too,
+        even when it was recorded on a URL rather than a launched kind."""
+        for record in self.trace.records:
+            if type(record) is Note and record.method == "cdpnb.dialogsNonBlocking":
+                return str(record.params.get("engine", "")) or None
         return None
 
     @property
@@ -75,6 +91,8 @@ class ReplayBackend(Closing):
     def describe(self) -> dict[str, Any]:
         return {"kind": "replay", "version": self.version,
                 "recorded_kind": self.trace.backend.get("kind"),
+                "recorded_version": self.trace.backend.get("version"),
+                "recorded_engine": self.recorded_engine,
                 "trace": str(self.trace.path) if self.trace.path else None,
                 "recorded_at": self.trace.started_at, "speed": self._server.speed,
                 "cdp_url": self.cdp_url}

@@ -10,11 +10,13 @@ only bounds how many wait idle.
 
 from __future__ import annotations
 
+import socket
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from cdpnb.backends import Backend, launch
 from cdpnb.errors import EndpointError
@@ -40,10 +42,19 @@ class Lease:
 
 
 def answers(backend: Backend) -> bool:
-    """Whether ``backend`` is alive: its process runs and its DevTools endpoint answers
-    (a browser just killed can look running for a moment; its closed port cannot)."""
+    """Whether ``backend`` is alive: its process runs and its endpoint answers (a
+    browser just killed can look running for a moment; its closed port cannot)."""
     if not backend.running:
         return False
+    if backend.protocol == "bidi":
+        # A WebDriver BiDi endpoint has no /json/version (Firefox answers it 404), and
+        # a WebSocket handshake would not say more: its port taking a connection does.
+        parts = urlsplit(backend.http_url)
+        try:
+            socket.create_connection((parts.hostname, parts.port), timeout=2.0).close()
+        except OSError:
+            return False
+        return True
     try:
         get_json(backend.http_url + "/json/version", timeout=2.0)
     except EndpointError:

@@ -1,10 +1,13 @@
 """A campaign's cells: backends × scenarios × repeats, each a task of its own.
 
 A scenario is a probe check (``cdpnb.probes.CHECKS``), named exactly or by a glob
-(``"dialog.*.oopif"``), or a :class:`~cdpnb.probes.Check` of your own. A backend is a
-kind cdpnb launches (``chromium``, ``headless-shell``, ``chromium+playwright``,
-``node``) or a CDP URL; a recorded probe (``replay:``) is not: a campaign measures live
-backends, and a replay would only repeat the recorded figures.
+(``"dialog.*.cross_site"``), or a :class:`~cdpnb.probes.Check` of your own; the names
+checks had before they stopped requiring out-of-process iframes (``dialog.*.oopif``)
+still find them (``cdpnb.probes.checks.RENAMED``). A backend is a kind cdpnb launches
+(``chromium``, ``headless-shell``, ``chromium+playwright``, ``node``,
+``chromium+puppeteer``, ``lightpanda``, ``chromium+bidi``, ``firefox``) or an endpoint
+URL; a recorded probe (``replay:``) is not: a campaign measures live backends, and a
+replay would only repeat the recorded figures.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
 from cdpnb.probes import CHECKS, BackendSpec, Check, parse_backend
+from cdpnb.probes.checks import RENAMED
 
 __all__ = ["Cell", "CellTask", "grid", "resolve_backends", "resolve_scenarios"]
 
@@ -61,6 +65,9 @@ def resolve_scenarios(scenarios: Iterable[str | Check] | str | Check | None) -> 
         elif isinstance(item, str) and item.strip():
             pattern = item.strip()
             matched = [c for c in CHECKS if fnmatchcase(c.name, pattern)]
+            if not matched:  # a name from before the rename: the check it became
+                renamed = {new for old, new in RENAMED.items() if fnmatchcase(old, pattern)}
+                matched = [c for c in CHECKS if c.name in renamed]
             if not matched:
                 raise ValueError(f"scenario {item!r} matches no probe check; the checks are: "
                                  f"{', '.join(_BUILT_IN)}")

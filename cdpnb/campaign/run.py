@@ -132,7 +132,7 @@ def run_campaign(
     """Run every scenario on every backend ``repeats`` times; each run is a cell.
 
     ``backends``: kinds cdpnb launches or CDP URLs. ``scenarios``: probe check names
-    or globs (``"dialog.*.oopif"``), or your own ``cdpnb.probes.Check``; None is every
+    or globs (``"dialog.*.cross_site"``), or your own ``cdpnb.probes.Check``; None is every
     probe check. Each cell writes its row, its latency samples and its trace under
     ``out`` (a new temporary folder if not given); cells already there are skipped, so
     the same call resumes an interrupted campaign, and a larger ``repeats`` or more

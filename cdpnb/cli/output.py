@@ -18,16 +18,21 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from cdpnb.probes.display import cell_kind
+
 if TYPE_CHECKING:
     import pandas as pd
 
     from cdpnb.probes import ProbeResult
 
-__all__ = ["compare_table", "err", "matrix_table", "out", "print_json", "reasons_table"]
+__all__ = ["compare_table", "err", "matrix_table", "matrix_tables", "out", "print_json",
+           "reasons_table"]
 
 _MARKS = {"✓": "green", "✗": "red", "~": "yellow"}
-LEGEND = ("✓ works   ~ partly   ✗ does not   figures: median ms   "
+LEGEND = ("✓ works  ~ partly  ✗ does not  words: how the engine does it  figures: median ms\n"
           "(--reasons says why, cdpnb matrix --json has every check)")
+#: Columns rich puts between two table columns (padding 1 on each side).
+_GAP = 2
 
 
 def out() -> Console:
@@ -67,15 +72,26 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
-def _backend_header(result: ProbeResult, backend: str) -> Text:
+def _header_parts(result: ProbeResult, backend: str) -> tuple[str, str, bool]:
+    """(name, broken where it breaks naturally; version number; replayed)."""
     info = result.backends.get(backend, {})
     version = str(info.get("version", "")).rpartition("/")[2]
-    # "chromium+playwright" is the widest name: break it where it breaks naturally.
-    name = backend.replace("+", "+\n") if len(backend) > 14 else backend
+    # Long names break where they break naturally: "chromium+", "playwright".
+    name = backend.replace("+", "+\n").replace("-", "-\n") if len(backend) > 10 else backend
+    return name, version, bool(info.get("replayed"))
+
+
+def _header_lines(result: ProbeResult, backend: str) -> list[str]:
+    name, version, replayed = _header_parts(result, backend)
+    return [*name.split("\n"), version, "replayed" if replayed else ""]
+
+
+def _backend_header(result: ProbeResult, backend: str) -> Text:
+    name, version, replayed = _header_parts(result, backend)
     label = Text(name, style="bold")
     if version:
         label.append(f"\n{version}", style="dim")
-    if info.get("replayed"):
+    if replayed:
         label.append("\nreplayed", style="dim")
     return label
 
@@ -84,9 +100,31 @@ def _mark(cell: str) -> Text:
     return Text(cell, style=_MARKS.get(cell[:1], ""))
 
 
-def matrix_table(result: ProbeResult) -> Table:
-    """Capabilities as rows, backends as columns: ✓ / ~ / ✗ and latency figures."""
+def matrix_tables(result: ProbeResult, width: int) -> list[Table]:
+    """The matrix as tables no wider than ``width``: as many backends side by side as
+    fit (each table repeats the capability column), so eight backends read well at
+    80 columns as two tables of four."""
     matrix = result.matrix_text(reasons=False)
+    label = max([len("capability"), *(len(str(c)) for c in matrix.columns)])
+    chunks: list[list[str]] = [[]]
+    used = label
+    for backend in (str(b) for b in matrix.index):
+        cells = [str(v) for v in matrix.loc[backend]]
+        needed = max(len(line) for line in [*_header_lines(result, backend), *cells]) + _GAP
+        if chunks[-1] and used + needed > width:
+            chunks.append([])
+            used = label
+        chunks[-1].append(backend)
+        used += needed
+    return [matrix_table(result, chunk) for chunk in chunks]
+
+
+def matrix_table(result: ProbeResult, backends: list[str] | None = None) -> Table:
+    """Capabilities as rows, backends (all, or ``backends``) as columns: the protocol,
+    ✓ / ~ / ✗, the words of findings (site isolation) and latency figures."""
+    matrix = result.matrix_text(reasons=False)
+    if backends is not None:
+        matrix = matrix.loc[backends]
     latency = set(result.latency_capabilities())
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, expand=False)
     table.add_column("capability", overflow="fold")
@@ -112,7 +150,7 @@ def reasons_table(result: ProbeResult) -> Table:
         grouped: dict[str, list[str]] = {}
         for capability, cell in row.items():
             text = str(cell)
-            if text != "✓" and not text[:1].isdigit():
+            if cell_kind(text) in ("fail", "partial"):  # a mark, a word or a figure needs no why
                 grouped.setdefault(text, []).append(str(capability))
         for text, capabilities in grouped.items():
             table.add_row(str(backend), ", ".join(capabilities), _mark(text))

@@ -86,7 +86,10 @@ def _report(result: ProbeResult, args: argparse.Namespace, written: Path | None)
         output.print_json(data)
         return status
     console = output.out()
-    console.print(output.matrix_table(result))
+    for i, table in enumerate(output.matrix_tables(result, console.width)):
+        if i:
+            console.print()
+        console.print(table)
     console.print(output.LEGEND, style="dim")
     if args.reasons:
         console.print()

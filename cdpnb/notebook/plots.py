@@ -147,7 +147,11 @@ def plot_latencies(result: ProbeResult, compare_with: ProbeResult | None = None,
                                   for b in s["backend"].astype(str)))
     checks = [c for c in LATENCY_CHECKS
               if any((s["check"].astype(str) == c).any() for s in samples.values())]
-    fig = Figure(figsize=(3.4 * max(1, len(checks)), 3.4), layout="constrained")
+    # Eight backends' names side by side overlap at 25°: wider axes and steeper labels.
+    crowded = len(backends) > 4
+    panel = max(3.4, 0.45 * len(backends) + 0.6)
+    fig = Figure(figsize=(panel * max(1, len(checks)), 4.0 if crowded else 3.4),
+                 layout="constrained")
     if not checks:
         fig.suptitle("no latency measured (no backend answered the latency checks)")
         return fig
@@ -162,8 +166,8 @@ def plot_latencies(result: ProbeResult, compare_with: ProbeResult | None = None,
                     _strip(ax, x + (i - (len(runs) - 1) / 2) * width, values, colour, width)
         ax.set_yscale("log")
         _plain_log_ticks(ax)
-        ax.set_xticks(range(len(backends)), backends, fontsize="small", rotation=25,
-                      ha="right", rotation_mode="anchor")
+        ax.set_xticks(range(len(backends)), backends, fontsize="small",
+                      rotation=45 if crowded else 25, ha="right", rotation_mode="anchor")
         ax.set_xlim(-0.6, len(backends) - 0.4)
         ax.grid(True, axis="y", which="both", alpha=0.25)
         ax.set_title(LATENCY_CHECKS[check], fontsize="medium")

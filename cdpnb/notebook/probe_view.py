@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ProbeView"]
 
-_STYLES = {"ok": "success", "fail": "danger", "partial": "warning", "none": ""}
+_STYLES = {"ok": "success", "fail": "danger", "partial": "warning", "none": "", "info": "info"}
 _WRAP = "white-space:normal;line-height:1.25;word-break:break-word"
 
 

@@ -1,9 +1,17 @@
 """Probe checks: each drives a live supervisor through one scenario and says what happened.
 
 A check returns ``(status, detail, value)``: status ``ok`` / ``fail`` / ``partial``;
-``detail`` says why in words; ``value`` is a measurement where there is one. Each
-check names the supervisor it needs: ``native`` (no dialog bridge, to see what the
-backend itself does) or ``bridge`` (dialogs answered through the bridge).
+``detail`` says why in words; ``value`` is a measurement where there is one (ms), or
+for a check with ``answers`` the word it found (site isolation: ``yes`` / ``no`` /
+``unknown``). Each check names the supervisor it needs: ``native`` (no dialog bridge,
+to see what the backend itself does) or ``bridge`` (dialogs answered through the
+bridge).
+
+The checks test what a user can do, over either protocol (CDP or WebDriver BiDi), not
+how Chromium does it: a dialog in a cross-site frame seen with that frame and
+answered, whether or not the frame runs out of process. How the engine places
+cross-site frames is a check of its own (``frames.site_isolation``), not a condition
+of the others.
 """
 
 from __future__ import annotations
@@ -12,17 +20,20 @@ import asyncio
 import contextlib
 import statistics
 import time
+import urllib.parse
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from cdpnb.errors import CdpnbError, DialogError, WaitTimeout
-from cdpnb.state import BrowserState, DialogRecord, FrameInfo, PendingDialog, build_frame_tree
+from cdpnb.state import BrowserState, DialogRecord, PendingDialog, build_frame_tree
+from cdpnb.state.engines import NON_BLOCKING
 from cdpnb.supervisor import Supervisor
 
-__all__ = ["CHECKS", "Check", "Latency", "Outcome", "Site"]
+__all__ = ["CHECKS", "RENAMED", "Check", "Latency", "Outcome", "Site"]
 
-Outcome = tuple[str, str, float | None]
+#: (status, detail, value): value is a latency (ms), a word a check ``answers``, or None.
+Outcome = tuple[str, str, float | str | None]
 
 
 class Latency(float):
@@ -44,7 +55,18 @@ class Site(Protocol):
 
 Driver = Callable[[Supervisor, Site], Awaitable[Outcome]]
 
-FRAMES = ("main", "srcdoc", "oopif", "nested")
+#: The probe page's frames (``/probe``): the main frame, an in-process srcdoc frame, a
+#: cross-site frame (site b) and a cross-site frame nested in that one (site a again).
+FRAMES = ("main", "srcdoc", "cross_site", "nested")
+#: How each frame is told apart (its URL: path and site) and whose child it is.
+PROBE_FRAMES: dict[str, tuple[str, str, str | None]] = {
+    "main": ("/probe", "a", None),
+    "srcdoc": ("about:srcdoc", "", "main"),
+    "cross_site": ("/nest?depth=1", "b", "main"),
+    "nested": ("/nest?depth=0", "a", "cross_site"),
+}
+_SAID = {"main": "main frame", "srcdoc": "srcdoc frame", "cross_site": "cross-site frame",
+         "nested": "cross-site frame nested in the cross-site frame"}
 # (dialog call, answer, prompt text, expected [typeof, value] in page JS)
 DIALOG_ROUND_TRIPS: dict[str, tuple[str, str, str | None, list[Any]]] = {
     "alert": ("alert('probe')", "accept", None, ["undefined", None]),
@@ -57,6 +79,19 @@ LATER = "window.__r = 'unset'; setTimeout(() => {{ window.__r = {0}; }}); 0"
 ANSWER_AFTER_S = 0.05
 #: How long a check waits for a dialog to show up.
 DIALOG_WAIT_S = 3.0
+#: How long a check waits for the probe page's frames.
+FRAMES_WAIT_S = 5.0
+#: The event that announces a dialog, by protocol (for "none came" reasons).
+_OPENING = {"cdp": "Page.javascriptDialogOpening", "bidi": "browsingContext.userPromptOpened"}
+
+#: Check names that changed meaning (and name) when the checks stopped requiring
+#: out-of-process iframes: old name -> new name (campaign scenarios accept the old).
+RENAMED = {
+    "frames.oopif_stitched": "frames.complete",
+    "evaluate.oopif": "evaluate.cross_site",
+    **{f"{area}.{kind}.oopif": f"{area}.{kind}.cross_site"
+       for area in ("dialog", "bridge") for kind in DIALOG_ROUND_TRIPS},
+}
 
 
 class NotSupported(CdpnbError):
@@ -70,6 +105,9 @@ class Check:
     description: str
     driver: Driver
     mode: Literal["native", "bridge"] = "native"
+    #: The words a check finds instead of ✓ (its cell shows the word), e.g. site
+    #: isolation's ``yes`` / ``no`` / ``unknown``; empty for a pass/fail check.
+    answers: tuple[str, ...] = ()
 
 
 def _needs_page(sup: Supervisor) -> None:
@@ -85,65 +123,140 @@ async def _until(sup: Supervisor, predicate: Callable[[BrowserState], bool],
         raise CdpnbError(f"{what} did not happen within {timeout:g} s") from None
 
 
+def _probe_frames(state: BrowserState, site: Site) -> tuple[dict[str, str], list[str]]:
+    """The probe page's frames found in ``state`` (name -> frame id), and what is
+    missing or misplaced, in words. Frames are told apart by URL, not by process."""
+    tree = build_frame_tree(state, None, None)
+    found: dict[str, str] = {}
+    problems: list[str] = []
+    if tree.top is None or tree.top.url != site.url("/probe"):
+        return found, ["the main frame is not the probe page"]
+    found["main"] = tree.top.frame_id
+    for name, (path, where, parent) in PROBE_FRAMES.items():
+        if parent is None:
+            continue
+        url = site.url(path, where) if where else path
+        nodes = [c for c in tree.children if c.url == url]
+        if not nodes:
+            problems.append(f"no {_SAID[name]}")
+            continue
+        node = nodes[0]
+        found[name] = node.frame_id
+        if parent in found and node.parent_frame_id != found[parent]:
+            problems.append(f"the {_SAID[name]} is not under the {_SAID[parent]}")
+    return found, problems
+
+
 async def frame_ids(sup: Supervisor, site: Site) -> dict[str, str]:
-    """Open the scenario: main page, srcdoc frame, OOPIF, and an OOPIF inside an OOPIF."""
+    """Open the probe page and wait for its frames: main, srcdoc, a cross-site frame
+    and a cross-site frame nested in that one (each name -> its frame id)."""
     _needs_page(sup)
     await sup.navigate(site.url("/probe"), timeout=10)
-
-    def ready(state: BrowserState) -> bool:
-        tree = build_frame_tree(state, None, None)
-        return (tree.top is not None and any(c.url == "about:srcdoc" for c in tree.children)
-                and any(c.oopif_depth == 2 for c in tree.children))
-
-    await _until(sup, ready, 5, "the two-site page showing a srcdoc frame and nested OOPIFs")
-    tree = sup.frame_tree()
-    assert tree.top is not None
-    return {"main": tree.top.frame_id,
-            "srcdoc": next(c.frame_id for c in tree.children if c.url == "about:srcdoc"),
-            "oopif": next(c.frame_id for c in tree.children if c.oopif_depth == 1),
-            "nested": next(c.frame_id for c in tree.children if c.oopif_depth == 2)}
+    try:
+        await sup.wait_for(lambda s: not _probe_frames(s, site)[1]
+                           and len(_probe_frames(s, site)[0]) == len(FRAMES), FRAMES_WAIT_S)
+    except WaitTimeout:
+        problems = _probe_frames(sup.state, site)[1]
+        raise CdpnbError(f"the probe page's frames did not all appear within "
+                         f"{FRAMES_WAIT_S:g} s: {'; '.join(problems)}") from None
+    return _probe_frames(sup.state, site)[0]
 
 
 async def runtime_evaluate(sup: Supervisor, site: Site) -> Outcome:
     value = await sup.evaluate("6 * 7", timeout=5)
     if value != 42:
-        return "fail", f"Runtime.evaluate('6 * 7') returned {value!r}", None
-    return "ok", "Runtime.evaluate answers on the default session", None
+        return "fail", f"evaluate('6 * 7') returned {value!r}", None
+    return "ok", "evaluate answers in the page", None
 
 
-async def oopif_stitched(sup: Supervisor, site: Site) -> Outcome:
+async def frames_complete(sup: Supervisor, site: Site) -> Outcome:
+    _needs_page(sup)
+    try:
+        await frame_ids(sup, site)
+    except CdpnbError as exc:
+        found, _ = _probe_frames(sup.state, site)
+        return ("partial" if found else "fail"), str(exc), None
+    return "ok", ("every frame of the page in the tree under its parent: main, srcdoc, "
+                  "cross-site, and cross-site nested in cross-site"), None
+
+
+async def site_isolation(sup: Supervisor, site: Site) -> Outcome:
+    """How the engine runs cross-site frames: a finding, not a capability."""
     ids = await frame_ids(sup, site)
-    node = sup.frame_tree().find(ids["oopif"])
-    nested = sup.frame_tree().find(ids["nested"])
-    assert node is not None and nested is not None
-    if node.parent_frame_id != ids["main"] or node.session_id is None:
-        return "partial", f"OOPIF seen but not stitched under the main frame: {node}", None
-    if nested.parent_frame_id != ids["oopif"] or nested.session_id is None:
-        return "partial", "OOPIF stitched, but the nested OOPIF is not under it", None
-    return "ok", "OOPIF and nested OOPIF stitched under their parents", None
+    if sup.protocol == "bidi":
+        return ("ok", "unknown: WebDriver BiDi does not say which frames run out of process",
+                "unknown")
+    state = sup.state
+    own = [state.frames[ids[name]].is_oopif
+           and state.frames[ids[name]].session_id != state.page_session_id
+           for name in ("cross_site", "nested")]
+    if all(own):
+        return ("ok", "yes: each cross-site frame runs out of process, attached as a "
+                "session of its own (OOPIF)", "yes")
+    if not any(own):
+        return ("ok", "no: cross-site frames run in the page's own session (no OOPIFs)",
+                "no")
+    return "partial", "partly: one cross-site frame is out of process, one is not", "partly"
 
 
-async def oopif_evaluate(sup: Supervisor, site: Site) -> Outcome:
+async def evaluate_cross_site(sup: Supervisor, site: Site) -> Outcome:
     ids = await frame_ids(sup, site)
-    for frame in ("oopif", "nested"):
+    for frame in ("cross_site", "nested"):
         title = await sup.evaluate("document.title", frame_id=ids[frame], timeout=5)
-        if not str(title).startswith(("child", "nest")):
-            return "fail", f"evaluate in the {frame} frame returned {title!r}", None
-    return "ok", "Runtime.evaluate routed to the OOPIF and nested OOPIF sessions", None
+        if not str(title).startswith("nest"):
+            return "fail", f"evaluate in the {_SAID[frame]} returned {title!r}", None
+    return "ok", "evaluate with frame_id reaches the cross-site frame and the nested one", None
+
+
+def _dialog_after(state: BrowserState, after_seq: int) -> PendingDialog | DialogRecord | None:
+    """The first dialog opened after ``after_seq`` (open or closed), if there is one."""
+    wanted = f"d-{after_seq + 1}"
+    dialogs: list[PendingDialog | DialogRecord] = [*state.pending_dialogs,
+                                                   *state.recent_dialogs]
+    return next((d for d in dialogs if d.id == wanted), None)
 
 
 async def _next_dialog(sup: Supervisor, after_seq: int) -> PendingDialog | DialogRecord:
     """The first dialog opened after ``after_seq``, open or already closed."""
-    wanted = f"d-{after_seq + 1}"
-
     def find(state: BrowserState) -> PendingDialog | DialogRecord | None:
-        dialogs: list[PendingDialog | DialogRecord] = [*state.pending_dialogs,
-                                                       *state.recent_dialogs]
-        return next((d for d in dialogs if d.id == wanted), None)
+        return _dialog_after(state, after_seq)
 
     found = find(await _until(sup, lambda s: find(s) is not None, DIALOG_WAIT_S, "a dialog"))
     assert found is not None
     return found
+
+
+def _not_blocking(record: DialogRecord) -> str:
+    return f"dialogs do not block: page JS got {record.page_value} at once, before any answer"
+
+
+def _closed_early(record: DialogRecord) -> str:
+    """Why nobody could answer a dialog that was closed when we saw it."""
+    if record.reason == NON_BLOCKING:
+        return _not_blocking(record)
+    return (f"seen, but closed by {record.closed_by} {record.open_ms:.1f} ms after it "
+            "opened, before we could answer")
+
+
+#: How long page JS may take to go on after an answer reached the browser.
+PAGE_GOES_ON_S = 2.0
+
+
+async def _page_got(sup: Supervisor, frame_id: str) -> Any:
+    """``[typeof, value]`` of what the dialog call returned in page JS, once it returned.
+
+    Measured on Firefox ESR 153: ``network.provideResponse`` is acknowledged before the
+    frame's synchronous XHR hands the answer to page JS, so one look right after a
+    bridged answer can still see ``'unset'``; a native answer's close event comes after
+    the page went on. So look until the page went on, or ``PAGE_GOES_ON_S`` passed.
+    """
+    deadline = time.monotonic() + PAGE_GOES_ON_S
+    while True:
+        got = await sup.evaluate("[typeof window.__r, window.__r ?? null]", frame_id=frame_id,
+                                 timeout=5)
+        if got != ["string", "unset"] or time.monotonic() > deadline:
+            return got
+        await asyncio.sleep(0.02)
 
 
 def dialog_check(kind: str, frame: str, via: str) -> Driver:
@@ -158,44 +271,69 @@ def dialog_check(kind: str, frame: str, via: str) -> Driver:
         try:
             dialog = await _next_dialog(sup, mark)
         except CdpnbError:
-            return "fail", "no dialog seen", None
+            return ("fail", f"no dialog seen: no {_OPENING[sup.protocol]} within "
+                    f"{DIALOG_WAIT_S:g} s", None)
         seen_ms = (time.monotonic() - began) * 1000
         if dialog.via != via:
             return "partial", f"seen via {dialog.via}, not {via}", seen_ms
         if dialog.frame_id != frame_id:
             return "partial", f"seen with frame_id {dialog.frame_id}, not {frame_id}", seen_ms
         if isinstance(dialog, DialogRecord):
-            return ("partial", f"seen, but closed by {dialog.closed_by} "
-                    f"{dialog.open_ms:.1f} ms after it opened, before we could answer", seen_ms)
+            return "partial", _closed_early(dialog), seen_ms
         await asyncio.sleep(ANSWER_AFTER_S)
         try:
             await sup.respond(action, prompt_text=text, dialog_id=dialog.id)
         except CdpnbError as exc:
             return "partial", f"seen, but answering failed: {exc}", seen_ms
-        got = await sup.evaluate("[typeof window.__r, window.__r ?? null]", frame_id=frame_id,
-                                 timeout=5)
+        got = await _page_got(sup, frame_id)
         if got != expected:
             return "partial", f"answered, but page JS got {got!r}, expected {expected!r}", seen_ms
-        return "ok", f"seen and answered; page JS got {got[1]!r}", seen_ms
+        return "ok", f"seen with its frame and answered; page JS got {got[1]!r}", seen_ms
 
     return drive
+
+
+#: A left click near the page's top-left corner, as WebDriver BiDi input actions.
+_CLICK = [{"type": "pointer", "id": "cdpnb-probe-mouse", "actions": [
+    {"type": "pointerMove", "x": 20, "y": 20},
+    {"type": "pointerDown", "button": 0}, {"type": "pointerUp", "button": 0}]}]
+
+
+async def user_activation(sup: Supervisor) -> str:
+    """Give the page a user activation, the way its protocol can; says how."""
+    if sup.protocol == "bidi":
+        # Measured: Firefox ESR 153 asks beforeunload only after real input (a
+        # script.evaluate with userActivation: true is not enough); chromium-bidi 17
+        # takes either, so both get the click.
+        await sup.bidi("input.performActions",
+                       {"context": sup.page_target_id, "actions": _CLICK})
+        return "a click (input.performActions)"
+    await sup.evaluate("1", user_gesture=True, timeout=5)
+    return "a user gesture (evaluate with userGesture)"
 
 
 async def beforeunload(sup: Supervisor, site: Site) -> Outcome:
     _needs_page(sup)
     await sup.navigate(site.url("/beforeunload"), timeout=10)
-    await sup.cdp("Runtime.evaluate", {"expression": "1", "userGesture": True})
+    how = await user_activation(sup)
     mark = sup.state.dialog_seq
     leaving = asyncio.ensure_future(sup.navigate(site.url("/blank"), timeout=10))
+    seen = asyncio.ensure_future(_next_dialog(sup, mark))
+    await asyncio.wait({leaving, seen}, return_when=asyncio.FIRST_COMPLETED)
+    if not seen.done() and leaving.exception() is None:
+        # Gone without asking: no dialog can come for a page that is no more.
+        seen.cancel()
+        await asyncio.gather(seen, return_exceptions=True)
+        return "fail", f"no beforeunload dialog after {how}: the navigation went on", None
     try:
-        dialog = await _next_dialog(sup, mark)
+        dialog = await seen
     except CdpnbError as exc:
         leaving.cancel()
-        return "fail", f"no beforeunload dialog after a user gesture: {exc}", None
+        await asyncio.gather(leaving, return_exceptions=True)
+        return "fail", f"no beforeunload dialog after {how}: {exc}", None
     if isinstance(dialog, DialogRecord):
         await asyncio.gather(leaving, return_exceptions=True)
-        return ("partial", f"seen, but closed by {dialog.closed_by} {dialog.open_ms:.1f} ms "
-                "after it opened, before we could answer", None)
+        return "partial", _closed_early(dialog), None
     await asyncio.sleep(ANSWER_AFTER_S)
     try:
         await sup.respond("accept", dialog_id=dialog.id)
@@ -203,29 +341,58 @@ async def beforeunload(sup: Supervisor, site: Site) -> Outcome:
         await asyncio.gather(leaving, return_exceptions=True)
         return "partial", f"seen, but answering failed: {exc}", None
     await leaving
-    return "ok", "beforeunload seen after a gesture; accepting let the navigation go on", None
+    return "ok", f"beforeunload seen after {how}; accepting let the navigation go on", None
+
+
+#: The sandboxed frame's prompt, reporting what it returned by navigating itself: a
+#: frame navigation reaches the supervisor's state over either protocol (and is in the
+#: trace), so a prompt the browser blocks is known at once, not after a timeout.
+_BOXED = ("setTimeout(() => {{ const r = prompt('boxed'); location.replace('/child?returned=' "
+          "+ encodeURIComponent(r === undefined ? 'undefined' : JSON.stringify(r))); }}); 0")
 
 
 async def sandboxed_frame(sup: Supervisor, site: Site) -> Outcome:
     """A finding, not a pass/fail: the bridge answers where the browser blocks natively."""
     _needs_page(sup)
     await sup.navigate(site.url("/sandboxed"), timeout=10)
-    def boxed(state: BrowserState) -> list[FrameInfo]:
-        return [f for f in state.frames.values() if f.url.endswith("/child") and f.parent_frame_id]
+    child = site.url("/child", "b")
 
-    frame = boxed(await _until(sup, lambda s: bool(boxed(s)), 5, "the sandboxed frame"))[0]
+    def boxed(state: BrowserState) -> str | None:
+        return next((f.frame_id for f in state.frames.values()
+                     if f.url == child and f.parent_frame_id), None)
+
+    frame_id = boxed(await _until(sup, lambda s: boxed(s) is not None, FRAMES_WAIT_S,
+                                  "the sandboxed frame"))
+    assert frame_id is not None
     mark = sup.state.dialog_seq
-    await sup.evaluate(LATER.format("prompt('boxed')"), frame_id=frame.frame_id, timeout=5)
+
+    def returned(state: BrowserState) -> str | None:
+        frame = state.frames.get(frame_id)
+        if frame is None or "?returned=" not in frame.url:
+            return None
+        return urllib.parse.unquote(frame.url.partition("?returned=")[2])
+
+    def moved(state: BrowserState) -> bool:
+        return returned(state) is not None or _dialog_after(state, mark) is not None
+
+    await sup.evaluate(_BOXED.format(), frame_id=frame_id, timeout=5)
     try:
-        dialog = await _next_dialog(sup, mark)
+        state = await _until(sup, moved, DIALOG_WAIT_S, "a dialog or prompt() returning")
     except CdpnbError:
-        got = await sup.evaluate("window.__r", frame_id=frame.frame_id, timeout=5)
-        return "fail", f"no dialog: the browser blocked prompt() (page got {got!r})", None
+        return "fail", f"no dialog, and prompt() did not return within {DIALOG_WAIT_S:g} s", None
+    dialog = _dialog_after(state, mark)
+    if dialog is None:
+        return "fail", f"no dialog: the browser blocked prompt() (page got {returned(state)})", None
+    if isinstance(dialog, DialogRecord) and dialog.reason == NON_BLOCKING:
+        return ("partial", f"the sandbox did not stop prompt() (no allow-modals), but "
+                f"{_not_blocking(dialog)}", None)
     if isinstance(dialog, PendingDialog):
-        await sup.respond("accept", prompt_text="boxed-answer", dialog_id=dialog.id)
-    got = await sup.evaluate("window.__r", frame_id=frame.frame_id, timeout=5)
+        with contextlib.suppress(DialogError):
+            await sup.respond("accept", prompt_text="boxed-answer", dialog_id=dialog.id)
+    state = await _until(sup, lambda s: returned(s) is not None, DIALOG_WAIT_S,
+                         "prompt() returning")
     return "ok", (f"prompt() in a sandbox without allow-modals reached us via {dialog.via}; "
-                  f"page got {got!r}"), None
+                  f"page got {returned(state)}"), None
 
 
 async def csp_fallback(sup: Supervisor, site: Site) -> Outcome:
@@ -238,6 +405,9 @@ async def csp_fallback(sup: Supervisor, site: Site) -> Outcome:
         dialog = await _next_dialog(sup, mark)
     except CdpnbError:
         return "fail", "no dialog at all: the bridge failed silently", None
+    if isinstance(dialog, DialogRecord) and dialog.reason == NON_BLOCKING:
+        return ("partial", f"CSP blocked the bridge; fell back to native, but "
+                f"{_not_blocking(dialog)}", None)
     await asyncio.sleep(ANSWER_AFTER_S)
     if isinstance(dialog, PendingDialog):
         with contextlib.suppress(DialogError):
@@ -245,12 +415,17 @@ async def csp_fallback(sup: Supervisor, site: Site) -> Outcome:
     got = await sup.evaluate("window.__r", timeout=5)
     if dialog.via == "native":
         return "ok", f"CSP blocked the bridge; fell back to native (page got {got!r})", None
-    return "partial", f"answered via the bridge despite connect-src (page got {got!r})", None
+    return ("partial", f"connect-src not enforced: answered via the bridge (page got {got!r})",
+            None)
 
 
 async def https_bridge(sup: Supervisor, site: Site) -> Outcome:
     """On an https page the bridge must call an https URL (mixed content otherwise)."""
     _needs_page(sup)
+    if sup.protocol == "bidi":
+        return ("fail", "cannot accept the probe's self-signed certificate: over WebDriver "
+                "BiDi that is session.new's acceptInsecureCerts, which the supervisor does "
+                "not ask for", None)
     try:
         await sup.cdp("Security.setIgnoreCertificateErrors", {"ignore": True}, browser=True)
     except CdpnbError as exc:
@@ -277,18 +452,32 @@ async def https_bridge(sup: Supervisor, site: Site) -> Outcome:
 
 
 async def command_round_trip(sup: Supervisor, site: Site) -> Outcome:
+    """The raw protocol round trip: no value conversion, no frame lookup."""
+    if sup.protocol == "bidi":
+        params = {"expression": "1", "target": {"context": sup.page_target_id},
+                  "awaitPromise": False}
+
+        def send() -> Awaitable[dict[str, Any]]:
+            return sup.bidi("script.evaluate", params)
+        method = "script.evaluate"
+    else:
+        def send() -> Awaitable[dict[str, Any]]:
+            return sup.cdp("Runtime.evaluate", {"expression": "1"})
+        method = "Runtime.evaluate"
     samples = []
     for _ in range(30):
         began = time.perf_counter()
-        await sup.cdp("Runtime.evaluate", {"expression": "1"})
+        await send()
         samples.append((time.perf_counter() - began) * 1000)
-    return "ok", f"median of {len(samples)} Runtime.evaluate round trips", Latency(samples)
+    return "ok", f"median of {len(samples)} {method}('1') round trips", Latency(samples)
 
 
-async def _dialog_latencies(sup: Supervisor) -> tuple[list[float], list[float]]:
-    """(open → seen, answer → closed) in ms for 10 alerts in the main frame."""
+async def _dialog_latencies(sup: Supervisor) -> tuple[list[float], list[float], list[str]]:
+    """(open → seen, answer → closed) in ms for 10 alerts in the main frame, and why
+    each alert we could not answer had closed."""
     seen_ms: list[float] = []
     closed_ms: list[float] = []
+    missed: list[str] = []
     for _ in range(10):
         mark = sup.state.dialog_seq
         began = time.monotonic()
@@ -296,20 +485,23 @@ async def _dialog_latencies(sup: Supervisor) -> tuple[list[float], list[float]]:
         dialog = await _next_dialog(sup, mark)
         seen_ms.append((time.monotonic() - began) * 1000)
         await asyncio.sleep(ANSWER_AFTER_S)
-        if sup.state.pending_dialogs:
+        if any(d.id == dialog.id for d in sup.state.pending_dialogs):
             answered = time.time()
             with contextlib.suppress(DialogError):
                 record = await sup.respond("accept", dialog_id=dialog.id)
                 if record.closed_by == "agent":
                     closed_ms.append((record.closed_at - answered) * 1000)
+        else:
+            gone = next((r for r in sup.state.recent_dialogs if r.id == dialog.id), None)
+            missed.append(_closed_early(gone) if gone is not None else "gone")
         await calling
-    return seen_ms, closed_ms
+    return seen_ms, closed_ms, missed
 
 
 async def dialog_seen_latency(sup: Supervisor, site: Site) -> Outcome:
     _needs_page(sup)
     await sup.navigate(site.url("/blank"), timeout=10)
-    seen, _ = await _dialog_latencies(sup)
+    seen, _, _ = await _dialog_latencies(sup)
     return ("ok", f"median of {len(seen)}: evaluate('alert()') sent → dialog in state",
             Latency(seen))
 
@@ -317,29 +509,39 @@ async def dialog_seen_latency(sup: Supervisor, site: Site) -> Outcome:
 async def dialog_closed_latency(sup: Supervisor, site: Site) -> Outcome:
     _needs_page(sup)
     await sup.navigate(site.url("/blank"), timeout=10)
-    _, closed = await _dialog_latencies(sup)
+    _, closed, missed = await _dialog_latencies(sup)
     if not closed:
+        if missed and all(m.startswith("dialogs do not block") for m in missed):
+            return "fail", "dialogs do not block: nothing is left to answer", None
         return "fail", "every dialog was closed by someone else before we answered", None
     return "ok", f"median of {len(closed)}: respond() → dialog closed", Latency(closed)
 
 
+_FRAME_WORDS = {"main": "main", "srcdoc": "srcdoc", "cross_site": "cross-site",
+                "nested": "nested"}
+
 CHECKS: tuple[Check, ...] = (
-    Check("runtime.evaluate", "Runtime", "Runtime.evaluate answers", runtime_evaluate),
-    Check("frames.oopif_stitched", "frame tree + OOPIF",
-          "the cross-site iframe (and one nested in it) appear as OOPIFs under their parents",
-          oopif_stitched),
-    Check("evaluate.oopif", "evaluate in OOPIF",
-          "Runtime.evaluate with frame_id reaches the OOPIF and the nested OOPIF", oopif_evaluate),
-    *(Check(f"dialog.{kind}.{frame}", f"dialogs {frame}",
-            f"{kind}() in the {frame} frame is seen, answered natively and round-trips into "
-            "page JS", dialog_check(kind, frame, "native"))
+    Check("runtime.evaluate", "evaluate", "evaluate answers in the page", runtime_evaluate),
+    Check("frames.complete", "frame tree complete",
+          "every frame of the probe page (main, srcdoc, a cross-site frame and a cross-site "
+          "frame nested in it) is in the frame tree under its parent", frames_complete),
+    Check("frames.site_isolation", "site isolation",
+          "whether cross-site frames run out of process (OOPIFs): yes, no, or unknown "
+          "(WebDriver BiDi does not say)", site_isolation,
+          answers=("yes", "no", "partly", "unknown")),
+    Check("evaluate.cross_site", "evaluate cross-site",
+          "evaluate with frame_id reaches the cross-site frame and the one nested in it",
+          evaluate_cross_site),
+    *(Check(f"dialog.{kind}.{frame}", f"dialogs {_FRAME_WORDS[frame]}",
+            f"{kind}() in the {_SAID[frame]} is seen with its frame, answered natively and "
+            "round-trips into page JS", dialog_check(kind, frame, "native"))
       for frame in FRAMES for kind in DIALOG_ROUND_TRIPS),
     Check("dialog.beforeunload.main", "beforeunload",
-          "beforeunload after a user gesture is seen and answered", beforeunload),
-    *(Check(f"bridge.{kind}.{frame}", f"bridge {frame}",
-            f"{kind}() in the {frame} frame is answered through the dialog bridge",
+          "beforeunload after a user activation is seen and answered", beforeunload),
+    *(Check(f"bridge.{kind}.{frame}", f"bridge {_FRAME_WORDS[frame]}",
+            f"{kind}() in the {_SAID[frame]} is answered through the dialog bridge",
             dialog_check(kind, frame, "bridge"), "bridge")
-      for frame in ("main", "oopif") for kind in DIALOG_ROUND_TRIPS),
+      for frame in ("main", "cross_site") for kind in DIALOG_ROUND_TRIPS),
     Check("finding.sandbox.native", "sandbox native",
           "prompt() in a sandboxed iframe without allow-modals, natively", sandboxed_frame),
     Check("finding.sandbox.bridge", "sandbox bridge",
@@ -352,7 +554,8 @@ CHECKS: tuple[Check, ...] = (
           "a prompt on a self-signed https page is answered through the https bridge URL",
           https_bridge, "bridge"),
     Check("latency.command_rtt", "command RTT ms",
-          "median raw CDP round trip of Runtime.evaluate('1')", command_round_trip),
+          "median raw protocol round trip of evaluating '1' (Runtime.evaluate or "
+          "script.evaluate)", command_round_trip),
     Check("latency.dialog_seen", "dialog seen ms",
           "median time from sending alert() to the dialog in the supervisor's state",
           dialog_seen_latency),

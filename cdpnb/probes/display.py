@@ -15,17 +15,23 @@ if TYPE_CHECKING:
 
 __all__ = ["cell_colour", "cell_kind", "cell_symbol", "probe_html"]
 
-_COLOURS = {"ok": "#dff3e6", "fail": "#f8dddd", "partial": "#fbefd5", "none": "#eeeeee"}
+_COLOURS = {"ok": "#dff3e6", "fail": "#f8dddd", "partial": "#fbefd5", "none": "#eeeeee",
+            "info": "#e3ecf7"}
 
 
 def cell_kind(cell: str) -> str:
+    """``ok`` (✓ or a latency figure), ``fail``, ``partial``, ``none`` (not run), or
+    ``info``: a word that says what the backend is or does (its protocol, site
+    isolation), neither good nor bad."""
     if cell == "—":
         return "none"
     if cell.startswith("✗"):
         return "fail"
-    if cell.startswith("partial"):
+    if cell.startswith(("partial", "~")):
         return "partial"
-    return "ok"
+    if cell == "✓" or cell[:1].isdigit():
+        return "ok"
+    return "info"
 
 
 def cell_colour(cell: str) -> str:
@@ -33,7 +39,7 @@ def cell_colour(cell: str) -> str:
 
 
 def cell_symbol(cell: str) -> str:
-    """What a matrix cell shows in a narrow grid: ✓, ✗, ~ or the latency figure."""
+    """What a matrix cell shows in a narrow grid: ✓, ✗, ~, a word, or the latency figure."""
     return {"fail": "✗", "partial": "~", "none": "—"}.get(cell_kind(cell), clip(cell, 8))
 
 

@@ -1,43 +1,130 @@
 """What the measured facts (docs/architecture.md) predict each backend does, check by check.
 
 A probe result that differs from this is a surprise worth a look (a new browser
-version, a proxy that behaves differently), not a failure of cdpnb.
+version, a proxy that behaves differently), not a failure of cdpnb. Every kind
+``cdpnb.launch`` starts has its row; a URL backend gets the row of the engine its
+``/json/version`` (CDP) or its BiDi session says it is (:func:`engine_kind`), and an
+engine none of these describe gets no expectations (its results are never surprises).
+
+An expectation is a status (``ok`` / ``partial`` / ``fail``), two of them (``ok|partial``)
+where both were measured on the same build for a reason no page can steer, or for a
+check that answers with a word (``frames.site_isolation``) that word.
 """
 
 from __future__ import annotations
 
 from fnmatch import fnmatch
 
-__all__ = ["EXPECTED", "expected_status"]
+__all__ = ["EXPECTED", "engine_kind", "expected_status"]
 
-#: backend kind -> [(check name pattern, expected status)], first match wins.
+#: The bridge over WebDriver BiDi (network.addIntercept + provideResponse) answers as
+#: over CDP, but the https check cannot run there: accepting the probe's self-signed
+#: certificate is session.new's ``acceptInsecureCerts``, which the supervisor does not
+#: ask for (CDP's Security.setIgnoreCertificateErrors has no BiDi command).
+_BIDI_BRIDGE: list[tuple[str, str]] = [
+    ("bridge.https", "fail"),
+]
+
+#: What every Chromium with nothing in front that closes dialogs does (measured on
+#: Debian Chromium 156, headless-shell 156 with --site-per-process, and Chromium with
+#: puppeteer-core 25.16 attached: Puppeteer leaves dialogs alone).
+_CHROMIUM: list[tuple[str, str]] = [
+    ("frames.site_isolation", "yes"),
+    ("finding.sandbox.native", "fail"),  # no allow-modals: the browser blocks it
+    ("*", "ok"),
+]
+
+#: backend kind -> [(check name pattern, expected status or answer)], first match wins.
 EXPECTED: dict[str, list[tuple[str, str]]] = {
-    "chromium": [
-        ("finding.sandbox.native", "fail"),  # no allow-modals: the browser blocks it
-        ("*", "ok"),
-    ],
-    "headless-shell": [
-        ("finding.sandbox.native", "fail"),
-        ("*", "ok"),
-    ],
+    "chromium": _CHROMIUM,
+    "headless-shell": _CHROMIUM,
+    "chromium+puppeteer": _CHROMIUM,
     "chromium+playwright": [
         # Playwright closes every native dialog within milliseconds.
         ("dialog.*", "partial"),
-        ("finding.sandbox.native", "fail"),
         ("latency.dialog_closed", "fail"),
-        ("*", "ok"),
+        *_CHROMIUM,
     ],
     "node": [
         ("runtime.evaluate", "ok"),
         ("latency.command_rtt", "ok"),
         ("*", "fail"),  # no Page, Target or Fetch domain
     ],
+    # Lightpanda 1.0.2: every frame in the page's session, dialogs that never block
+    # (page JS gets undefined / false / null at once), no beforeunload dialog at all,
+    # neither sandbox nor connect-src enforced; the bridge works everywhere.
+    "lightpanda": [
+        ("frames.site_isolation", "no"),
+        ("dialog.beforeunload.main", "fail"),
+        ("dialog.*", "partial"),
+        ("finding.sandbox.native", "partial"),
+        ("finding.csp.bridge", "partial"),
+        ("latency.dialog_closed", "fail"),
+        ("*", "ok"),
+    ],
+    # Firefox ESR 153 over WebDriver BiDi: every dialog in every frame answered
+    # natively, beforeunload after real input; the sandbox blocks prompt().
+    "firefox": [
+        ("frames.site_isolation", "unknown"),
+        *_BIDI_BRIDGE,
+        ("finding.sandbox.native", "fail"),
+        ("*", "ok"),
+    ],
+    # chromium-bidi 17 over Chromium 156: as Firefox, except that a dialog in a
+    # cross-site frame nested in a cross-site frame is never reported (no
+    # browsingContext.userPromptOpened at all), so nobody can answer it natively; and
+    # that the bridge's request from a cross-site (out-of-process) frame is paused by
+    # the intercept only some of the time (3 of 6 and 2 of 4 in a row here, with no
+    # event at all for the others, a second after the frame loaded as at once): then
+    # it fails, and the script falls back to the native dialog (seen and answered, so
+    # partial), or in the sandbox without allow-modals to nothing (fail).
+    "chromium+bidi": [
+        ("frames.site_isolation", "unknown"),
+        ("dialog.*.nested", "fail"),
+        ("bridge.*.cross_site", "ok|partial"),
+        ("finding.sandbox.bridge", "ok|fail"),
+        *_BIDI_BRIDGE,
+        ("finding.sandbox.native", "fail"),
+        ("*", "ok"),
+    ],
 }
 
 
 def expected_status(kind: str | None, check: str) -> str | None:
-    """The status the facts predict for ``check`` on ``kind``, or None if unknown."""
+    """The status (or answer) the facts predict for ``check`` on ``kind``, or None if
+    unknown."""
     for pattern, status in EXPECTED.get(kind or "", []):
         if fnmatch(check, pattern):
             return status
+    return None
+
+
+def engine_kind(protocol: str, browser: str) -> str | None:
+    """Whose expectations fit an endpoint that says it is ``browser``: the ``Browser``
+    of its ``/json/version`` (CDP) or its BiDi session's ``browserName/Version``.
+
+    ``Chrome/…`` over CDP is plain ``chromium`` (a client in front of it, such as
+    Playwright, is not visible from the endpoint: its dismissals are then surprises),
+    ``HeadlessChrome/…`` ``headless-shell``; over BiDi, Chrome is ``chromium+bidi``.
+    None for an engine the facts do not cover.
+
+    >>> engine_kind("bidi", "Firefox/153.7.0"), engine_kind("cdp", "Lightpanda/1.0")
+    ('firefox', 'lightpanda')
+    >>> engine_kind("cdp", "Chrome/156.0.8078.79"), engine_kind("cdp", "WebKit/1") is None
+    ('chromium', True)
+    """
+    if browser.startswith("Lightpanda/"):
+        return "lightpanda"
+    if browser.startswith("node.js/"):
+        return "node"
+    if protocol == "bidi":
+        if browser.startswith("Firefox/"):
+            return "firefox"
+        if browser.startswith(("Chrome/", "HeadlessChrome/")):
+            return "chromium+bidi"
+        return None
+    if browser.startswith("HeadlessChrome/"):
+        return "headless-shell"
+    if browser.startswith("Chrome/"):
+        return "chromium"
     return None

@@ -1,7 +1,8 @@
 """``cdpnb.probe(backends)``: run every check against every backend; ``ProbeResult``.
 
 A backend is a kind cdpnb can launch (``chromium``, ``headless-shell``,
-``chromium+playwright``, ``node``), any CDP URL (``ws://``, ``wss://``,
+``chromium+playwright``, ``node``, ``chromium+puppeteer``, ``lightpanda``,
+``chromium+bidi``, ``firefox``), any CDP or WebDriver BiDi URL (``ws://``, ``wss://``,
 ``http://host:port``), or a recorded probe (``replay:<trace or folder>``). Each
 backend gets two supervisors in turn, one without the dialog bridge (what the
 backend itself does) and one with it, each recorded as a trace.
@@ -21,30 +22,33 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pandas as pd
 
-from cdpnb.backends import LAUNCHABLE, backend_available, launch
+from cdpnb.backends import BIDI_KINDS, LAUNCHABLE, backend_available, launch
 from cdpnb.backends.replay import replay
 from cdpnb.errors import BrowserNotFound, CdpnbError, CdpnbWarning
 from cdpnb.probes.checks import CHECKS, Check, NotSupported, Site
-from cdpnb.probes.expected import EXPECTED, expected_status
+from cdpnb.probes.expected import engine_kind, expected_status
 from cdpnb.probes.progress import Progress, progress_for
 from cdpnb.probes.server import ScenarioServer
 from cdpnb.probes.specs import BackendSpec, parse_backend
 from cdpnb.protocol import Note
 from cdpnb.supervisor import Supervisor
 from cdpnb.trace import Trace
-from cdpnb.transport import redact
+from cdpnb.transport import fetch_json, redact
 
-__all__ = ["STATUSES", "CheckResult", "ProbeResult", "RecordedSite", "available_backends",
-           "probe", "run_checks"]
+__all__ = ["PROTOCOLS", "STATUSES", "CheckResult", "ProbeResult", "RecordedSite",
+           "available_backends", "probe", "run_checks"]
 
 #: No check may take longer than this, whatever the backend does.
 CHECK_TIMEOUT_S = 30.0
 MODES = ("native", "bridge")
 #: A capability's status in ``matrix()``, best first (ordered: ``max`` is the worst).
 STATUSES = ("ok", "partial", "fail")
+#: What a backend's endpoint speaks: the matrix's ``protocol`` column.
+PROTOCOLS = ("cdp", "bidi")
 
 
 @dataclass(frozen=True)
@@ -58,9 +62,29 @@ class CheckResult:
     detail: str
     value: float | None
     seconds: float
+    #: The status the measured facts predict, or for a check that answers with a word
+    #: (site isolation) the word; ``ok|partial`` where either was measured (a race in
+    #: the backend that no page can steer).
     expected: str | None = None
     #: Every measurement behind ``value`` (ms), for the latency checks.
     samples: tuple[float, ...] = ()
+    #: The word a check with ``answers`` found (``yes`` / ``no`` / ``unknown``).
+    finding: str | None = None
+
+    @property
+    def observed(self) -> str:
+        """What ``expected`` is compared with: the finding where one is expected."""
+        if self.expected is not None and not set(self.expected.split("|")) <= set(STATUSES):
+            return self.finding or self.status
+        return self.status
+
+    @property
+    def as_expected(self) -> bool | None:
+        """Whether what was observed is (one of) what the facts predict; None if they
+        predict nothing."""
+        if self.expected is None:
+            return None
+        return self.observed in self.expected.split("|")
 
 
 @dataclass
@@ -69,10 +93,14 @@ class ProbeResult:
 
     >>> from cdpnb.cli import DATASETS
     >>> result = ProbeResult.from_json((DATASETS / "probe.json").read_text())
-    >>> result.matrix().loc["chromium+playwright", ["dialogs oopif", "bridge oopif"]].tolist()
+    >>> result.matrix().loc["chromium+playwright",
+    ...                     ["dialogs cross-site", "bridge cross-site"]].tolist()
     ['partial', 'ok']
-    >>> result.matrix_text(reasons=False).loc["node", "dialogs main"]
-    '✗'
+    >>> result.matrix_text(reasons=False).loc[["node", "firefox"], "dialogs main"].tolist()
+    ['✗', '✓']
+    >>> result.matrix().loc[["chromium", "lightpanda", "firefox"],
+    ...                     ["protocol", "site isolation"]].to_numpy().tolist()
+    [['cdp', 'yes'], ['cdp', 'no'], ['bidi', 'unknown']]
     >>> result.surprises().empty, result.unreachable()
     (True, {})
     """
@@ -90,11 +118,9 @@ class ProbeResult:
             frame[column] = frame[column].astype("category")
         frame["run"] = frame["run"].astype("Int64")
         frame["value"] = frame["value"].astype("Float64")
-        known = frame["expected"].notna()
-        as_expected = pd.array([pd.NA] * len(frame), dtype="boolean")
-        as_expected[known.to_numpy()] = (frame["status"].astype(str)[known]
-                                         == frame["expected"].astype(str)[known]).to_numpy()
-        frame["as_expected"] = as_expected
+        frame["as_expected"] = pd.array(
+            [pd.NA if r.as_expected is None else r.as_expected for r in self.results],
+            dtype="boolean")
         return frame
 
     def surprises(self) -> pd.DataFrame:
@@ -114,33 +140,55 @@ class ProbeResult:
         return [c for c, names in self.capabilities().items()
                 if all(n.startswith("latency.") for n in names)]
 
-    def matrix(self) -> pd.DataFrame:
-        """One row per backend, one column per capability.
+    def answer_capabilities(self) -> dict[str, tuple[str, ...]]:
+        """The capabilities that answer with a word (site isolation: yes / no /
+        unknown), each with the words it may answer: how the engine does something,
+        not whether it can."""
+        return {check.capability: check.answers for check in CHECKS if check.answers}
 
-        A capability's column is its status, a categorical of ``ok`` / ``partial`` /
-        ``fail`` (ordered, so ``max`` is the worst); a latency capability's is the
-        median in ms as a float (NA where it was not measured). The reasons are in
-        :meth:`matrix_text` and :meth:`checks`.
+    def protocol(self, backend: str) -> str | None:
+        """What the backend's endpoint speaks: ``cdp``, ``bidi``, or None if unknown
+        (an endpoint that could not be reached)."""
+        value = self.backends.get(backend, {}).get("protocol")
+        return value if value in PROTOCOLS else None
+
+    def matrix(self) -> pd.DataFrame:
+        """One row per backend: its ``protocol``, then one column per capability.
+
+        ``protocol`` is a categorical of ``cdp`` / ``bidi``. A capability's column is
+        its status, a categorical of ``ok`` / ``partial`` / ``fail`` (ordered, so
+        ``max`` is the worst); a latency capability's is the median in ms as a float
+        (NA where it was not measured); one that answers with a word (``site
+        isolation``) is a categorical of its words (NA where it could not tell). The
+        reasons are in :meth:`matrix_text` and :meth:`checks`.
         """
         latency = set(self.latency_capabilities())
-        columns: dict[str, Any] = {}
+        answers = self.answer_capabilities()
+        columns: dict[str, Any] = {"protocol": pd.Categorical(
+            [self.protocol(b) for b in self.backends], categories=PROTOCOLS)}
         for capability in self.capabilities():
             cells = [self._cells(backend, capability) for backend in self.backends]
             if capability in latency:
                 columns[capability] = pd.array([_median(c) for c in cells], dtype="Float64")
+            elif capability in answers:
+                columns[capability] = pd.Categorical([_finding(c) for c in cells],
+                                                     categories=answers[capability])
             else:
                 columns[capability] = pd.Categorical([_status(c) for c in cells],
                                                      categories=STATUSES, ordered=True)
         return pd.DataFrame(columns, index=pd.Index(list(self.backends), name="backend"))
 
     def matrix_text(self, *, reasons: bool = True) -> pd.DataFrame:
-        """The matrix as text, as the CLI and Markdown show it: ``✓``, ``✗ why``,
-        ``partial: check: why``, or the median latency; ``reasons=False`` keeps
-        only the mark (``✓``, ``✗``, ``~``) and the figures."""
+        """The matrix as text, as the CLI and Markdown show it: the protocol, then
+        ``✓``, ``✗ why``, ``partial: check: why``, the word a finding answers, or the
+        median latency; ``reasons=False`` keeps only the mark (``✓``, ``✗``, ``~``),
+        the words and the figures."""
         rows: dict[str, dict[str, str]] = {}
         for backend in self.backends:
-            rows[backend] = {capability: _cell(self._cells(backend, capability), reasons)
-                             for capability in self.capabilities()}
+            row = {"protocol": self.protocol(backend) or "—"}
+            row.update({capability: _cell(self._cells(backend, capability), reasons)
+                        for capability in self.capabilities()})
+            rows[backend] = row
         frame = pd.DataFrame.from_dict(rows, orient="index", dtype=object)
         return frame.rename_axis("backend")
 
@@ -241,6 +289,12 @@ def _status(cells: list[CheckResult]) -> str | None:
     return "partial"
 
 
+def _finding(cells: list[CheckResult]) -> str | None:
+    """The word every run found, or None (none found, or runs disagree)."""
+    found = {c.finding for c in cells}
+    return found.pop() if len(found) == 1 else None
+
+
 def _median(cells: list[CheckResult]) -> float | None:
     values = sorted(c.value for c in cells if c.status == "ok" and c.value is not None)
     return values[len(values) // 2] if values else None
@@ -250,6 +304,8 @@ def _cell(cells: list[CheckResult], reasons: bool = True) -> str:
     status = _status(cells)
     if status is None:
         return "—"
+    if status != "fail" and any(c.finding for c in cells):
+        return "/".join(dict.fromkeys(c.finding for c in cells if c.finding))
     if status == "ok":
         median = _median(cells)
         return f"{median:.2f}" if median is not None and cells[0].check.startswith(
@@ -263,11 +319,8 @@ def _cell(cells: list[CheckResult], reasons: bool = True) -> str:
 
 
 def available_backends() -> dict[str, str | None]:
-    """Each launchable kind the probe has expected outcomes for, and None if it can start
-    here or why it cannot. (The kinds of issue 17, chromium+puppeteer, lightpanda,
-    chromium+bidi and firefox, join once their outcomes are in EXPECTED; until then
-    ``cdpnb probe --backends KIND`` probes one by name.)"""
-    return {kind: backend_available(kind) for kind in LAUNCHABLE if kind in EXPECTED}
+    """Each launchable kind, and None if it can start here or why it cannot."""
+    return {kind: backend_available(kind) for kind in LAUNCHABLE}
 
 
 # -- sites --------------------------------------------------------------------------------
@@ -297,16 +350,21 @@ class _Target:
     info: dict[str, Any]
     site: Site
     recorded: dict[str, Trace] = field(default_factory=dict)
+    #: Whose expected outcomes apply (a LAUNCHABLE kind); None until known, or for an
+    #: engine the facts do not cover.
+    kind: str | None = None
+    #: Whether ``kind`` is settled, or waits for what the first supervisor learns.
+    identified: bool = False
 
 
 @contextlib.asynccontextmanager
 async def _opened(spec: BackendSpec, site: ScenarioServer) -> AsyncIterator[_Target]:
     if spec.kind == "launch":
         async with launch(spec.name) as backend:
-            yield _Target(backend, backend.describe(), site)
+            yield _Target(backend, backend.describe(), site, kind=spec.name, identified=True)
     elif spec.kind == "url":
-        yield _Target(spec.url, {"kind": "url", "version": "", "cdp_url": redact(spec.url)},
-                      site)
+        yield _Target(spec.url, {"kind": "url", "version": "", "protocol": None,
+                                 "cdp_url": redact(spec.url)}, site)
     else:
         traces = {mode: Trace.load(path) for mode, path in spec.traces.items()}
         first = next(iter(traces.values()))
@@ -314,11 +372,63 @@ async def _opened(spec: BackendSpec, site: ScenarioServer) -> AsyncIterator[_Tar
         recorded_site = RecordedSite(meta.get("site_a", site.site_a),
                                      meta.get("site_b", site.site_b),
                                      meta.get("site_https", site.site_https))
-        info = {"kind": "replay", "recorded_kind": first.backend.get("kind"),
-                "version": first.browser.get("Browser") or first.backend.get("version", ""),
+        recorded_kind = first.backend.get("kind")
+        # The launched backend's own word first: Lightpanda's Browser.getVersion says
+        # Chrome/124, its /json/version (kept by launch) Lightpanda/1.0.
+        info = {"kind": "replay", "recorded_kind": recorded_kind, "protocol": first.protocol,
+                "version": first.backend.get("version") or first.browser.get("Browser", ""),
                 "replayed": True, "traces": {m: str(p) for m, p in spec.traces.items()},
                 "recorded_on": time.strftime("%Y-%m-%d", time.gmtime(first.started_at))}
-        yield _Target(None, info, recorded_site, traces)
+        target = _Target(None, info, recorded_site, traces)
+        # The live probe noted it in the first mode's trace.
+        identity = next((note for note in (_probe_note(t, "probe.backend")
+                                           for t in traces.values()) if note), None)
+        if recorded_kind in LAUNCHABLE:
+            target.kind, target.identified = str(recorded_kind), True
+        elif identity is not None:  # a URL backend: what the live probe made of it
+            target.kind, target.identified = identity.get("expected_as"), True
+            info.update({k: identity[k] for k in ("version", "expected_as", "expected")
+                         if k in identity})
+        yield target
+
+
+async def _endpoint_browser(url: str) -> str:
+    """``Browser`` from the ``/json/version`` of a CDP endpoint's host, or ""."""
+    parts = urlsplit(url)
+    scheme = {"ws": "http", "wss": "https"}.get(parts.scheme, parts.scheme)
+    if scheme not in ("http", "https"):
+        return ""
+    try:
+        info = await fetch_json(f"{scheme}://{parts.netloc}/json/version", 2.0)
+    except (CdpnbError, OSError):
+        return ""
+    browser = info.get("Browser") if isinstance(info, dict) else None
+    return browser if isinstance(browser, str) else ""
+
+
+async def _identify(target: _Target, sup: Supervisor) -> None:
+    """Settle whose expectations a URL backend gets from what it says it is, and note
+    it in the trace (``probe.backend``), so its replay gets the same."""
+    if target.identified:
+        return
+    target.identified = True
+    info = target.info
+    info["protocol"] = sup.protocol
+    browser = ""
+    if sup.protocol == "cdp" and isinstance(target.connect, str):
+        browser = await _endpoint_browser(target.connect)
+    browser = (sup.state.engine or browser or str(sup.browser_version.get("product", "")))
+    # chromium-bidi 17 swaps browserName and browserVersion: "Chrome/156.…/@<revision>".
+    browser = browser.partition("/@")[0]
+    target.kind = engine_kind(sup.protocol, browser)
+    info["version"] = browser
+    info["expected_as"] = target.kind
+    if target.kind is None:
+        info["expected"] = (f"none: {browser or 'the endpoint'} is no engine the measured "
+                            "facts cover")
+    with contextlib.suppress(CdpnbError):
+        await sup.annotate("probe.backend", {k: info[k] for k in (
+            "protocol", "version", "expected_as", "expected") if k in info})
 
 
 async def _supervise(target: _Target, mode: str, trace_path: Path | None,
@@ -330,11 +440,17 @@ async def _supervise(target: _Target, mode: str, trace_path: Path | None,
                 sup = await Supervisor.start(backend, bridge=mode == "bridge",
                                              dialog_timeout_s=30, reconnect_attempts=0)
                 async with sup:
+                    await _identify(target, sup)
                     yield sup
         return replayed()
     sup = await Supervisor.start(target.connect, bridge=mode == "bridge", dialog_timeout_s=30,
                                  connect_timeout_s=5, command_timeout_s=5,
                                  reconnect_attempts=0, record=trace_path, record_meta=meta)
+    try:
+        await _identify(target, sup)
+    except BaseException:
+        await sup.stop()
+        raise
     return sup
 
 
@@ -344,20 +460,15 @@ async def _run_backend(spec: BackendSpec, repeat: int, site: ScenarioServer, out
     try:
         async with _opened(spec, site) as target:
             result.backends[name] = target.info
-            kind = target.info.get("recorded_kind") or target.info.get("kind")
-            if spec.kind == "launch":
-                kind = spec.name
-            version = str(target.info.get("version", ""))
             unreachable = ""
             for mode in MODES:
                 checks = [c for c in CHECKS if c.mode == mode]
                 if target.recorded and mode not in target.recorded:
-                    _fail_all(result, name, version, kind, checks, repeat,
+                    _fail_all(result, name, target, checks, repeat,
                               f"no {mode} trace was recorded", progress)
                     continue
                 if unreachable:  # the endpoint failed once; do not wait on it again
-                    _fail_all(result, name, version, kind, checks, repeat, unreachable,
-                              progress)
+                    _fail_all(result, name, target, checks, repeat, unreachable, progress)
                     continue
                 path = out / f"{_slug(name)}.{mode}.jsonl.gz"
                 meta = {"probe": {"backend": name, "mode": mode, "site_a": site.site_a,
@@ -370,8 +481,7 @@ async def _run_backend(spec: BackendSpec, repeat: int, site: ScenarioServer, out
                     unreachable = f"cannot supervise: {exc}"
                     if mode == MODES[0]:  # nothing at all could be probed
                         result.backends[name]["unreachable"] = unreachable
-                    _fail_all(result, name, version, kind, checks, repeat, unreachable,
-                              progress)
+                    _fail_all(result, name, target, checks, repeat, unreachable, progress)
                     continue
                 if not target.recorded:
                     result.traces.setdefault(name, {})[mode] = str(path)
@@ -380,39 +490,44 @@ async def _run_backend(spec: BackendSpec, repeat: int, site: ScenarioServer, out
                     # probe (kept with the backend), not a warning for whoever runs it.
                     warnings.simplefilter("ignore", CdpnbWarning)
                     async with supervising as sup:
+                        version = str(target.info.get("version", ""))
                         for run in range(repeat):
                             for check in checks:
-                                outcome = await _run_check(name, version, kind, check, run,
-                                                           sup, target)
+                                outcome = await _run_check(name, version, target.kind, check,
+                                                           run, sup, target)
                                 result.results.append(outcome)
                                 progress(f"{name}: {check.name}")
                     hints = result.backends[name].setdefault("hints", [])
                     hints.extend(h for h in sup.hints if h not in hints)
     except (BrowserNotFound, CdpnbError, OSError) as exc:
         reason = f"not installed ({exc})" if isinstance(exc, BrowserNotFound) else str(exc)
-        info = result.backends.setdefault(name, {"kind": spec.name, "version": "",
-                                                 "error": reason})
+        info = result.backends.setdefault(name, {
+            "kind": spec.name, "version": "", "error": reason,
+            "protocol": ("bidi" if spec.name in BIDI_KINDS else "cdp")
+            if spec.kind == "launch" else None})
         info.setdefault("unreachable", reason)
         done = {(r.check, r.run) for r in result.results if r.backend == name}
         missing = [c for c in CHECKS if (c.name, 0) not in done]
-        _fail_all(result, name, "", spec.name, missing, repeat, reason, progress)
+        kind = spec.name if spec.kind == "launch" else None
+        _fail_all(result, name, _Target(None, info, site, kind=kind), missing, repeat, reason,
+                  progress)
 
 
-def _fail_all(result: ProbeResult, name: str, version: str, kind: str | None,
-              checks: list[Check], repeat: int, reason: str,
-              progress: Callable[[str], None]) -> None:
+def _fail_all(result: ProbeResult, name: str, target: _Target, checks: list[Check],
+              repeat: int, reason: str, progress: Callable[[str], None]) -> None:
+    version = str(target.info.get("version", ""))
     for run in range(repeat):
         for check in checks:
             result.results.append(CheckResult(name, version, check.name, check.capability, run,
                                               "fail", reason, None, 0.0,
-                                              expected_status(kind, check.name)))
+                                              expected_status(target.kind, check.name)))
             progress(f"{name}: {check.name}")
 
 
 async def _run_check(name: str, version: str, kind: str | None, check: Check, run: int,
                      sup: Supervisor, target: _Target) -> CheckResult:
     began = time.monotonic()
-    value: float | None
+    value: float | str | None
     try:
         status, detail, value = await asyncio.wait_for(check.driver(sup, target.site),
                                                        CHECK_TIMEOUT_S)
@@ -422,8 +537,9 @@ async def _run_check(name: str, version: str, kind: str | None, check: Check, ru
         status, detail, value = "fail", str(exc), None
     except (CdpnbError, AssertionError, StopIteration, KeyError) as exc:
         status, detail, value = "fail", f"{type(exc).__name__}: {exc}", None
+    finding = value if isinstance(value, str) else None
     samples: tuple[float, ...] = tuple(getattr(value, "samples", ()))
-    value = None if value is None else float(value)
+    value = None if value is None or finding is not None else float(value)
     if target.recorded and check.name.startswith("latency."):
         # Timing a replay measures the replay server: show what was measured live.
         recorded = _recorded_outcome(target.recorded[check.mode], check.name, run)
@@ -434,10 +550,13 @@ async def _run_check(name: str, version: str, kind: str | None, check: Check, ru
                             "detail": detail, "value": value}
     if samples:
         note["samples"] = [round(s, 4) for s in samples]
+    if finding is not None:
+        note["finding"] = finding
     with contextlib.suppress(CdpnbError):
         await sup.annotate("probe.check", note)
     return CheckResult(name, version, check.name, check.capability, run, status, detail, value,
-                       time.monotonic() - began, expected_status(kind, check.name), samples)
+                       time.monotonic() - began, expected_status(kind, check.name), samples,
+                       finding)
 
 
 async def run_checks(connect: Any, checks: Sequence[Check], site: Site, *, backend: str,
@@ -445,21 +564,30 @@ async def run_checks(connect: Any, checks: Sequence[Check], site: Site, *, backe
                      record: Path | None = None, record_meta: dict[str, Any] | None = None
                      ) -> list[CheckResult]:
     """Run ``checks`` (all of one mode) once, under one supervisor of ``connect`` (a
-    launched backend or a CDP URL), as :func:`probe` runs them: for callers that run
-    some checks at a time on a backend they manage themselves (``cdpnb.campaign``).
+    launched backend or an endpoint URL), as :func:`probe` runs them: for callers that
+    run some checks at a time on a backend they manage themselves (``cdpnb.campaign``).
 
-    ``backend`` labels the results, ``kind`` picks the expected outcomes, ``run`` is
-    the results' run number; the supervisor records to ``record``. A supervisor that
-    cannot start raises (CdpnbError or OSError); what a check finds is its result.
+    ``backend`` labels the results, ``kind`` picks the expected outcomes (None: the
+    engine a URL says it is, as the probe does), ``run`` is the results' run number;
+    the supervisor records to ``record``. A supervisor that cannot start raises
+    (CdpnbError or OSError); what a check finds is its result.
     """
     modes = {check.mode for check in checks}
     if len(modes) != 1:
         raise ValueError(f"run_checks needs checks of one mode, got {sorted(modes)}")
-    target = _Target(connect, {"kind": kind, "version": version}, site)
+    target = _Target(connect, {"kind": kind, "version": version}, site, kind=kind,
+                     identified=kind is not None or not isinstance(connect, str))
     supervising = await _supervise(target, modes.pop(), record, record_meta or {})
     async with supervising as sup:
-        return [await _run_check(backend, version, kind, check, run, sup, target)
+        version = version or str(target.info.get("version", ""))
+        return [await _run_check(backend, version, target.kind, check, run, sup, target)
                 for check in checks]
+
+
+def _probe_note(trace: Trace, method: str) -> dict[str, Any] | None:
+    """The params of the first ``method`` note in ``trace`` (the probe's own notes)."""
+    return next((dict(r.params) for r in trace.records
+                 if isinstance(r, Note) and r.method == method), None)
 
 
 def _recorded_outcome(trace: Trace, check: str, run: int

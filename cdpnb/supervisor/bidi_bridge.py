@@ -6,7 +6,9 @@ main frame and from a cross-site frame):
 
 * An intercept at ``beforeRequestSent`` for the bridge host pauses the page's XHR
   (``network.beforeRequestSent`` with ``isBlocked: true``) before any DNS look-up, in
-  every frame of the tab, and ``network.provideResponse`` answers it: the page's XHR
+  every frame, and ``network.provideResponse`` answers it (one intercept for every
+  context: chromium-bidi does not pause a cross-site frame's request for an intercept
+  scoped to its tab): the page's XHR
   returns status 200 and the body.
 * The event carries the request's headers but not its body, so the script also sends
   the call in the ``X-Cdpnb-Bridge`` header (base64 of its UTF-8 JSON).
@@ -81,20 +83,35 @@ class BiDiDialogBridge(DialogBridge):
         super().__init__(core, bypass_csp=bypass_csp, key=key)
         self.script = bridge_script(self._key, header=True)
         self._installing: set[str] = set()
+        #: The one intercept of the bridge host, for the whole BiDi session.
+        self._intercepting = False
 
     async def install(self, session_id: str | None) -> None:
         page = session_id
         if page is None:
             return
         core = self.core
-        await core.send("session.subscribe", {"events": ["network.beforeRequestSent"],
-                                              "contexts": [page]})
-        await core.send("network.addIntercept", {
-            "phases": ["beforeRequestSent"], "contexts": [page],
-            "urlPatterns": [{"type": "pattern", "hostname": BRIDGE_HOST}]})
+        if not self._intercepting:
+            # For every context, not the page's: chromium-bidi 17 applies an intercept
+            # scoped to a tab's context to that tab's own target only, so the bridge
+            # call of a cross-site (out-of-process) frame in it went out unpaused, failed
+            # and fell back to the native dialog (measured: every time on the probe page).
+            # Only the bridge host is paused, and every paused request is answered, the
+            # unknown ones refused: so the subscription is for every context too, or a
+            # tab nobody supervises that called the host would stay paused.
+            await core.send("session.subscribe", {"events": ["network.beforeRequestSent"]})
+            await core.send("network.addIntercept", {
+                "phases": ["beforeRequestSent"],
+                "urlPatterns": [{"type": "pattern", "hostname": BRIDGE_HOST}]})
+            self._intercepting = True
         await core.send("script.addPreloadScript", {
             "functionDeclaration": f"() => {{ {self.script} }}", "contexts": [page]})
         self.installed.add(page)
+
+    def forget_sessions(self) -> None:
+        """After a reconnect the BiDi session, its intercept and scripts are new."""
+        super().forget_sessions()
+        self._intercepting = False
 
     async def _install_attached(self, page_session_id: str | None) -> None:
         state = self.core.state

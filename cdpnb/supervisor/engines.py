@@ -5,7 +5,8 @@ Lightpanda runs page dialogs without blocking, and its ``Browser.getVersion`` sa
 launched (kind ``lightpanda``) or by ``/json/version`` (``"Browser": "Lightpanda/…"``),
 asked only of endpoints whose WebSocket path is ``/`` (Lightpanda's; Chromium's is
 ``/devtools/browser/<id>``, node's ``/<uuid>``). What it finds is folded as a
-``cdpnb.dialogsNonBlocking`` note, so a replay of the trace knows it too.
+``cdpnb.dialogsNonBlocking`` note, so a replay of the trace knows it too. A replay
+endpoint (``cdpnb.replay``) counts as the kind it was recorded on.
 """
 
 from __future__ import annotations
@@ -42,11 +43,20 @@ async def identify(core: Core, url: str, backend: dict[str, Any] | None,
     Runs beside the attach sequence, so a ``/json/version`` that answers at once costs
     nothing; one that never answers delays ``Supervisor.start`` by ``timeout`` at most.
     """
-    kind = (backend or {}).get("kind")
+    info = backend or {}
+    kind, version = info.get("kind"), info.get("version")
+    if kind == "replay":  # a recording plays back as the engine it was recorded on
+        kind, version = info.get("recorded_kind"), info.get("recorded_version")
     engine: str | None = None
     source = ""
     if kind in NON_BLOCKING_DIALOG_ENGINES.values():
-        engine, source = str((backend or {}).get("version") or kind), f"backend kind {kind}"
+        engine, source = str(version or kind), f"backend kind {kind}"
+    elif info.get("kind") == "replay":
+        # The recording's own note (a URL backend's engine) or nothing: a replay
+        # endpoint's /json/version is cdpnb's, not the engine's.
+        recorded = info.get("recorded_engine")
+        if isinstance(recorded, str) and recorded:
+            engine, source = recorded, "the recording"
     else:
         where = _version_url(url)
         if where is None:

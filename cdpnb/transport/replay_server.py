@@ -32,6 +32,10 @@ log = logging.getLogger("cdpnb.replay")
 NO_RECORDED_REPLY = -32000
 
 
+#: How long a gate waits for its command when the client already sent a later one:
+#: commands sent microseconds apart by two tasks reach the player in either order.
+REORDER_GRACE_S = 0.05
+
 class ReplayServer:
     """Serves ``messages`` (one recorded run) to CDP clients on 127.0.0.1.
 
@@ -196,9 +200,14 @@ class _Player:
         while self.cursor < len(steps):
             step = steps[self.cursor]
             if step.gate:
-                waiting = step.command not in self.arrived and not self._client_is_ahead()
-                if waiting and await self._stall():
-                    continue  # a command came in; look again
+                if step.command not in self.arrived:
+                    # The client sent a later command first: it may have skipped this one,
+                    # or sent the two in the other order (a supervisor's background
+                    # Runtime.releaseObject and the caller's next Page.navigate race). Wait
+                    # a moment for it rather than play its events before it is sent.
+                    patience = REORDER_GRACE_S if self._client_is_ahead() else None
+                    if await self._stall(patience):
+                        continue  # a command came in; look again
             elif step.event is not None:
                 await self._pace(step.mono)
                 await self.ws.send(step.frame(protocol=self.server.protocol))
@@ -216,11 +225,13 @@ class _Player:
         gates = self.script.gate_of
         return any(gates[number] > self.cursor for number in self.arrived)
 
-    async def _stall(self) -> bool:
-        """Wait for the client's next command; False when it did not come in time."""
+    async def _stall(self, timeout: float | None = None) -> bool:
+        """Wait for the client's next command (up to ``timeout``, else the server's
+        ``stall_s``); False when it did not come in time."""
         self.wake.clear()
         try:
-            await asyncio.wait_for(self.wake.wait(), self.server.stall_s)
+            await asyncio.wait_for(self.wake.wait(),
+                                   self.server.stall_s if timeout is None else timeout)
         except TimeoutError:
             return False
         # Waiting for the client is not part of the recorded pace.
