@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import tempfile
 import time
 import urllib.parse
@@ -17,6 +18,33 @@ import pytest
 import cdpnb
 import cdpnb.backends.process as process_mod
 from cdpnb.probes import ScenarioServer
+
+
+class _Collect(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+@pytest.fixture(autouse=True)
+def no_unexpected_cdpnb_log_warnings(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A WARNING (or worse) that cdpnb logs is something a user would see: a test that
+    causes one on purpose says so (``@pytest.mark.logs_warnings``); anywhere else it
+    fails the test, so expected cases (a frame gone during its set-up, a connection
+    lost mid-call) stay at INFO."""
+    collect = _Collect()
+    logger = logging.getLogger("cdpnb")
+    logger.addHandler(collect)
+    try:
+        yield
+    finally:
+        logger.removeHandler(collect)
+    if collect.records and request.node.get_closest_marker("logs_warnings") is None:
+        lines = "\n".join(f"{r.name} {r.levelname}: {r.getMessage()}" for r in collect.records)
+        pytest.fail(f"cdpnb logged what a user would see:\n{lines}", pytrace=False)
 
 
 @pytest.fixture(scope="session")

@@ -100,6 +100,7 @@ async def test_dropped_connection_reconnects_to_the_same_page_with_fresh_state(
         assert "wedged-page-replaced" not in sup.stats()
 
 
+@pytest.mark.logs_warnings  # the page replaced after a reconnect is worth a warning
 async def test_dialog_open_across_a_dropped_connection_gets_a_fresh_page(
     proxy: CDPProxy, site: ScenarioServer
 ) -> None:
@@ -122,6 +123,7 @@ async def test_dialog_open_across_a_dropped_connection_gets_a_fresh_page(
         assert sup.snapshot().frame_tree.top is not None
 
 
+@pytest.mark.logs_warnings  # a peer sending bad frames is worth a warning
 async def test_garbage_from_the_wire_is_counted_and_never_ends_the_reader(
     proxy: CDPProxy, site: ScenarioServer
 ) -> None:

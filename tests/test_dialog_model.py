@@ -269,6 +269,19 @@ def test_a_second_bridged_call_from_a_frame_with_one_open_is_refused() -> None:
     assert state.counters["bridge-refused"] == 1
 
 
+def test_many_open_dialogs_show_the_oldest_twenty_and_say_how_many() -> None:
+    # A hostile page can open one bridged dialog per frame, in as many frames as it
+    # makes: the state keeps them all (each may be answered), a snapshot shows 20.
+    state, changes = run(oopif_state(),
+                         *(bridge_call(f"R{i}", frame_id=f"F{i}") for i in range(25)))
+    assert len(state.pending_dialogs) == 25 and kinds(changes).count("DialogOpened") == 25
+    snap = snapshot_of(state)
+    assert [d.id for d in snap.pending_dialogs] == [f"d-{i}" for i in range(1, 21)]
+    assert snap.pending_truncated and snap.pending_total == 25
+    assert "pending_dialogs=20+" in repr(snap)
+    assert len(snap.to_dict()["pending_dialogs"]) == 20
+
+
 def test_method_not_found_replies_mark_a_missing_capability_once() -> None:
     missing = ErrorReply(3, "Page.enable", -32601, "'Page.enable' wasn't found", None, None)
     state, changes = run(BrowserState(), missing, missing)

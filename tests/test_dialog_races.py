@@ -10,7 +10,9 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import gc
 import json
+import logging
 import re
 import time
 from collections.abc import AsyncIterator
@@ -462,3 +464,55 @@ async def test_respond_only_ever_sends_an_answer_for_the_answerable_dialog(
                 b.page_session_id)
     await sup.stop()
     assert violations == []
+
+
+# -- what is expected is not a warning (issue 15) -------------------------------------------
+
+
+async def test_a_frame_gone_during_its_set_up_and_a_lost_connection_log_no_warning(
+        caplog: pytest.LogCaptureFixture) -> None:
+    b = browser(True)
+
+    @b.on("Page.enable")
+    def hold_the_child(command: ScriptedCommand) -> Any:
+        return HOLD if command.session_id == "SESSION-GONE" else {}
+
+    sup = await start(b, reconnect_attempts=0)
+    caplog.set_level(logging.INFO, logger="cdpnb")
+    never_retrieved: list[dict[str, Any]] = []
+    loop = asyncio.get_running_loop()
+    loop.set_exception_handler(lambda _, context: never_retrieved.append(context))
+    # An OOPIF removed while the supervisor sets it up: the held Page.enable ends with
+    # TargetGone inside the set-up task, which is the browser's ordinary life.
+    await b.emit("Target.attachedToTarget", {
+        "sessionId": "SESSION-GONE", "waitingForDebugger": True,
+        "targetInfo": {"targetId": "GONE", "type": "iframe", "url": ""}}, b.page_session_id)
+    held = await b.wait_for_command("Page.enable", count=2)
+    assert held.session_id == "SESSION-GONE"
+    await b.emit("Target.detachedFromTarget", {"sessionId": "SESSION-GONE",
+                                               "targetId": "GONE"}, b.page_session_id)
+    deadline = time.monotonic() + 3
+    while sup.stats().get("child-setup-failures", 0) < 1:
+        assert time.monotonic() < deadline, sup.stats()
+        await asyncio.sleep(0.01)
+    # The connection lost with commands in flight: each caller gets ConnectionLost, and
+    # no future is left with an exception nobody retrieves.
+    b.on("Runtime.evaluate", lambda command: HOLD)
+    calls = [asyncio.ensure_future(sup.cdp("Runtime.evaluate", {"expression": str(i)}))
+             for i in range(5)]
+    await b.wait_for_command("Runtime.evaluate", count=5)
+    await b.drop()
+    for call in calls:
+        with pytest.raises(cdpnb.ConnectionLost):
+            await call
+    await sup.stop()
+    del calls
+    gc.collect()
+    await asyncio.sleep(0.05)
+    loop.set_exception_handler(None)
+    assert never_retrieved == []
+    warned = [r for r in caplog.records if r.name.startswith("cdpnb")
+              and r.levelno >= logging.WARNING]
+    assert warned == [], [r.getMessage() for r in warned]
+    assert any("setting up child session SESSION-GONE failed" in r.getMessage()
+               for r in caplog.records if r.levelno == logging.INFO)

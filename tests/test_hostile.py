@@ -52,6 +52,7 @@ async def _fault_then_recovery(sup: cdpnb.Supervisor, kind: str) -> None:
 
 
 @pytest.mark.browser
+@pytest.mark.logs_warnings  # a peer sending bad frames is worth a warning
 async def test_an_oversized_message_is_reported_and_the_supervisor_recovers(
         proxy: CDPProxy, site: ScenarioServer, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
@@ -69,6 +70,7 @@ async def test_an_oversized_message_is_reported_and_the_supervisor_recovers(
 
 
 @pytest.mark.browser
+@pytest.mark.logs_warnings  # a peer sending bad frames is worth a warning
 async def test_a_text_frame_that_is_not_utf8_is_reported(
         proxy: CDPProxy, site: ScenarioServer) -> None:
     async with await cdpnb.Supervisor.start(proxy.url) as sup:
@@ -144,6 +146,7 @@ def test_a_frame_that_would_be_its_own_ancestor_is_refused() -> None:
     assert looped.counters["malformed:Page.frameAttached"] == 1
 
 
+@pytest.mark.logs_warnings  # a message the trace could not hold is worth an error
 def test_a_message_too_deep_to_write_leaves_a_fault_line(tmp_path: Path) -> None:
     path = tmp_path / "deep.jsonl"
     recorder = Recorder(path)

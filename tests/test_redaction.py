@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import base64
 import gzip
+import http.server
 import json
+import socket
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -194,3 +198,47 @@ async def test_a_redacted_recording_holds_no_secret_chromium_echoed(
               if isinstance(r, Command) and r.method == "Fetch.fulfillRequest"
               and r.params.get("body")]
     assert {"accept": True, "promptText": REDACTED} in bodies
+
+
+class _SlowImage(http.server.BaseHTTPRequestHandler):
+    """A page whose one image never arrives, so its load event never comes."""
+
+    def do_GET(self) -> None:
+        if self.path == "/hang":
+            time.sleep(5)
+            return
+        body = b'<title>slow</title><img src="/hang">'
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.mark.browser
+async def test_navigation_errors_name_the_url_but_never_its_credentials(
+        chromium: cdpnb.Backend) -> None:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _SlowImage)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        dead = free.getsockname()[1]
+    sup = await cdpnb.Supervisor.start(chromium)
+    try:
+        with pytest.raises(cdpnb.NavigationError) as refused:
+            await sup.navigate(f"http://ada:hunter2-nav@127.0.0.1:{dead}/x", timeout=10)
+        with pytest.raises(cdpnb.WaitTimeout) as slow:
+            await sup.navigate(f"http://ada:hunter2-nav@127.0.0.1:{server.server_port}/",
+                               timeout=1.5)
+    finally:
+        await sup.stop()
+        server.shutdown()
+    for error, says in ((refused.value, "ERR_CONNECTION_REFUSED"),
+                        (slow.value, "did not finish loading within 1.5 s")):
+        text = f"{error} {error!r} {error.args}"
+        assert says in text and "127.0.0.1" in text, text
+        assert "hunter2" not in text and "ada:" not in text, text
