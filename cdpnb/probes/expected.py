@@ -74,7 +74,7 @@ EXPECTED: dict[str, list[tuple[str, str]]] = {
     # cross-site frame nested in a cross-site frame is never reported (no
     # browsingContext.userPromptOpened at all), so nobody can answer it natively; and
     # that the bridge's request from a cross-site (out-of-process) frame is paused by
-    # the intercept only some of the time (3 of 6 and 2 of 4 in a row here, with no
+    # the intercept only in some frames (11 of 36 freshly loaded ones here, with no
     # event at all for the others, a second after the frame loaded as at once): then
     # it fails, and the script falls back to the native dialog (seen and answered, so
     # partial), or in the sandbox without allow-modals to nothing (fail).
