@@ -181,3 +181,22 @@ def test_campaign_notebook_runs_on_two_workers_and_duckdb_agrees() -> None:
     assert "<b>cdpnb campaign</b>" in html and "0 failed" in html
     images = [o for o in outputs if "image/png" in o.get("data", {})]
     assert len(images) == 1 and images[0]["metadata"]["image/png"]["width"] > 0  # retina
+
+
+def test_the_readme_offline_export_of_a_notebook_with_widget_state_is_static(
+        tmp_path: Path) -> None:
+    # Executed by nbclient, as `nbconvert --execute` does: the widget state is saved, and
+    # a plain export would show live widgets whose manager comes from a CDN (blank
+    # offline). The README's command clears the metadata first.
+    nb = executed("02-dialogs-and-frames.ipynb")
+    assert WIDGET_STATE in nb.metadata.get("widgets", {})
+    source = tmp_path / "02.ipynb"
+    nbformat.write(nb, source)
+    subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "html",
+                    "--ClearMetadataPreprocessor.enabled=True", str(source)],
+                   check=True, capture_output=True, timeout=120)
+    html = (tmp_path / "02.html").read_text()
+    assert "widget-state+json" not in html
+    assert html.count('class="cdpnb-static"') == 3
+    readme = (ROOT / "README.md").read_text()
+    assert "--ClearMetadataPreprocessor.enabled=True" in readme
