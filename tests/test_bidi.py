@@ -4,7 +4,9 @@ detection and the replay of a BiDi recording, on messages shaped as Firefox send
 
 from __future__ import annotations
 
+import base64
 import json
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -13,6 +15,7 @@ import cdpnb
 from cdpnb.protocol import BiDiConnection, Command, ErrorReply, Event, Fault, Note, Reply
 from cdpnb.state import BrowserState, fold, fold_all
 from cdpnb.state.changes import DialogClosed, DialogOpened, FrameRemoved, PageClosed
+from cdpnb.supervisor.bidi_bridge import BiDiDialogBridge, foreign_request
 from cdpnb.transport.discovery import protocol_of_reply, protocol_of_url
 
 TOP, CHILD, CROSS, NESTED = "top-ctx", "17179869185", "17179869187", "19327352833"
@@ -302,3 +305,42 @@ def test_a_page_cdpnb_replaces_takes_its_prompts_along_as_the_replacement() -> N
     record = folded.state.recent_dialogs[-1]
     assert (record.closed_by, record.reason) == ("cdpnb", "page_replaced")
     assert folded.state.page_gone is None  # replaced, not lost
+
+
+# -- the bridge's session-wide intercept ------------------------------------------------------
+
+
+def bridge_request(context: str, key: str, *, blocked: bool = True) -> Event:
+    call = json.dumps({"key": key, "type": "prompt", "message": "m", "defaultPrompt": ""})
+    header = base64.b64encode(call.encode()).decode()
+    return ev("network.beforeRequestSent", {
+        "context": context, "isBlocked": blocked, "request": {
+            "request": f"req-{context}", "url": "http://cdpnb-bridge.invalid/dialog",
+            "method": "POST", "headers": [
+                {"name": "X-Cdpnb-Bridge", "value": {"type": "string", "value": header}}]}})
+
+
+def test_a_bridge_call_from_a_tab_nobody_supervises_is_refused_and_not_recorded() -> None:
+    state = fold(page_state(), created("other-tab", None, "http://elsewhere.test/")).state
+    notes: list[tuple[str, dict[str, Any], str | None]] = []
+
+    def spawn(coro: Any, name: str = "") -> None:
+        coro.close()
+
+    core = SimpleNamespace(state=state, spawn=spawn,
+                           note=lambda method, params, session=None: notes.append(
+                               (method, params, session)))
+    bridge = BiDiDialogBridge(core, key="the-key")  # type: ignore[arg-type]
+    # From a frame of the supervised tab, with the key: a dialog of that page.
+    bridge(bridge_request(NESTED, "the-key"), ())
+    # From another tab, with the key all the same: refused, never a dialog of ours.
+    bridge(bridge_request("other-tab", "the-key"), ())
+    assert [(m, p.get("frameId"), s) for m, p, s in notes] == [
+        ("cdpnb.bridgeDialogOpening", NESTED, TOP),
+        ("cdpnb.bridgeRequestRefused", "other-tab", None)]
+    assert "no supervised page holds" in notes[1][1]["reason"]
+    # Another tab's own requests, unpaused, are neither the trace's nor the state's.
+    assert foreign_request(bridge_request("other-tab", "x", blocked=False), state)
+    assert not foreign_request(bridge_request("other-tab", "x", blocked=True), state)
+    assert not foreign_request(bridge_request(CROSS, "x", blocked=False), state)
+    assert not foreign_request(created("other-tab-2", None), state)

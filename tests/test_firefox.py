@@ -18,7 +18,7 @@ import pytest
 
 import cdpnb
 from cdpnb.probes import ScenarioServer
-from cdpnb.protocol import Command
+from cdpnb.protocol import Command, Event
 from cdpnb.state import fold_all
 from tests.conftest import settle, wait_report
 
@@ -303,3 +303,30 @@ async def test_the_dialog_bridge_answers_in_every_frame_and_refuses_forgeries(
         assert status == 403
         assert sup.snapshot().pending_dialogs == ()
         assert sup.state.counters["bridge-refused"] == 1
+
+
+async def test_another_tabs_bridge_call_is_answered_and_its_requests_are_not_recorded(
+        firefox: cdpnb.Backend, site: ScenarioServer, tmp_path: Path) -> None:
+    # The bridge's intercept covers every context (so no tab is left with a paused
+    # request); a tab the supervisor does not supervise gets an error status for a
+    # bridge call and none of its plain requests (their cookies) go into the trace.
+    path = tmp_path / "bridged.jsonl"
+    async with await cdpnb.Supervisor.start(firefox, bridge=True, record=path) as sup:
+        await sup.navigate(site.url("/blank"))
+        ours = sup.page_target_id
+        other = str((await sup.bidi("browsingContext.create", {"type": "tab"}))["context"])
+        try:
+            await sup.bidi("browsingContext.navigate", {
+                "context": other, "url": site.url("/blank", "b"), "wait": "complete"})
+            status = await sup.bidi("script.evaluate", {
+                "expression": FORGED.format(key=json.dumps("guessed")),
+                "target": {"context": other}, "awaitPromise": False})
+            assert status["result"] == {"type": "number", "value": 403}
+            assert sup.snapshot().pending_dialogs == ()
+        finally:
+            await sup.bidi("browsingContext.close", {"context": other})
+    requests = [m.params for m in cdpnb.Trace.load(path).messages
+                if isinstance(m, Event) and m.method == "network.beforeRequestSent"]
+    assert any(r["context"] == ours for r in requests)  # the supervised page's, kept
+    theirs = [r for r in requests if r["context"] == other]
+    assert theirs and all(r["isBlocked"] for r in theirs)  # only the paused bridge call

@@ -31,8 +31,10 @@ __all__ = ["compare_table", "err", "matrix_table", "matrix_tables", "out", "prin
 _MARKS = {"✓": "green", "✗": "red", "~": "yellow"}
 LEGEND = ("✓ works  ~ partly  ✗ does not  words: how the engine does it  figures: median ms\n"
           "(--reasons says why, cdpnb matrix --json has every check)")
-#: Columns rich puts between two table columns (padding 1 on each side).
-_GAP = 2
+#: Columns each backend column costs beyond its widest line: rich's padding (1 on each
+#: side) and one more; with 2, seven backends were laid out for 120 columns that needed
+#: 123, and rich folded the capability names (measured with rich 15).
+_GAP = 3
 
 
 def out() -> Console:

@@ -319,17 +319,26 @@ async def beforeunload(sup: Supervisor, site: Site) -> Outcome:
     mark = sup.state.dialog_seq
     leaving = asyncio.ensure_future(sup.navigate(site.url("/blank"), timeout=10))
     seen = asyncio.ensure_future(_next_dialog(sup, mark))
+    try:
+        return await _answer_beforeunload(sup, how, mark, leaving, seen)
+    finally:
+        # Cancelled (the check's time ran out) or done: neither task outlives the check.
+        for task in (seen, leaving):
+            task.cancel()
+        await asyncio.gather(seen, leaving, return_exceptions=True)
+
+
+async def _answer_beforeunload(sup: Supervisor, how: str, mark: int,
+                               leaving: asyncio.Future[Any],
+                               seen: asyncio.Future[PendingDialog | DialogRecord]) -> Outcome:
     await asyncio.wait({leaving, seen}, return_when=asyncio.FIRST_COMPLETED)
-    if not seen.done() and leaving.exception() is None:
+    if (not seen.done() and leaving.exception() is None
+            and _dialog_after(sup.state, mark) is None):
         # Gone without asking: no dialog can come for a page that is no more.
-        seen.cancel()
-        await asyncio.gather(seen, return_exceptions=True)
         return "fail", f"no beforeunload dialog after {how}: the navigation went on", None
     try:
         dialog = await seen
     except CdpnbError as exc:
-        leaving.cancel()
-        await asyncio.gather(leaving, return_exceptions=True)
         return "fail", f"no beforeunload dialog after {how}: {exc}", None
     if isinstance(dialog, DialogRecord):
         await asyncio.gather(leaving, return_exceptions=True)

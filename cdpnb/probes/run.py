@@ -30,7 +30,7 @@ from cdpnb.backends import BIDI_KINDS, LAUNCHABLE, backend_available, launch
 from cdpnb.backends.replay import replay
 from cdpnb.errors import BrowserNotFound, CdpnbError, CdpnbWarning
 from cdpnb.probes.checks import CHECKS, Check, NotSupported, Site
-from cdpnb.probes.expected import engine_kind, expected_status
+from cdpnb.probes.expected import EXPECTED, engine_kind, expected_status
 from cdpnb.probes.progress import Progress, progress_for
 from cdpnb.probes.server import ScenarioServer
 from cdpnb.probes.specs import BackendSpec, parse_backend
@@ -386,7 +386,9 @@ async def _opened(spec: BackendSpec, site: ScenarioServer) -> AsyncIterator[_Tar
         if recorded_kind in LAUNCHABLE:
             target.kind, target.identified = str(recorded_kind), True
         elif identity is not None:  # a URL backend: what the live probe made of it
-            target.kind, target.identified = identity.get("expected_as"), True
+            named = identity.get("expected_as")  # a trace's word: only a kind we know
+            target.kind = named if isinstance(named, str) and named in EXPECTED else None
+            target.identified = True
             info.update({k: identity[k] for k in ("version", "expected_as", "expected")
                          if k in identity})
         yield target

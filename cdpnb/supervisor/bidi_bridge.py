@@ -33,7 +33,7 @@ from typing import Any
 
 from cdpnb.errors import CDPError
 from cdpnb.protocol import Event, Message
-from cdpnb.state import Change, PendingDialog
+from cdpnb.state import BrowserState, Change, PendingDialog
 from cdpnb.state.bidi import page_of_context
 from cdpnb.supervisor.bridge import (
     _EXPECTED,
@@ -47,7 +47,7 @@ from cdpnb.supervisor.bridge import (
 )
 from cdpnb.supervisor.core import Core
 
-__all__ = ["BiDiDialogBridge"]
+__all__ = ["BiDiDialogBridge", "foreign_request"]
 
 log = logging.getLogger("cdpnb.supervisor")
 
@@ -75,9 +75,25 @@ def _header_call(request: dict[str, Any]) -> str:
     raise KeyError(BRIDGE_HEADER)
 
 
+def foreign_request(message: Message, state: BrowserState) -> bool:
+    """Whether ``message`` is an unpaused ``network.beforeRequestSent`` of a tab no
+    supervised page holds: the session-wide subscription brings every tab's requests
+    (so that a bridge call paused anywhere is answered), but these say nothing about
+    the supervised pages, and their headers (cookies, credentials) are not the trace's
+    to keep. The supervisor neither records nor needs them."""
+    if type(message) is not Event or message.method != "network.beforeRequestSent":
+        return False
+    params = message.params
+    if params.get("isBlocked"):
+        return False
+    context = params.get("context")
+    return page_of_context(state, context if isinstance(context, str) else None) is None
+
+
 class BiDiDialogBridge(DialogBridge):
-    """The bridge on the supervisor's BiDi pages: one intercept and one preload script
-    per page (top-level context); its frames are covered by both."""
+    """The bridge on the supervisor's BiDi pages: one intercept of the bridge host for
+    the whole session (every context), and one preload script per page (top-level
+    context) that covers its frames."""
 
     def __init__(self, core: Core, *, bypass_csp: bool = False, key: str | None = None) -> None:
         super().__init__(core, bypass_csp=bypass_csp, key=key)
@@ -160,6 +176,11 @@ class BiDiDialogBridge(DialogBridge):
         page = page_of_context(self.core.state, frame_id)
         session = page.session_id if page is not None else None
         call, why = self._check(request, _header_call)
+        if call is not None and page is None:
+            # The intercept covers every context: a call from a tab nobody supervises
+            # (a popup of an unsupervised page holding the key, say) must never become a
+            # dialog of ours, nor receive an answer meant for one.
+            call, why = None, "the call comes from a context no supervised page holds"
         if call is None:
             self.core.note("cdpnb.bridgeRequestRefused", {
                 "requestId": request_id, "frameId": frame_id, "reason": why}, session)

@@ -143,6 +143,9 @@ class Core:
         #: Given every message (and fault) before it is folded, with its wire bytes when
         #: it has some; flushed after each batch of frames read in one go.
         self.recorder: Recording | None = None
+        #: Messages the supervisor only takes in for another's sake, not recorded: given
+        #: each with the state it meets (over BiDi, other tabs' unpaused requests).
+        self.unrecorded: Callable[[Message, BrowserState], bool] | None = None
         self._in_batch = False
 
     # -- connection ------------------------------------------------------------------
@@ -330,7 +333,8 @@ class Core:
     def _apply(self, message: Message, wire: bytes | None = None) -> tuple[Change, ...]:
         # Recording comes first so a failing reducer cannot lose the message.
         recorder = self.recorder
-        if recorder is not None:
+        skip = self.unrecorded
+        if recorder is not None and (skip is None or not skip(message, self.state)):
             recorder(message, wire)
             if not self._in_batch:  # a batch of received frames is flushed at its end
                 recorder.flush()

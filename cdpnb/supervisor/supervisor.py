@@ -60,7 +60,7 @@ from cdpnb.supervisor.accessibility import (
 from cdpnb.supervisor.actions import click as click_target
 from cdpnb.supervisor.attach import ChildAttacher, attach_page
 from cdpnb.supervisor.bidi import BiDiSession
-from cdpnb.supervisor.bidi_bridge import BiDiDialogBridge
+from cdpnb.supervisor.bidi_bridge import BiDiDialogBridge, foreign_request
 from cdpnb.supervisor.bridge import DialogBridge
 from cdpnb.supervisor.core import Core, settle
 from cdpnb.supervisor.dialogs import DialogControl
@@ -293,6 +293,7 @@ class Supervisor:
         old = self._bridge
         bridge = BiDiDialogBridge(self._core, bypass_csp=False, key=old.key)
         bridge.enabled = old.enabled
+        self._core.unrecorded = foreign_request
         self._unsubscribe_bridge()
         self._bridge = bridge
         for holder in (self._pages, self._dialogs, self._recovery, self._children):
@@ -429,6 +430,11 @@ class Supervisor:
                 await core.connect()
                 if core.protocol == "bidi":
                     await self._bidi.start(reuse_context=target_id)
+                    if self._bridge.enabled:
+                        # A new BiDi session: its intercept, subscription and preload
+                        # scripts are gone with the old one.
+                        self._bridge.forget_sessions()
+                        await self._bridge.install_everywhere()
                 else:
                     await attach_page(core, reuse_target_id=target_id, bridge=self._bridge)
                     if self.options.popups and not core.state.direct:
