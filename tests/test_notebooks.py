@@ -107,11 +107,7 @@ def test_dialogs_notebook_exports_to_html_with_widget_state_and_escaped_text(
         tmp_path: Path) -> None:
     nb = executed("02-dialogs-and-frames.ipynb")
     assert WIDGET_STATE in nb.metadata.get("widgets", {})
-    source = tmp_path / "02.ipynb"
-    nbformat.write(nb, source)
-    subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "html",
-                    str(source)], check=True, capture_output=True, timeout=120)
-    html = (tmp_path / "02.html").read_text()
+    html = export_html(nb, tmp_path, "02")
 
     # The page's markup (a prompt message, a confirm, a console error) is text everywhere.
     for raw in ("<img src=x onerror", "<script>bad()", "Proceed <b>now"):
@@ -134,10 +130,11 @@ def test_dialogs_notebook_exports_to_html_with_widget_state_and_escaped_text(
     assert images, "the trace view's dialog plot is missing"
 
 
-def export_html(nb: nbformat.NotebookNode, folder: Path, name: str) -> str:
+def export_html(nb: nbformat.NotebookNode, folder: Path, name: str, *options: str) -> str:
+    """``jupyter nbconvert --to html [options]`` of ``nb``, as a user would run it."""
     source = folder / f"{name}.ipynb"
     nbformat.write(nb, source)
-    subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "html",
+    subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "html", *options,
                     str(source)], check=True, capture_output=True, timeout=120)
     return (folder / f"{name}.html").read_text()
 
@@ -190,12 +187,7 @@ def test_the_readme_offline_export_of_a_notebook_with_widget_state_is_static(
     # offline). The README's command clears the metadata first.
     nb = executed("02-dialogs-and-frames.ipynb")
     assert WIDGET_STATE in nb.metadata.get("widgets", {})
-    source = tmp_path / "02.ipynb"
-    nbformat.write(nb, source)
-    subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "html",
-                    "--ClearMetadataPreprocessor.enabled=True", str(source)],
-                   check=True, capture_output=True, timeout=120)
-    html = (tmp_path / "02.html").read_text()
+    html = export_html(nb, tmp_path, "02", "--ClearMetadataPreprocessor.enabled=True")
     assert "widget-state+json" not in html
     assert html.count('class="cdpnb-static"') == 3
     readme = (ROOT / "README.md").read_text()
