@@ -137,6 +137,9 @@ class _Player:
         self.arrived: dict[int, int] = {}  # recorded command -> the client's id for it
         self.deferred: set[int] = set()  # recorded commands whose reply step went by early
         self.wake = asyncio.Event()
+        #: The gate waited at (cursor, client ahead) and until when.
+        self._gate: tuple[int, bool] | None = None
+        self._gate_deadline = 0.0
         self._last_real = time.monotonic()
         self._last_mono: float | None = None
 
@@ -205,8 +208,15 @@ class _Player:
                     # or sent the two in the other order (a supervisor's background
                     # Runtime.releaseObject and the caller's next Page.navigate race). Wait
                     # a moment for it rather than play its events before it is sent.
-                    patience = REORDER_GRACE_S if self._client_is_ahead() else None
-                    if await self._stall(patience):
+                    # One budget per gate: commands arriving meanwhile (not this one)
+                    # do not start it again.
+                    ahead = self._client_is_ahead()
+                    if self._gate != (self.cursor, ahead):
+                        self._gate = (self.cursor, ahead)
+                        budget = REORDER_GRACE_S if ahead else self.server.stall_s
+                        self._gate_deadline = time.monotonic() + budget
+                    left = self._gate_deadline - time.monotonic()
+                    if left > 0 and await self._stall(left):
                         continue  # a command came in; look again
             elif step.event is not None:
                 await self._pace(step.mono)
@@ -225,13 +235,11 @@ class _Player:
         gates = self.script.gate_of
         return any(gates[number] > self.cursor for number in self.arrived)
 
-    async def _stall(self, timeout: float | None = None) -> bool:
-        """Wait for the client's next command (up to ``timeout``, else the server's
-        ``stall_s``); False when it did not come in time."""
+    async def _stall(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` for the client's next command; False when none came."""
         self.wake.clear()
         try:
-            await asyncio.wait_for(self.wake.wait(),
-                                   self.server.stall_s if timeout is None else timeout)
+            await asyncio.wait_for(self.wake.wait(), timeout)
         except TimeoutError:
             return False
         # Waiting for the client is not part of the recorded pace.
