@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import importlib.util
 import os
-import threading
 import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from functools import partial
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any
 
 from cdpnb.backends import bidi_mapper, npm, puppeteer_attach
 from cdpnb.backends.bidi_mapper import ChromiumBidiProcess
@@ -27,6 +24,7 @@ from cdpnb.backends.process import LocalProcess
 from cdpnb.backends.puppeteer_attach import PuppeteerProcess
 from cdpnb.errors import BackendNotStarted, BrowserNotFound
 from cdpnb.transport import get_json
+from cdpnb.transport.threads import in_own_thread
 
 __all__ = ["BIDI_KINDS", "LAUNCHABLE", "Backend", "backend_available", "launch"]
 
@@ -58,7 +56,6 @@ _WHAT = {
                "(one BiDi session per browser), on loopback",
 }
 
-T = TypeVar("T")
 
 
 @dataclass
@@ -199,7 +196,7 @@ class Backend(Closing):
 
     async def aclose(self) -> None:
         """``close()`` for async code: the waiting happens off the caller's loop."""
-        await _off_loop(self.close, lambda _: None, f"cdpnb-close-{self.kind}")
+        await in_own_thread(self.close, name=f"cdpnb-close-{self.kind}", daemon=False)
 
     def __repr__(self) -> str:
         # No URL here: a repr lands in logs and tracebacks; the kind and pid say enough.
@@ -309,61 +306,6 @@ def _start(kind: str, executable: str | os.PathLike[str] | None, args: tuple[str
     return _Started(kind, process, time.monotonic() - began, attachment, puppeteer)
 
 
-async def _off_loop(work: Callable[[], T], orphan: Callable[[T], None], name: str) -> T:
-    """Run blocking ``work`` in a thread of its own and await what it returns.
-
-    Not ``asyncio.to_thread``: its executor keeps worker threads alive after the call,
-    and a launch should leave no thread behind. If the awaiting task is cancelled (an
-    interrupted cell, an expired ``wait_for``) the thread carries on, and hands what it
-    returns to ``orphan`` to be closed rather than leaked; it does so itself, so the
-    cleanup needs nothing from the caller's loop, which may be blocked or closed by
-    then. The thread is not a daemon: at interpreter exit Python waits for a start to
-    finish, and then the atexit handlers end what it started.
-    """
-    loop = asyncio.get_running_loop()
-    done: asyncio.Future[T] = loop.create_future()
-    lock = threading.Lock()
-    abandoned = False
-
-    def deliver(value: T) -> None:  # on the loop
-        # Cancelled after the thread looked, before this ran: close it in a thread
-        # of its own rather than block the loop.
-        if done.cancelled():
-            threading.Thread(target=orphan, args=(value,), name=f"{name}-orphan").start()
-        else:
-            done.set_result(value)
-
-    def fail(exc: BaseException) -> None:  # on the loop
-        if not done.cancelled():
-            done.set_exception(exc)
-
-    def run() -> None:
-        try:
-            value = work()
-        except BaseException as exc:
-            # RuntimeError: the loop closed meanwhile, and nobody is waiting any more.
-            with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(fail, exc)
-            return
-        with lock:
-            wanted = not abandoned
-        if wanted:
-            try:
-                loop.call_soon_threadsafe(deliver, value)
-                return
-            except RuntimeError:
-                pass
-        orphan(value)
-
-    threading.Thread(target=run, name=name).start()
-    try:
-        return await done
-    except asyncio.CancelledError:
-        with lock:
-            abandoned = True
-        raise
-
-
 class launch:
     """Start a backend: ``async with cdpnb.launch("chromium") as backend:`` ends it when
     the block exits (also on error or cancellation); ``backend = await
@@ -423,9 +365,11 @@ class launch:
 
     async def start(self) -> Backend:
         """Start the backend without blocking the caller's loop, and return it."""
-        started = await _off_loop(
+        # Not a daemon: at interpreter exit Python waits for a start to finish, and then
+        # the atexit handlers end what it started; a cancelled start closes it itself.
+        started = await in_own_thread(
             partial(_start, self.kind, self.executable, self.args, self.timeout),
-            _Started.close, f"cdpnb-launch-{self.kind}")
+            name=f"cdpnb-launch-{self.kind}", orphan=_Started.close, daemon=False)
         self.backend = Backend(started)
         return self.backend
 
@@ -437,7 +381,7 @@ class launch:
 
     async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                         tb: TracebackType | None) -> None:
-        await _off_loop(self.close_blocking, lambda _: None, f"cdpnb-close-{self.kind}")
+        await in_own_thread(self.close_blocking, name=f"cdpnb-close-{self.kind}", daemon=False)
 
     def __enter__(self) -> Backend:
         return self.start_blocking()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Generator
+from functools import cached_property
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -54,7 +55,7 @@ class ReplayBackend(Closing):
     def recorded_backend(self) -> dict[str, Any]:
         return dict(self.trace.backend)
 
-    @property
+    @cached_property
     def bridge_key(self) -> str | None:
         """The dialog bridge's key in the recording: a supervisor on this replay uses it,
         so it sends the recorded bridge script and accepts the recorded bridge calls."""
@@ -68,11 +69,11 @@ class ReplayBackend(Closing):
                     return found.group(1)
         return None
 
-    @property
+    @cached_property
     def recorded_engine(self) -> str | None:
         """The engine whose dialogs do not block, if the recording said so (its
         ``cdpnb.dialogsNonBlocking`` note): a supervisor on this replay knows it too,
-        even when it was recorded on a URL rather than a launched kind."""
+        launched or recorded on a URL. (Both scans read the whole recording: once each.)"""
         for record in self.trace.records:
             if type(record) is Note and record.method == "cdpnb.dialogsNonBlocking":
                 return str(record.params.get("engine", "")) or None
@@ -91,7 +92,6 @@ class ReplayBackend(Closing):
     def describe(self) -> dict[str, Any]:
         return {"kind": "replay", "version": self.version,
                 "recorded_kind": self.trace.backend.get("kind"),
-                "recorded_version": self.trace.backend.get("version"),
                 "recorded_engine": self.recorded_engine,
                 "trace": str(self.trace.path) if self.trace.path else None,
                 "recorded_at": self.trace.started_at, "speed": self._server.speed,

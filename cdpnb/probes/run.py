@@ -22,7 +22,6 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import pandas as pd
 
@@ -37,7 +36,8 @@ from cdpnb.probes.specs import BackendSpec, parse_backend
 from cdpnb.protocol import Note
 from cdpnb.supervisor import Supervisor
 from cdpnb.trace import Trace
-from cdpnb.transport import fetch_json, redact
+from cdpnb.transport import redact
+from cdpnb.transport.discovery import browser_of
 
 __all__ = ["PROTOCOLS", "STATUSES", "CheckResult", "ProbeResult", "RecordedSite",
            "available_backends", "probe", "run_checks"]
@@ -394,20 +394,6 @@ async def _opened(spec: BackendSpec, site: ScenarioServer) -> AsyncIterator[_Tar
         yield target
 
 
-async def _endpoint_browser(url: str) -> str:
-    """``Browser`` from the ``/json/version`` of a CDP endpoint's host, or ""."""
-    parts = urlsplit(url)
-    scheme = {"ws": "http", "wss": "https"}.get(parts.scheme, parts.scheme)
-    if scheme not in ("http", "https"):
-        return ""
-    try:
-        info = await fetch_json(f"{scheme}://{parts.netloc}/json/version", 2.0)
-    except (CdpnbError, OSError):
-        return ""
-    browser = info.get("Browser") if isinstance(info, dict) else None
-    return browser if isinstance(browser, str) else ""
-
-
 async def _identify(target: _Target, sup: Supervisor) -> None:
     """Settle whose expectations a URL backend gets from what it says it is, and note
     it in the trace (``probe.backend``), so its replay gets the same."""
@@ -418,7 +404,7 @@ async def _identify(target: _Target, sup: Supervisor) -> None:
     info["protocol"] = sup.protocol
     browser = ""
     if sup.protocol == "cdp" and isinstance(target.connect, str):
-        browser = await _endpoint_browser(target.connect)
+        browser = await browser_of(target.connect, 2.0)
     browser = (sup.state.engine or browser or str(sup.browser_version.get("product", "")))
     # chromium-bidi 17 swaps browserName and browserVersion: "Chrome/156.…/@<revision>".
     browser = browser.partition("/@")[0]

@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from cdpnb.errors import CDPError
-from cdpnb.protocol.codec import loads, wire_text
+from cdpnb.protocol.codec import loads
 from cdpnb.protocol.connection import CommandBook, Received
 from cdpnb.protocol.messages import Command, ErrorReply, Event, Reply, TransportFault
 
@@ -81,26 +81,18 @@ class BiDiConnection(CommandBook):
 
     protocol = "bidi"
 
+    METHOD_SHAPE = "'module.command' (e.g. 'browsingContext.navigate')"
+
     # -- sending -------------------------------------------------------------------
 
-    def command(
-        self,
-        method: str,
-        params: dict[str, Any] | None = None,
-        session_id: str | None = None,
-        *,
-        wall: float = 0.0,
-        mono: float = 0.0,
-    ) -> tuple[Command, str]:
-        """Allocate an id, remember the command, and return it with its wire text."""
-        if not isinstance(method, str) or "." not in method:
-            raise ValueError(f"method must look like 'module.command' (e.g. "
-                             f"'browsingContext.navigate'), got {method!r}")
+    def _check_session(self, method: str, session_id: str | None) -> None:
         if session_id is not None:
             raise ValueError(f"{method}: WebDriver BiDi has no sessions on the wire; name the "
                              "browsing context in params instead of a session_id")
-        text = wire_text({"id": self._next_id, "method": method, "params": params or {}})
-        return self._new_command(method, params, None, wall, mono), text
+
+    def _frame(self, command_id: int, method: str, params: dict[str, Any],
+               session_id: str | None) -> dict[str, Any]:
+        return {"id": command_id, "method": method, "params": params}
 
     def take_orphans(self) -> list[tuple[Command, str]]:
         """Nothing is orphaned in BiDi: a command on a context that went gets an error."""

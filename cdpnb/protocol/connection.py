@@ -42,15 +42,41 @@ class CommandBook:
         self.sent = 0
         self.received = 0
 
-    def _new_command(self, method: str, params: dict[str, Any] | None,
-                     session_id: str | None, wall: float, mono: float) -> Command:
+    #: What a method name looks like, in the error that names a bad one.
+    METHOD_SHAPE = "'Domain.command'"
+
+    def command(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        session_id: str | None = None,
+        *,
+        wall: float = 0.0,
+        mono: float = 0.0,
+    ) -> tuple[Command, str]:
+        """Allocate an id, remember the command, and return it with its wire text."""
+        if not isinstance(method, str) or "." not in method:
+            raise ValueError(f"method must look like {self.METHOD_SHAPE}, got {method!r}")
         if params is not None and not isinstance(params, dict):
             raise TypeError(f"params for {method} must be a dict, got {type(params).__name__}")
-        cmd = Command(self._next_id, method, params or {}, session_id, wall, mono)
+        self._check_session(method, session_id)
+        params = params or {}
+        # Encoded before the command is kept: params that do not encode leave nothing.
+        text = wire_text(self._frame(self._next_id, method, params, session_id))
+        cmd = Command(self._next_id, method, params, session_id, wall, mono)
         self._next_id += 1
         self._pending[cmd.id] = cmd
         self.sent += 1
-        return cmd
+        return cmd, text
+
+    def _check_session(self, method: str, session_id: str | None) -> None:
+        """Raise if ``session_id`` cannot go with a command of this protocol."""
+        raise NotImplementedError
+
+    def _frame(self, command_id: int, method: str, params: dict[str, Any],
+               session_id: str | None) -> dict[str, Any]:
+        """The command as this protocol's wire object."""
+        raise NotImplementedError
 
     def _answered(self, command_id: int) -> Command | None:
         """The command a reply answers (pending, else abandoned: a late reply)."""
@@ -99,27 +125,17 @@ class CDPConnection(CommandBook):
 
     # -- sending -------------------------------------------------------------------
 
-    def command(
-        self,
-        method: str,
-        params: dict[str, Any] | None = None,
-        session_id: str | None = None,
-        *,
-        wall: float = 0.0,
-        mono: float = 0.0,
-    ) -> tuple[Command, str]:
-        """Allocate an id, remember the command, and return it with its wire text."""
-        if not isinstance(method, str) or "." not in method:
-            raise ValueError(f"method must look like 'Domain.command', got {method!r}")
+    def _check_session(self, method: str, session_id: str | None) -> None:
         if session_id is not None and not isinstance(session_id, str):
             raise TypeError(f"session_id for {method} must be a str or None, "
                             f"got {type(session_id).__name__}")
-        frame: dict[str, Any] = {"id": self._next_id, "method": method,
-                                 "params": params or {}}
+
+    def _frame(self, command_id: int, method: str, params: dict[str, Any],
+               session_id: str | None) -> dict[str, Any]:
+        frame: dict[str, Any] = {"id": command_id, "method": method, "params": params}
         if session_id is not None:
             frame["sessionId"] = session_id
-        text = wire_text(frame)  # before the command is kept: params may not encode
-        return self._new_command(method, params, session_id, wall, mono), text
+        return frame
 
     def take_orphans(self) -> list[tuple[Command, str]]:
         """Commands that will never get a reply because their session ended (the

@@ -135,16 +135,17 @@ def is_bridge_url(url: str) -> bool:
         return False
 
 
-
 def spawn_refusals(core: Core, changes: tuple[Change, ...],
                    refuse: Callable[[str | None, str, str], Coroutine[Any, Any, None]]) -> None:
-    """Answer every bridge request the reducer refused (forged, unknown, over the cap)
-    with an error, in the background: either protocol's bridge does this first."""
+    """Answer every bridge request the reducer refused (no key, a second call from a
+    frame with one open, a context no supervised page holds) with an error status, in
+    the background: either protocol's bridge does this first."""
     for change in changes:
         if type(change) is BridgeRequestRefused:
             assert isinstance(change, BridgeRequestRefused)
             core.spawn(refuse(change.session_id, change.request_id, change.reason),
                        name=f"cdpnb-bridge-refuse-{change.request_id}")
+
 
 class DialogBridge:
     """Installs the bridge on sessions, checks paused bridge requests, answers them."""

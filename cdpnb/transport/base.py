@@ -74,7 +74,8 @@ async def connect_websocket(url: str, timeout: float) -> Transport:
             raise
         bidi_url = bidi_url_of(url)
         try:
-            sock = await in_own_thread(lambda: WireSocket.open(bidi_url, timeout))
+            sock = await in_own_thread(lambda: WireSocket.open(bidi_url, timeout),
+                                      orphan=WireSocket.close)
         except EndpointError as bidi_error:
             raise EndpointError(
                 f"{redact(url)} speaks neither CDP ({cdp_error}) nor WebDriver BiDi "
@@ -82,13 +83,15 @@ async def connect_websocket(url: str, timeout: float) -> Transport:
         return await _sniffed(sock, redact(url), timeout)
     protocol = protocol_of_url(ws_url)
     try:
-        sock = await in_own_thread(lambda: WireSocket.open(ws_url, timeout))
+        sock = await in_own_thread(lambda: WireSocket.open(ws_url, timeout),
+                                  orphan=WireSocket.close)
     except EndpointError:
         if protocol is not None or urlsplit(ws_url).path not in ("", "/"):
             raise
         # A bare ws://host:port (what Firefox prints) that is no WebSocket: BiDi's is
         # at /session.
-        sock = await in_own_thread(lambda: WireSocket.open(bidi_url_of(ws_url), timeout))
+        sock = await in_own_thread(lambda: WireSocket.open(bidi_url_of(ws_url), timeout),
+                                  orphan=WireSocket.close)
     if protocol is None:
         return await _sniffed(sock, redact(ws_url), timeout)
     sock.protocol = protocol

@@ -14,8 +14,8 @@ from cdpnb.errors import EndpointError
 from cdpnb.protocol.credentials import hide_credentials
 from cdpnb.transport.threads import in_own_thread
 
-__all__ = ["PROTOCOLS", "bidi_url_of", "fetch_json", "get_json", "protocol_of_reply",
-           "protocol_of_url", "redact", "resolve_ws_url"]
+__all__ = ["PROTOCOLS", "bidi_url_of", "browser_of", "fetch_json", "get_json",
+           "protocol_of_reply", "protocol_of_url", "redact", "resolve_ws_url"]
 
 #: The protocols cdpnb speaks: the Chrome DevTools Protocol and WebDriver BiDi.
 PROTOCOLS = ("cdp", "bidi")
@@ -109,3 +109,20 @@ async def resolve_ws_url(url: str, timeout: float = 5.0) -> str:
     if not isinstance(ws, str):
         raise EndpointError(f"{redact(url)}/json/version has no webSocketDebuggerUrl")
     return ws
+
+
+async def browser_of(url: str, timeout: float) -> str:
+    """The ``Browser`` that ``/json/version`` of the host behind ``url`` (``ws://``,
+    ``wss://``, ``http://``, ``https://``; any path) names, or "" when it names none or
+    does not answer within ``timeout``."""
+    parts = urlsplit(url)
+    scheme = {"ws": "http", "wss": "https", "http": "http", "https": "https"}.get(
+        parts.scheme.lower())
+    if scheme is None:
+        return ""
+    try:
+        info = await fetch_json(f"{scheme}://{parts.netloc}/json/version", timeout)
+    except (EndpointError, OSError):
+        return ""
+    browser = info.get("Browser") if isinstance(info, dict) else None
+    return browser if isinstance(browser, str) else ""
