@@ -14,6 +14,7 @@ import gc
 import json
 import logging
 import re
+import threading
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -25,6 +26,7 @@ from hypothesis import strategies as st
 import cdpnb
 from cdpnb.state.dialogs import answerable_dialog
 from cdpnb.testing import HOLD, ScriptedBrowser, ScriptedCommand
+from cdpnb.transport.engine import engine
 
 CHILD = "CHILD-FRAME"
 PAGE_URL = "http://127.0.0.1:9/page"
@@ -409,6 +411,30 @@ async def test_waiters_end_at_once_on_stop_and_on_a_lost_connection() -> None:
         with pytest.raises(cdpnb.SupervisorStopped):
             await task
     assert time.monotonic() - began < 1.0
+
+
+async def test_a_wait_begun_after_a_dialog_closed_is_not_given_that_dialog(
+        chromium_like: tuple[ScriptedBrowser, cdpnb.Supervisor]) -> None:
+    """The news of an opening reaches waiters on the engine loop, which a busy machine
+    can hold back past the dialog's whole life: the caller saw it in the state, answered
+    it, and began waiting for the next one before the news came (seen on CI: the fifty
+    prompts behind Playwright got a question twice). A late opening must not end a
+    wait begun after that dialog closed."""
+    b, sup = chromium_like
+    held = threading.Event()
+    engine.loop.call_soon_threadsafe(held.wait, 5)  # the engine loop is busy elsewhere
+    try:
+        await b.open_dialog("prompt", "first")
+        first = await sup.wait_for_dialog(timeout=1)  # from the state: no engine loop
+        await sup.respond("accept", prompt_text="one", dialog_id=first.id)
+        assert sup.state.pending_dialogs == ()
+        nxt = asyncio.ensure_future(sup.wait_for_dialog(timeout=1))
+        await asyncio.sleep(0.05)  # the wait is registered
+    finally:
+        held.set()  # now the engine loop tells waiters about "first"
+    await b.open_dialog("prompt", "second")
+    second = await nxt
+    assert (second.message, second.id) == ("second", "d-2")
 
 
 # -- the property: an answer only ever goes to the answerable dialog ----------------------

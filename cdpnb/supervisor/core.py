@@ -178,7 +178,7 @@ class Core:
 
     async def close(self) -> None:
         self.stopping = True
-        self._fail_waiters(self._stopped_error())
+        self.fail_waiters(self._stopped_error())
         for task in list(self._tasks):
             task.cancel()
         transport = self._transport
@@ -288,7 +288,8 @@ class Core:
         if future.done() and not future.cancelled():
             future.exception()  # retrieved: an ended wait is not an unhandled error
 
-    def _fail_waiters(self, error: Exception) -> None:
+    def fail_waiters(self, error: Exception) -> None:
+        """End every wait on the stream at once with ``error``."""
         with self._lock:
             waiters = list(self._waiters)
         for future in waiters:
@@ -302,7 +303,7 @@ class Core:
                               f"({reason})")
 
     async def wait_until(self, predicate: Callable[[BrowserState], bool],
-                         timeout: float) -> BrowserState:
+                         timeout: float | None) -> BrowserState:
         """The first state (now or after a message) for which ``predicate`` holds; ends
         at once with SupervisorStopped / ConnectionLost if the supervisor stops or the
         connection is lost first. ``predicate`` runs on the receiving thread."""
@@ -414,7 +415,7 @@ class Core:
         self._lost(reason, transport)
 
     def _lost(self, reason: str, transport: Transport | None) -> None:
-        self._fail_waiters(self._stopped_error() if self.stopping else self._lost_error(reason))
+        self.fail_waiters(self._stopped_error() if self.stopping else self._lost_error(reason))
         with self._lock:
             if self._transport is transport:
                 self._transport = None

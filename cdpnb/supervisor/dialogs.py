@@ -29,7 +29,7 @@ from cdpnb.state import Change, DialogRecord, PendingDialog
 from cdpnb.state.changes import DialogClosed, DialogOpened, DialogUnanswerable
 from cdpnb.state.dialogs import FAST_REMOTE_MS, UNANSWERABLE, answerable_dialog
 from cdpnb.supervisor.bridge import DialogBridge
-from cdpnb.supervisor.core import Core, settle
+from cdpnb.supervisor.core import Core
 from cdpnb.supervisor.options import Policy, check_timeout
 
 __all__ = ["ACTIONS", "DialogControl", "explain_unanswerable"]
@@ -58,7 +58,6 @@ class DialogControl:
         self.policy = policy
         self.dialog_timeout_s = dialog_timeout_s
         self._watchdogs: dict[str, asyncio.TimerHandle] = {}
-        self._opened: list[asyncio.Future[PendingDialog]] = []
         #: Called once per fast remote close of a native dialog (an auto-dismisser).
         self.on_fast_remote: Callable[[DialogRecord], None] | None = None
         #: Called with each dialog the browser cannot answer (the recovery frees it).
@@ -88,9 +87,6 @@ class DialogControl:
                     self.on_unanswerable(change.dialog)
 
     def _opened_dialog(self, dialog: PendingDialog) -> None:
-        waiters, self._opened = self._opened, []
-        for waiter in waiters:
-            settle(waiter, dialog)  # the waiter may be on any caller's loop
         if not dialog.answerable:
             return  # DialogUnanswerable follows; the recovery takes it
         if self.policy == "must_respond":
@@ -125,14 +121,11 @@ class DialogControl:
         self.core.spawn(self.answer(dialog, False, None, "watchdog"),
                         name=f"cdpnb-watchdog-{dialog_id}")
 
-    def cancel_all(self, error: Exception) -> None:
-        """Stop every watchdog; every ``wait`` ends at once with ``error``."""
+    def stop_watchdogs(self) -> None:
+        """Stop every watchdog (waits end with the core's waiters)."""
         for handle in self._watchdogs.values():
             handle.cancel()
         self._watchdogs.clear()
-        waiters, self._opened = self._opened, []
-        for waiter in waiters:
-            settle(waiter, error=error)
 
     def _pending(self, dialog_id: str) -> PendingDialog | None:
         return next((d for d in self.core.state.pending_dialogs if d.id == dialog_id), None)
@@ -144,20 +137,14 @@ class DialogControl:
         SupervisorStopped / ConnectionLost if the supervisor stops or the connection
         is lost first."""
         limit = check_timeout("timeout", timeout, allow_none=True)
-        pending = self.core.state.pending_dialogs
-        if pending:
-            return pending[0]
-        waiter: asyncio.Future[PendingDialog] = self.core.waiter()
-        self._opened = [*self._opened, waiter]  # read by the engine loop: replaced, not changed
-        if self.core.state.pending_dialogs:  # opened while we were registering
-            settle(waiter, self.core.state.pending_dialogs[0])
+        # Checked as each message is folded (on the receiving thread), not when the news
+        # of an opening reaches the engine loop: a busy loop can hold that back past the
+        # dialog's whole life, and a wait begun after the close must not be given it.
         try:
-            return await asyncio.wait_for(waiter, limit)
+            state = await self.core.wait_until(lambda s: bool(s.pending_dialogs), limit)
         except TimeoutError:
             raise WaitTimeout(f"no dialog opened within {limit:g} s") from None
-        finally:
-            self._opened = [w for w in self._opened if w is not waiter]
-            self.core.forget(waiter)
+        return state.pending_dialogs[0]
 
     async def respond(
         self, action: Any, prompt_text: Any = None, dialog_id: Any = None

@@ -318,7 +318,9 @@ class Supervisor:
         self._last_state = core.state
         if self._reconnecting is not None:
             self._reconnecting.cancel()
-        self._dialogs.cancel_all(SupervisorStopped(
+        # Waits end before the pages close (closing one can open a beforeunload dialog).
+        self._dialogs.stop_watchdogs()
+        core.fail_waiters(SupervisorStopped(
             f"supervisor for {redact_url(self.url)} stopped while waiting"))
         if core.connected and core.protocol == "bidi":
             await self._bidi.stop()
@@ -412,8 +414,7 @@ class Supervisor:
                        "get a fresh page instead).")
 
     def _on_lost(self, reason: str) -> None:
-        self._dialogs.cancel_all(ConnectionLost(
-            f"CDP connection to {redact_url(self.url)} lost while waiting ({reason})"))
+        self._dialogs.stop_watchdogs()  # the core has ended every wait already
         self._pages.reset()
         if self._stopped or self.options.reconnect_attempts == 0:
             return
@@ -893,7 +894,7 @@ class Supervisor:
     async def wait_for(self, predicate: Callable[[BrowserState], bool],
                        timeout: float = 10.0) -> BrowserState:
         """The first state (now, or after a message) for which ``predicate`` holds;
-        checked on the engine loop as each message is folded, so nothing is missed
+        checked as each message is folded (on the receiving thread), so nothing is missed
         between polls. ``predicate`` must be quick and must not block."""
         if not callable(predicate):
             raise TypeError(f"predicate must be a callable taking a BrowserState, "
