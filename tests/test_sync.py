@@ -308,6 +308,77 @@ def test_a_calls_own_timeout_error_comes_through_unchanged(chromium: cdpnb.Backe
         sup.wait_for_dialog(timeout=0.2)
 
 
+def test_a_script_waits_for_its_reply_blocked_with_the_same_outcomes(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """From a thread with no loop running, a command waits for its reply by blocking
+    the thread (no loop wake-up): the reply, the command's own timeout, a reply that
+    comes too late, and a lost connection end it as they end an async call."""
+    from cdpnb.testing import HOLD, ScriptedBrowser, ScriptedCommand
+
+    b = ScriptedBrowser(has_browser_handler=True)
+    held: list[ScriptedCommand] = []
+
+    @b.on("Page.slow")
+    def slow(command: ScriptedCommand) -> Any:
+        held.append(command)
+        return HOLD
+
+    @b.on("Page.quick")
+    def quick(command: ScriptedCommand) -> dict[str, Any]:
+        return {"quick": True}
+
+    sup = cdpnb.sync.Supervisor.start(b)
+    blocked: list[bool] = []
+    blocks_here = engine.blocks_here
+    monkeypatch.setattr(engine, "blocks_here", lambda: blocked.append(blocks_here()) or
+                        blocked[-1])
+    try:
+        seen: dict[str, Any] = {}
+
+        def script() -> None:  # no loop running in this thread: the blocked path
+            assert not engine.blocks_here()
+            seen["quick"] = sup.cdp("Page.quick")
+            began = time.monotonic()
+            with pytest.raises(cdpnb.CommandTimeout,
+                               match=r"Page.slow on session \S+ got no reply within 0.2 s"):
+                sup.cdp("Page.slow", timeout=0.2)
+            seen["waited"] = time.monotonic() - began
+            seen["after"] = sup.cdp("Page.quick")
+
+        worker = threading.Thread(target=script)
+        worker.start()
+        worker.join(10)
+        assert not worker.is_alive()
+        assert blocked.count(True) == 3  # the script's commands (the rest: the engine's)
+        assert seen["quick"] == seen["after"] == {"quick": True}
+        assert 0.2 <= seen["waited"] < 1.0
+        assert sup.stats()["command-timeouts"] == 1
+        # The late reply is nobody's: dropped, counted, never an error.
+        engine.run_sync(b.reply(held[0], {"late": True}))
+        assert sup.cdp("Page.quick") == {"quick": True}
+
+        lost: list[BaseException] = []
+
+        def waits_then_loses() -> None:
+            try:
+                sup.cdp("Page.slow", timeout=30)
+            except BaseException as exc:  # the test inspects it
+                lost.append(exc)
+
+        worker = threading.Thread(target=waits_then_loses)
+        worker.start()
+        deadline = time.monotonic() + 5
+        while len(held) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        began = time.monotonic()
+        engine.run_sync(b.drop())
+        worker.join(5)
+        assert [type(e) for e in lost] == [cdpnb.ConnectionLost]
+        assert time.monotonic() - began < 1.0
+    finally:
+        sup.stop()
+
+
 def test_blocking_face_records_a_trace_forces_the_bridge_and_reads_state(
         chromium: cdpnb.Backend, site: ScenarioServer, tmp_path: Path) -> None:
     trace = tmp_path / "run.jsonl.gz"

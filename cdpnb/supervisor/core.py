@@ -74,9 +74,49 @@ REVIVING_METHODS = frozenset({"Page.navigate", "Page.reload"})
 CLOSING_FAULTS = {"invalid-utf8": 1007}
 
 
-def settle(future: asyncio.Future[T], value: T | None = None, *,
-            error: BaseException | None = None) -> None:
-    """Set ``future`` from any thread (on its own loop); a done future is left alone."""
+class BlockedReply:
+    """The reply a thread waits for by blocking (``Core.send`` from ``cdpnb.sync`` on
+    the thread's private loop): a lock held until the reply is set. Lighter than a
+    ``concurrent.futures.Future`` (no condition variable), set from any thread."""
+
+    __slots__ = ("_error", "_ready", "_set", "_value")
+
+    def __init__(self) -> None:
+        self._ready = threading.Lock()
+        self._ready.acquire()
+        self._set = threading.Lock()  # taken by the first setter, for good
+        self._value: Any = None
+        self._error: BaseException | None = None
+
+    def done(self) -> bool:
+        return self._set.locked()
+
+    def set(self, value: Any = None, error: BaseException | None = None) -> None:
+        if self._set.acquire(blocking=False):  # the first answer is the answer
+            self._value, self._error = value, error
+            self._ready.release()
+
+    def cancel(self) -> None:
+        self.set(error=ConnectionLost("the command was not sent"))
+
+    def result(self, timeout: float) -> Any:
+        """The reply, or its error; ``_Expired`` after ``timeout`` seconds."""
+        if not self._ready.acquire(timeout=max(0.0, timeout)):
+            raise _Expired()
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
+def settle(future: asyncio.Future[T] | BlockedReply, value: T | None = None, *,
+           error: BaseException | None = None) -> None:
+    """Set ``future`` from any thread (an asyncio one on its own loop); a done future is
+    left alone."""
+    if type(future) is BlockedReply:
+        future.set(value, error)  # the blocked thread wakes
+        return
+    assert isinstance(future, asyncio.Future)
+
     def set_now() -> None:
         if future.done():
             return
@@ -106,13 +146,15 @@ class _Subscription:
     changes: tuple[type, ...] | None
     now: bool
 
-    def wants(self, message: Message, changes: tuple[Change, ...]) -> bool:
+    def wants(self, method: str | None, changes: tuple[Change, ...]) -> bool:
+        # Asked for every message by every subscription: most messages change nothing.
         if self.methods is None and self.changes is None:
             return True
-        method = getattr(message, "method", None)
         if self.methods is not None and method in self.methods:
             return True
-        return self.changes is not None and any(isinstance(c, self.changes) for c in changes)
+        if self.changes is None or not changes:
+            return False
+        return any(isinstance(c, self.changes) for c in changes)
 
 
 class Core:
@@ -134,7 +176,7 @@ class Core:
         self.protocol = "cdp"
         self._transport: Transport | None = None
         self._lock = threading.RLock()  # the fold: one message at a time, in order
-        self._replies: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self._replies: dict[int, asyncio.Future[dict[str, Any]] | BlockedReply] = {}
         self._subscriptions: list[_Subscription] = []
         #: Futures of callers waiting on the stream; they end at once on stop or loss.
         self._waiters: set[asyncio.Future[Any]] = set()
@@ -209,7 +251,12 @@ class Core:
             raise TargetGone(f"{method}: the renderer behind session {session_id} crashed; "
                              "navigate (or Page.reload) to bring the page back")
         loop = asyncio.get_running_loop()
-        future: asyncio.Future[dict[str, Any]] = loop.create_future()
+        # A blocking call on its thread's private loop (cdpnb.sync from a script) waits
+        # for the reply by blocking that thread: nothing else runs on that loop, and a
+        # woken thread is quicker than a woken loop (1.21× a bare client's round trip
+        # through the loop, ≈1.0× blocked; benchmarks/README.md).
+        future: asyncio.Future[dict[str, Any]] | BlockedReply = (
+            BlockedReply() if engine.blocks_here() else loop.create_future())
         conn = self._conn
         with self._lock:
             cmd, text = conn.command(method, params, session_id, wall=time.time(),
@@ -228,6 +275,9 @@ class Core:
             future.cancel()
             raise
         limit = self.command_timeout_s if timeout is None else timeout
+        if type(future) is BlockedReply:
+            return self._wait_blocked(future, cmd.id, method, session_id, limit)
+        assert isinstance(future, asyncio.Future)
         timer = loop.call_later(limit, _expire, future)
         try:
             return await future
@@ -245,6 +295,25 @@ class Core:
             timer.cancel()
             with self._lock:
                 self._replies.pop(cmd.id, None)
+
+    def _wait_blocked(self, future: BlockedReply, command_id: int, method: str,
+                      session_id: str | None, limit: float) -> dict[str, Any]:
+        try:
+            reply: dict[str, Any] = future.result(limit)
+            return reply
+        except _Expired:
+            with self._lock:
+                self._conn.abandon(command_id)
+            self.stats["command-timeouts"] += 1
+            where = f" on session {session_id}" if session_id else ""
+            raise CommandTimeout(f"{method}{where} got no reply within {limit:g} s") from None
+        except BaseException:  # KeyboardInterrupt: its reply, if it comes, is nobody's
+            with self._lock:
+                self._conn.abandon(command_id)
+            raise
+        finally:
+            with self._lock:
+                self._replies.pop(command_id, None)
 
     def note(self, method: str, params: dict[str, Any], session_id: str | None = None) -> None:
         """Fold one of cdpnb's own decisions into the stream."""
@@ -341,8 +410,9 @@ class Core:
                 recorder.flush()
         self.state, changes = fold(self.state, message)
         later: list[_Subscription] = []
+        method = getattr(message, "method", None)
         for sub in self._subscriptions:
-            if not sub.wants(message, changes):
+            if not sub.wants(method, changes):
                 continue
             if sub.now:
                 self._call(sub.listener, message, changes)
@@ -373,16 +443,20 @@ class Core:
             if self._transport is not transport:
                 return  # a connection we already left
             self._in_batch = True
+            # One time for the batch: its frames came in one read, so that read is when
+            # each was received (and the trace's lines share one time prefix).
+            wall, mono = time.time(), time.monotonic()
             try:
                 for frame in frames:
-                    self._on_frame(transport, conn, frame)
+                    self._on_frame(transport, conn, frame, wall, mono)
             finally:
                 self._in_batch = False
                 if self.recorder is not None:
                     self.recorder.flush()
 
-    def _on_frame(self, transport: Transport, conn: Connection, frame: str | bytes) -> None:
-        received = conn.receive(frame, wall=time.time(), mono=time.monotonic())
+    def _on_frame(self, transport: Transport, conn: Connection, frame: str | bytes,
+                  wall: float, mono: float) -> None:
+        received = conn.receive(frame, wall=wall, mono=mono)
         if isinstance(received, Fault):
             if self.recorder is not None:
                 self.recorder(received, None)

@@ -63,7 +63,7 @@ __all__ = [
     "encode",
     "footer",
     "header",
-    "verbatim_line",
+    "verbatim_tail",
     "wire_message",
 ]
 
@@ -237,12 +237,11 @@ def encode(record: Record, seq: int = 0) -> str:
     return dumps(line)
 
 
-def verbatim_line(seq: int, direction: str, mono: float, wall: float, wire: bytes) -> bytes:
-    """A version-2 line holding ``wire`` (one message's JSON, as sent or received) as it is.
-
-    The caller makes sure ``wire`` is one valid JSON object on one line."""
-    return (f'{{"seq":{seq},"t":{mono!r},"wall":{wall!r},"dir":"{direction}","msg":'
-            .encode() + wire + b"}")
+def verbatim_tail(direction: str, mono: float, wall: float) -> bytes:
+    """What a version-2 line holds between its ``seq`` and the message itself, the
+    wire JSON as it is: ``{"seq":N`` + this + the message + ``}``. The same for every
+    message received in one read, so a recorder makes it once per read."""
+    return f',"t":{mono!r},"wall":{wall!r},"dir":"{direction}","msg":'.encode()
 
 
 def _number(line: dict[str, Any], key: str, where: str) -> float:

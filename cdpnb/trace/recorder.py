@@ -23,7 +23,7 @@ from typing import IO, Any
 
 from cdpnb.protocol import Command, ErrorReply, Fault, Reply
 from cdpnb.trace.compressed import ZstdWriter
-from cdpnb.trace.format import Record, dumps, encode, footer, header, verbatim_line
+from cdpnb.trace.format import Record, dumps, encode, footer, header, verbatim_tail
 from cdpnb.trace.redaction import REDACTIONS, redact_line, redact_message
 
 __all__ = ["Recorder", "check_redactions"]
@@ -89,6 +89,8 @@ class Recorder:
         #: after each batch of frames read in one go and each message it sends or notes.
         self.auto_flush = True
         self._lines: list[bytes] = []
+        self._tail_key: tuple[float, float, str] | None = None
+        self._tail = b""
         self._header = header(
             started_at=time.time(), started_mono=time.monotonic(), cdpnb_version=cdpnb_version,
             endpoint=endpoint, backend=backend, browser=browser, redacted=self.redactions,
@@ -130,11 +132,20 @@ class Recorder:
             return
         self.seq += 1
         direction = _VERBATIM.get(type(record).__name__)
+        if (wire is not None and direction is not None and not self.redactions
+                and b"\n" not in wire):
+            # The hot path (every received message): the wire bytes in a prefix whose
+            # times and direction are shared by the messages of one read.
+            key = (record.mono, record.wall, direction)
+            if key != self._tail_key:
+                self._tail_key, self._tail = key, verbatim_tail(direction, *key[:2])
+            self.counts[direction] += 1
+            self._lines.append(b'{"seq":%d%b%b}\n' % (self.seq, self._tail, wire))
+            if self.auto_flush:
+                self.flush()
+            return
         try:
-            if (wire is not None and direction is not None and not self.redactions
-                    and b"\n" not in wire):
-                line = verbatim_line(self.seq, direction, record.mono, record.wall, wire)
-            elif self.redactions:
+            if self.redactions:
                 record = redact_message(record, self.redactions)
                 line = redact_line(encode(record, self.seq), self.redactions).encode()
             else:

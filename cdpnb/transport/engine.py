@@ -31,6 +31,8 @@ T = TypeVar("T")
 
 class _ThreadLoop(threading.local):
     runner: asyncio.Runner | None = None
+    #: True while a blocking call runs on this thread's private loop.
+    blocking = False
 
 
 class Engine:
@@ -114,7 +116,13 @@ class Engine:
             # The loop goes with its thread (threading.local drops it at thread exit).
             weakref.finalize(runner, _close_quietly, runner)
         if timeout is None:
-            return runner.run(coro)
+            # Nothing but this call runs on the loop, and no outer limit must interrupt
+            # it: a command may wait for its reply by blocking the thread (Core.send).
+            self._own.blocking = True
+            try:
+                return runner.run(coro)
+            finally:
+                self._own.blocking = False
 
         async def bounded() -> T:
             task = asyncio.ensure_future(coro)
@@ -127,6 +135,11 @@ class Engine:
             return task.result()
 
         return runner.run(bounded())
+
+    def blocks_here(self) -> bool:
+        """True inside a blocking call running on its own thread's private loop (see
+        ``run_sync``'s ``here``), where a wait may block the thread instead of the loop."""
+        return self._own.blocking
 
     def thread_alive(self) -> bool:
         return self._thread is not None and self._thread.is_alive()

@@ -9,6 +9,10 @@ thread. websockets' own ``sync`` client does the same with one more thread betwe
 the socket and the consumer; here the consumer (the supervisor's fold) runs on the
 reader thread itself.
 
+Frames are cut out of the bytes by ``FrameSplitter`` (``cdpnb.transport.frames``): a
+whole text message in one plain frame (nearly all a browser sends) directly, every
+other frame through websockets' parser, whole.
+
 A message the client must refuse (larger than ``max_size``; a binary frame) comes out
 in order as a ``TransportFault``; the first one closes the connection (1009), the
 second is only reported.
@@ -33,6 +37,7 @@ from websockets.uri import parse_uri
 from cdpnb.errors import ConnectionLost, EndpointError
 from cdpnb.protocol import TransportFault
 from cdpnb.transport.discovery import redact
+from cdpnb.transport.frames import FrameSplitter, Received
 
 __all__ = ["MAX_MESSAGE_BYTES", "WireSocket"]
 
@@ -53,19 +58,20 @@ class WireSocket:
     on the reader thread."""
 
     def __init__(self, sock: socket.socket, protocol: ClientProtocol, url: str,
-                 early: list[Frame]) -> None:
+                 early: bytes = b"") -> None:
         self._sock = sock
         self._protocol = protocol
         self.url = url
-        self._early = early
         self._mutex = threading.Lock()
+        self._splitter = FrameSplitter(protocol, self._feed, MAX_MESSAGE_BYTES, early)
+        #: What ``exchange`` read past the message it wanted, for the reader.
+        self._early: list[Received] = []
         self._reader: threading.Thread | None = None
         self._closed = threading.Event()
         self._reason = "connection dropped"
         # The message being reassembled from continuation frames (reader thread only).
         self._parts: list[bytes] = []
         self._binary = False
-        self.max_size = MAX_MESSAGE_BYTES
         #: The protocol the endpoint speaks, ``cdp`` or ``bidi`` (set by the connector).
         self.protocol = "cdp"
 
@@ -91,24 +97,28 @@ class WireSocket:
             protocol = ClientProtocol(uri, max_size=MAX_MESSAGE_BYTES)
             protocol.send_request(protocol.connect())
             sock.sendall(b"".join(protocol.data_to_send()))
-            early: list[Frame] = []
+            # websockets gets the response's head and nothing after it: the frames that
+            # came with it are the splitter's (which hands websockets whole frames only).
+            raw = bytearray()
             response: Response | None = None
             while response is None:
                 sock.settimeout(max(0.001, deadline - time.monotonic()))
                 data = sock.recv(RECV_BYTES)
-                if data:
-                    protocol.receive_data(data)
-                else:
-                    protocol.receive_eof()
-                for event in protocol.events_received():
-                    if isinstance(event, Response):
-                        response = event
-                    elif isinstance(event, Frame):
-                        early.append(event)
+                raw += data
+                end = raw.find(b"\r\n\r\n")
+                if end >= 0 or not data:
+                    cut = end + 4 if end >= 0 else len(raw)
+                    protocol.receive_data(bytes(raw[:cut]))
+                    del raw[:cut]
+                    if not data:
+                        protocol.receive_eof()
+                    response = next((e for e in protocol.events_received()
+                                     if isinstance(e, Response)), None)
                 if protocol.handshake_exc is not None:
                     raise protocol.handshake_exc
                 if not data and response is None:
                     raise EOFError("the endpoint closed the connection during the handshake")
+            early = bytes(raw)
             sock.settimeout(None)
         except (OSError, InvalidHandshake, EOFError, ssl.SSLError) as exc:
             sock.close()
@@ -122,14 +132,14 @@ class WireSocket:
         Whatever arrives after it stays for the reader. Blocking: run it off a loop."""
         self.send(data)
         deadline = time.monotonic() + timeout
-        frames, self._early = list(self._early), []
+        received = self._splitter.receive(b"")
         while True:
-            for i, frame in enumerate(frames):
-                whole = self._messages([frame])
+            for i, item in enumerate(received):
+                whole = self._messages([item])
                 if whole and not isinstance(whole[0], TransportFault):
-                    self._early = frames[i + 1:]
+                    self._early = received[i + 1:]
                     return whole[0]
-            frames = []
+            received = []
             left = deadline - time.monotonic()
             if left <= 0:
                 return None
@@ -141,15 +151,9 @@ class WireSocket:
             finally:
                 with contextlib.suppress(OSError):
                     self._sock.settimeout(None)
-            with self._mutex:
-                if data:
-                    self._protocol.receive_data(data)
-                else:
-                    self._protocol.receive_eof()
-                frames = [e for e in self._protocol.events_received() if isinstance(e, Frame)]
-                self._flush_locked()
             if not data:
                 return None
+            received = self._splitter.receive(data)
 
     def start(self, on_frames: OnFrames, on_closed: OnClosed) -> None:
         """Start the reader thread: ``on_frames`` gets each batch of messages read in
@@ -206,22 +210,28 @@ class WireSocket:
 
     def _run(self, on_frames: OnFrames, on_closed: OnClosed) -> None:
         try:
-            batch = self._messages(self._early)
+            early, self._early = self._early, []
+            batch = self._messages([*early, *self._splitter.receive(b"")])
             if batch:
                 on_frames(batch)
+            # One buffer for every read: a fresh 1 MiB for each (sock.recv) costs more
+            # than the few frames a read usually brings.
+            into = bytearray(RECV_BYTES)
+            view = memoryview(into)
             while True:
                 try:
-                    data = self._sock.recv(RECV_BYTES)
+                    data = bytes(view[:self._sock.recv_into(into)])
                 except OSError:
                     data = b""
-                with self._mutex:
-                    if data:
-                        self._protocol.receive_data(data)
-                    else:
+                if data:
+                    events = self._splitter.receive(data)
+                else:
+                    with self._mutex:
                         self._protocol.receive_eof()
-                    events = self._protocol.events_received()
-                    self._flush_locked()
-                    refused = self._protocol.parser_exc
+                        events = [e for e in self._protocol.events_received()
+                                  if isinstance(e, Frame)]
+                        self._flush_locked()
+                refused = self._protocol.parser_exc
                 batch = self._messages(events)
                 if isinstance(refused, PayloadTooBig):
                     detail = f"{self._too_big()}; the connection was closed (code 1009)"
@@ -237,10 +247,22 @@ class WireSocket:
             self._closed.set()
             on_closed(self._reason)
 
-    def _messages(self, events: Sequence[object]) -> list[bytes]:
-        """Whole messages from frames (continuations joined); binary ones as faults."""
+    def _feed(self, data: bytes) -> list[Received]:
+        """The splitter's way into websockets' protocol: its frames, its writes sent."""
+        with self._mutex:
+            self._protocol.receive_data(data)
+            events = self._protocol.events_received()
+            self._flush_locked()
+        return [e for e in events if isinstance(e, Frame)]
+
+    def _messages(self, events: Sequence[Received]) -> list[bytes]:
+        """Whole messages from what the splitter gave (continuations joined); binary
+        ones as faults."""
         out: list[bytes] = []
         for event in events:
+            if type(event) is bytes:
+                out.append(event)
+                continue
             if not isinstance(event, Frame):
                 continue
             if event.opcode is Opcode.TEXT or event.opcode is Opcode.BINARY:
@@ -271,7 +293,7 @@ class WireSocket:
             self._sock.shutdown(socket.SHUT_RDWR)
 
     def _too_big(self) -> str:
-        limit = self.max_size
+        limit = self._splitter.max_size
         size = f"{limit / 2**20:g} MiB" if limit % 2**20 == 0 else f"{limit} bytes"
         return f"a message was larger than the {size} limit"
 
