@@ -4,6 +4,7 @@ ref: the ref rule as pure functions, the rest on real Chromium."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -13,6 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import cdpnb
+import cdpnb.sync
 from cdpnb import ElementNotClickable, StaleRef
 from cdpnb.probes import ScenarioServer
 from cdpnb.supervisor.accessibility import (
@@ -228,6 +230,26 @@ async def test_a_click_that_opens_a_dialog_returns_it(sup: cdpnb.Supervisor,
     assert record.type == "confirm" and record.message == "sure?"
     await settle(sup, lambda s: not s.pending_dialogs)
     assert await sup.evaluate("window.r") is True
+
+
+@pytest.mark.browser
+async def test_a_blocking_click_that_opens_a_dialog_returns_it_at_once(
+        sup: cdpnb.Supervisor, page: dict[str, str]) -> None:
+    """From a script's thread the click's mouse event is sent by a task of its own (its
+    reply waits for the dialog), so it must wait on the loop, not block the thread:
+    the click returns with the dialog, not after its time runs out."""
+    blocking = cdpnb.sync.Supervisor.of(sup)
+
+    def script() -> tuple[dict[str, Any], float]:
+        blocking.accessibility()
+        began = time.monotonic()
+        done = blocking.click("button:Ask", timeout=5)
+        return done, time.monotonic() - began
+
+    done, took = await asyncio.to_thread(script)
+    assert done["dialog_id"] is not None and took < 2.5
+    record = await sup.respond("accept", dialog_id=done["dialog_id"])
+    assert record.type == "confirm"
 
 
 @pytest.mark.browser

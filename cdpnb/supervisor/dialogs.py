@@ -29,7 +29,7 @@ from cdpnb.state import Change, DialogRecord, PendingDialog
 from cdpnb.state.changes import DialogClosed, DialogOpened, DialogUnanswerable
 from cdpnb.state.dialogs import FAST_REMOTE_MS, UNANSWERABLE, answerable_dialog
 from cdpnb.supervisor.bridge import DialogBridge
-from cdpnb.supervisor.core import Core
+from cdpnb.supervisor.core import Core, settle
 from cdpnb.supervisor.options import Policy, check_timeout
 
 __all__ = ["ACTIONS", "DialogControl", "explain_unanswerable"]
@@ -137,14 +137,32 @@ class DialogControl:
         SupervisorStopped / ConnectionLost if the supervisor stops or the connection
         is lost first."""
         limit = check_timeout("timeout", timeout, allow_none=True)
-        # Checked as each message is folded (on the receiving thread), not when the news
-        # of an opening reaches the engine loop: a busy loop can hold that back past the
-        # dialog's whole life, and a wait begun after the close must not be given it.
+        core = self.core
+        if core.state.pending_dialogs:
+            return core.state.pending_dialogs[0]
+        opened: asyncio.Future[PendingDialog] = core.waiter()
+
+        # Told as each message is folded (on the receiving thread), not when the news
+        # reaches the engine loop: a busy loop can hold that back past the dialog's
+        # whole life, and a wait begun after the close must not be given it. A dialog
+        # that opened and closed in one message (Lightpanda's do) still counts.
+        def on_change(_: Message, changes: tuple[Change, ...]) -> None:
+            for change in changes:
+                if type(change) is DialogOpened:
+                    assert isinstance(change, DialogOpened)
+                    settle(opened, change.dialog)
+                    return
+
+        unsubscribe = core.subscribe(on_change, changes=[DialogOpened], now=True)
         try:
-            state = await self.core.wait_until(lambda s: bool(s.pending_dialogs), limit)
+            if core.state.pending_dialogs:  # opened while we subscribed
+                return core.state.pending_dialogs[0]
+            return await asyncio.wait_for(opened, limit)
         except TimeoutError:
             raise WaitTimeout(f"no dialog opened within {limit:g} s") from None
-        return state.pending_dialogs[0]
+        finally:
+            unsubscribe()
+            core.forget(opened)
 
     async def respond(
         self, action: Any, prompt_text: Any = None, dialog_id: Any = None

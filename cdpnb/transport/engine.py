@@ -31,8 +31,8 @@ T = TypeVar("T")
 
 class _ThreadLoop(threading.local):
     runner: asyncio.Runner | None = None
-    #: True while a blocking call runs on this thread's private loop.
-    blocking = False
+    #: The task of the blocking call running on this thread's private loop, if any.
+    call: asyncio.Task[Any] | None = None
 
 
 class Engine:
@@ -116,13 +116,18 @@ class Engine:
             # The loop goes with its thread (threading.local drops it at thread exit).
             weakref.finalize(runner, _close_quietly, runner)
         if timeout is None:
-            # Nothing but this call runs on the loop, and no outer limit must interrupt
-            # it: a command may wait for its reply by blocking the thread (Core.send).
-            self._own.blocking = True
-            try:
-                return runner.run(coro)
-            finally:
-                self._own.blocking = False
+            own = self._own
+
+            async def call() -> T:
+                # No outer limit must interrupt this call: what its own task awaits
+                # directly may wait by blocking the thread (Core.send).
+                own.call = asyncio.current_task()
+                try:
+                    return await coro
+                finally:
+                    own.call = None
+
+            return runner.run(call())
 
         async def bounded() -> T:
             task = asyncio.ensure_future(coro)
@@ -137,9 +142,12 @@ class Engine:
         return runner.run(bounded())
 
     def blocks_here(self) -> bool:
-        """True inside a blocking call running on its own thread's private loop (see
-        ``run_sync``'s ``here``), where a wait may block the thread instead of the loop."""
-        return self._own.blocking
+        """True in the task of a blocking call running on its thread's private loop (see
+        ``run_sync``'s ``here``): a wait there may block the thread instead of the loop.
+        Tasks the call started (a send raced against a dialog, a gather) still need
+        the loop, so they wait on it."""
+        call = self._own.call
+        return call is not None and asyncio.current_task() is call
 
     def thread_alive(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
