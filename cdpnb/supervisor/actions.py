@@ -18,11 +18,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from cdpnb.errors import CDPError, CommandTimeout, ElementNotClickable, StaleRef
-from cdpnb.protocol import Message
-from cdpnb.state import Change, PendingDialog
+from cdpnb.state import PendingDialog
 from cdpnb.state.changes import DialogOpened
 from cdpnb.supervisor.accessibility import RefTarget
-from cdpnb.supervisor.core import Core, settle
+from cdpnb.supervisor.core import Core
 from cdpnb.supervisor.evaluation import Budget
 
 __all__ = ["click", "quad_centre"]
@@ -43,31 +42,22 @@ def quad_centre(quads: Sequence[Sequence[float]]) -> tuple[float, float] | None:
 async def _send_or_dialog(core: Core, params: dict[str, Any], session: str | None,
                           budget: Budget) -> PendingDialog | None:
     """Dispatch one mouse event; the dialog it opened, if one opened before its reply."""
-    opened: asyncio.Future[PendingDialog] = core.waiter()
-
-    def on_change(_: Message, changes: tuple[Change, ...]) -> None:
-        for change in changes:
-            if isinstance(change, DialogOpened):
-                settle(opened, change.dialog)
-
-    unsubscribe = core.subscribe(on_change, changes=[DialogOpened], now=True)
-    sending = asyncio.ensure_future(core.send("Input.dispatchMouseEvent", params, session,
-                                              budget.left()))
-    try:
-        either: set[asyncio.Future[Any]] = {sending, opened}
-        await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
-        if opened.done() and not opened.cancelled() and opened.exception() is None:
-            return opened.result()
-        if sending.done():
-            sending.result()
-            return None
-        opened.result()  # the stop or loss that ended the wait
-        raise CommandTimeout("no reply")
-    finally:
-        unsubscribe()
-        core.forget(opened)
-        if not sending.done():
-            sending.cancel()
+    with core.first_change(DialogOpened) as opened:
+        sending = asyncio.ensure_future(core.send("Input.dispatchMouseEvent", params,
+                                                  session, budget.left()))
+        try:
+            either: set[asyncio.Future[Any]] = {sending, opened}
+            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+            if opened.done() and not opened.cancelled() and opened.exception() is None:
+                return opened.result().dialog
+            if sending.done():
+                sending.result()
+                return None
+            opened.result()  # the stop or loss that ended the wait
+            raise CommandTimeout("no reply")
+        finally:
+            if not sending.done():
+                sending.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await sending
 

@@ -19,11 +19,12 @@ fold lock, for quick checks that resolve a waiter (``wait_until``); it must not 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Sequence
 from concurrent.futures import Future as ThreadFuture
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
@@ -59,6 +60,7 @@ log = logging.getLogger("cdpnb.supervisor")
 
 Listener = Callable[[Message, tuple[Change, ...]], None]
 T = TypeVar("T")
+C = TypeVar("C", bound=Change)
 
 
 class Recording(Protocol):
@@ -95,9 +97,6 @@ class BlockedReply:
         if self._set.acquire(blocking=False):  # the first answer is the answer
             self._value, self._error = value, error
             self._ready.release()
-
-    def cancel(self) -> None:
-        self.set(error=ConnectionLost("the command was not sent"))
 
     def result(self, timeout: float) -> Any:
         """The reply, or its error; ``_Expired`` after ``timeout`` seconds."""
@@ -272,7 +271,8 @@ class Core:
             with self._lock:
                 self._replies.pop(cmd.id, None)
                 conn.abandon(cmd.id)
-            future.cancel()
+            if isinstance(future, asyncio.Future):
+                future.cancel()
             raise
         limit = self.command_timeout_s if timeout is None else timeout
         if type(future) is BlockedReply:
@@ -282,14 +282,9 @@ class Core:
         try:
             return await future
         except _Expired:
-            with self._lock:
-                conn.abandon(cmd.id)
-            self.stats["command-timeouts"] += 1
-            where = f" on session {session_id}" if session_id else ""
-            raise CommandTimeout(f"{method}{where} got no reply within {limit:g} s") from None
+            raise self._no_reply(cmd.id, method, session_id, limit) from None
         except asyncio.CancelledError:
-            with self._lock:
-                conn.abandon(cmd.id)
+            self._abandon(cmd.id)
             raise
         finally:
             timer.cancel()
@@ -302,18 +297,26 @@ class Core:
             reply: dict[str, Any] = future.result(limit)
             return reply
         except _Expired:
-            with self._lock:
-                self._conn.abandon(command_id)
-            self.stats["command-timeouts"] += 1
-            where = f" on session {session_id}" if session_id else ""
-            raise CommandTimeout(f"{method}{where} got no reply within {limit:g} s") from None
-        except BaseException:  # KeyboardInterrupt: its reply, if it comes, is nobody's
-            with self._lock:
-                self._conn.abandon(command_id)
+            raise self._no_reply(command_id, method, session_id, limit) from None
+        except BaseException:
+            if not future.done():  # KeyboardInterrupt: its reply, if it comes, is nobody's
+                self._abandon(command_id)
             raise
         finally:
             with self._lock:
                 self._replies.pop(command_id, None)
+
+    def _abandon(self, command_id: int) -> None:
+        with self._lock:
+            self._conn.abandon(command_id)
+
+    def _no_reply(self, command_id: int, method: str, session_id: str | None,
+                  limit: float) -> CommandTimeout:
+        """A command whose time ran out: abandoned (a late reply is nobody's), counted."""
+        self._abandon(command_id)
+        self.stats["command-timeouts"] += 1
+        where = f" on session {session_id}" if session_id else ""
+        return CommandTimeout(f"{method}{where} got no reply within {limit:g} s")
 
     def note(self, method: str, params: dict[str, Any], session_id: str | None = None) -> None:
         """Fold one of cdpnb's own decisions into the stream."""
@@ -370,6 +373,27 @@ class Core:
     def _lost_error(self, reason: str) -> ConnectionLost:
         return ConnectionLost(f"CDP connection to {redact(self.url)} lost while waiting "
                               f"({reason})")
+
+    @contextlib.contextmanager
+    def first_change(self, kind: type[C]) -> Iterator[asyncio.Future[C]]:
+        """A waiter set to the first change of ``kind`` folded from now on: told on the
+        receiving thread as the message is folded, never late from the engine loop (a
+        wait begun after a change must not be given it). Ends at once with
+        SupervisorStopped / ConnectionLost like every waiter."""
+        future: asyncio.Future[C] = self.waiter()
+
+        def on_change(_: Message, changes: tuple[Change, ...]) -> None:
+            for change in changes:
+                if isinstance(change, kind):
+                    settle(future, change)
+                    return
+
+        unsubscribe = self.subscribe(on_change, changes=[kind], now=True)
+        try:
+            yield future
+        finally:
+            unsubscribe()
+            self.forget(future)
 
     async def wait_until(self, predicate: Callable[[BrowserState], bool],
                          timeout: float | None) -> BrowserState:

@@ -29,7 +29,7 @@ from cdpnb.state import Change, DialogRecord, PendingDialog
 from cdpnb.state.changes import DialogClosed, DialogOpened, DialogUnanswerable
 from cdpnb.state.dialogs import FAST_REMOTE_MS, UNANSWERABLE, answerable_dialog
 from cdpnb.supervisor.bridge import DialogBridge
-from cdpnb.supervisor.core import Core, settle
+from cdpnb.supervisor.core import Core
 from cdpnb.supervisor.options import Policy, check_timeout
 
 __all__ = ["ACTIONS", "DialogControl", "explain_unanswerable"]
@@ -140,29 +140,14 @@ class DialogControl:
         core = self.core
         if core.state.pending_dialogs:
             return core.state.pending_dialogs[0]
-        opened: asyncio.Future[PendingDialog] = core.waiter()
-
-        # Told as each message is folded (on the receiving thread), not when the news
-        # reaches the engine loop: a busy loop can hold that back past the dialog's
-        # whole life, and a wait begun after the close must not be given it. A dialog
-        # that opened and closed in one message (Lightpanda's do) still counts.
-        def on_change(_: Message, changes: tuple[Change, ...]) -> None:
-            for change in changes:
-                if type(change) is DialogOpened:
-                    assert isinstance(change, DialogOpened)
-                    settle(opened, change.dialog)
-                    return
-
-        unsubscribe = core.subscribe(on_change, changes=[DialogOpened], now=True)
-        try:
+        # A dialog that opened and closed within one message (Lightpanda's do) counts.
+        with core.first_change(DialogOpened) as opened:
             if core.state.pending_dialogs:  # opened while we subscribed
                 return core.state.pending_dialogs[0]
-            return await asyncio.wait_for(opened, limit)
-        except TimeoutError:
-            raise WaitTimeout(f"no dialog opened within {limit:g} s") from None
-        finally:
-            unsubscribe()
-            core.forget(opened)
+            try:
+                return (await asyncio.wait_for(opened, limit)).dialog
+            except TimeoutError:
+                raise WaitTimeout(f"no dialog opened within {limit:g} s") from None
 
     async def respond(
         self, action: Any, prompt_text: Any = None, dialog_id: Any = None
