@@ -2,9 +2,11 @@
 
 Derived from the async face one line per name (``cdpnb.blocking``), so the
 parameters are the async ones, and a name the async face gains is here at once.
-Every call runs on cdpnb's engine thread and this thread waits for it: it works
-in a script, in a notebook cell (where the kernel's loop is running), inside
-``asyncio.run`` and after ``nest_asyncio.apply()``.
+A supervisor's call from a thread with no loop running (a script) runs on a private
+loop of that thread, and a command it sends waits for its reply by blocking the
+thread; from a thread whose loop is running (a notebook cell, inside
+``asyncio.run``, after ``nest_asyncio.apply()``) every call runs on cdpnb's engine
+thread and this thread waits for it.
 
 >>> import cdpnb.sync
 >>> cdpnb.sync.Supervisor.evaluate.__wrapped__ is cdpnb.Supervisor.evaluate
