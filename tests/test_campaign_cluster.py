@@ -17,8 +17,10 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import psutil
+import pytest
 from distributed import Client, LocalCluster
 from test_campaign import BACKENDS, REPEATS, SCENARIOS, dataset_files, expected_files
 
@@ -79,6 +81,46 @@ def test_on_a_local_cluster_of_two_processes(tmp_path: Path) -> None:
     assert checks["worker"].nunique() == 2  # both workers ran cells
     assert seen[0].dashboard is not None and seen[0].dashboard.startswith("http://127.0.0.1:")
     assert any(len(p.running) == 2 for p in seen)  # cells running on each worker at once
+
+
+def test_a_cell_whose_outcome_dies_with_its_worker_is_computed_again_not_failed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cell can finish on a worker that dies before the campaign takes its outcome:
+    Dask then calls the future lost (seen once in a full run, the worker-kill test
+    below: "cell lost"). Played exactly: the first time an outcome is to be taken, its
+    worker is killed by its pid and the future seen lost first."""
+    from cdpnb.campaign import run as campaign_run
+
+    take = campaign_run._finish
+    killed: list[int] = []
+
+    def finish_after_losing_one(future: Any, *args: Any) -> bool:
+        if not killed and future.status == "finished":
+            client = future.client
+            [holder] = client.who_has([future])[future.key]
+            pid = client.run(os.getpid, workers=[holder])[holder]
+            killed.append(pid)
+            os.kill(pid, signal.SIGKILL)
+            deadline = time.monotonic() + 30
+            while future.status != "lost":
+                assert time.monotonic() < deadline, future.status
+                time.sleep(0.01)
+        return take(future, *args)
+
+    monkeypatch.setattr(campaign_run, "_finish", finish_after_losing_one)
+    with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1",
+                      dashboard_address="127.0.0.1:0") as cluster, Client(cluster) as client:
+        watch = BrowserWatch(*client.run(os.getpid).values())
+        result = cdpnb.campaign(BACKENDS, SCENARIOS, REPEATS, out=tmp_path, client=client,
+                                progress=watch)
+    assert killed
+    assert result.run is not None and result.run.failed == 0
+    assert result.run.ran + result.run.skipped == len(BACKENDS) * len(SCENARIOS) * REPEATS
+    checks = load(tmp_path)
+    assert set(checks["status"].astype(str)) == {"ok"}
+    assert not list(tmp_path.rglob("*.failed.parquet"))
+    # Every browser the killed worker launched died with it (its reaper ends them).
+    assert watch.all_ended()
 
 
 def _listening(pid: int) -> set[str]:

@@ -212,7 +212,10 @@ def _run_cells(client: Client, todo: list[CellTask], layout: Layout, run_id: str
         while not pending.is_empty():
             batch = pending.next_batch(block=False) if pending.has_ready() else []
             for future in batch:
-                _finish(future, futures.pop(future), layout, run_id, tracker)
+                if _finish(future, futures[future], layout, run_id, tracker):
+                    del futures[future]
+                else:
+                    pending.add(future)
             if time.monotonic() - shown >= TICK_S:
                 show(tracker.snapshot())
                 shown = time.monotonic()
@@ -227,10 +230,15 @@ def _run_cells(client: Client, todo: list[CellTask], layout: Layout, run_id: str
 
 
 def _finish(future: Future[CellOutcome], task: CellTask, layout: Layout, run_id: str,
-            tracker: Tracker) -> None:
-    """Take a finished cell's outcome; record one that ran out of attempts."""
+            tracker: Tracker) -> bool:
+    """Take a finished cell's outcome, or record one that ran out of attempts (True);
+    False for a cell whose outcome was lost before it could be taken."""
     from cdpnb.campaign.worker import CellFailed, failure_row
 
+    if future.status == "lost":
+        # It finished on a worker that died before the outcome was taken: the scheduler
+        # computes it again, and the cell, its files written, says so at once.
+        return False
     if future.status == "finished":
         outcome = future.result()
         tracker.finish(task.cell, failed=False, already_done=outcome.already_done,
@@ -249,6 +257,7 @@ def _finish(future: Future[CellOutcome], task: CellTask, layout: Layout, run_id:
         tracker.finish(task.cell, failed=True, already_done=False, attempts=attempts,
                        how=reason)
     future.release()
+    return True
 
 
 def _record_run(layout: Layout, *, run_id: str, phase: str, **fields: Any) -> None:
