@@ -22,6 +22,7 @@ from cdpnb.errors import CdpnbError
 from cdpnb.supervisor import Supervisor
 from cdpnb.trace import TraceFormatError
 from cdpnb.transport import redact
+from cdpnb.transport.waits import wait_for
 
 __all__ = ["record_command", "replay_command"]
 
@@ -62,7 +63,7 @@ async def _run_until_stopped(stop: asyncio.Event, duration: float | None,
             if duration is not None and time.monotonic() - began >= duration:
                 return
             with suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), TICK_S)
+                await wait_for(stop.wait(), TICK_S)
 
 
 def _record_status(sup: Supervisor, began: float) -> str:

@@ -10,7 +10,6 @@ backend itself does) and one with it, each recorded as a trace.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import platform
@@ -38,6 +37,7 @@ from cdpnb.supervisor import Supervisor
 from cdpnb.trace import Trace
 from cdpnb.transport import redact
 from cdpnb.transport.discovery import browser_of
+from cdpnb.transport.waits import wait_for
 
 __all__ = ["PROTOCOLS", "STATUSES", "CheckResult", "ProbeResult", "RecordedSite",
            "available_backends", "probe", "run_checks"]
@@ -517,7 +517,7 @@ async def _run_check(name: str, version: str, kind: str | None, check: Check, ru
     began = time.monotonic()
     value: float | str | None
     try:
-        status, detail, value = await asyncio.wait_for(check.driver(sup, target.site),
+        status, detail, value = await wait_for(check.driver(sup, target.site),
                                                        CHECK_TIMEOUT_S)
     except TimeoutError:
         status, detail, value = "fail", f"no outcome within {CHECK_TIMEOUT_S:g} s", None

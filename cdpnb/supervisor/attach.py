@@ -18,6 +18,7 @@ from cdpnb.state.pages import METHOD_NOT_FOUND
 from cdpnb.supervisor.bridge import DialogBridge
 from cdpnb.supervisor.core import Core
 from cdpnb.supervisor.pages import PageAttacher
+from cdpnb.transport.waits import wait_for
 
 __all__ = ["AUTO_ATTACH", "METHOD_NOT_FOUND", "ChildAttacher", "attach_page", "create_page"]
 
@@ -55,7 +56,7 @@ async def _attach(core: Core, target_id: str, setup_timeout: float | None,
     reply = await core.send("Target.attachToTarget", {"targetId": target_id, "flatten": True})
     session_id = reply["sessionId"]
     core.note("cdpnb.pageTarget", {"target_id": target_id, "session_id": session_id})
-    await asyncio.wait_for(_enable_frame_host(core, session_id, lifecycle=True, bridge=bridge),
+    await wait_for(_enable_frame_host(core, session_id, lifecycle=True, bridge=bridge),
                            setup_timeout)
 
 

@@ -53,6 +53,7 @@ from cdpnb.transport import Connector, Transport, connect_websocket, redact
 from cdpnb.transport.discovery import PROTOCOLS
 from cdpnb.transport.engine import engine
 from cdpnb.transport.threads import in_own_thread
+from cdpnb.transport.waits import wait_for
 
 __all__ = ["Core", "Listener", "settle"]
 
@@ -412,7 +413,7 @@ class Core:
         try:
             if predicate(self.state):  # what was folded while subscribing
                 return self.state
-            result: BrowserState = await asyncio.wait_for(future, timeout)
+            result: BrowserState = await wait_for(future, timeout)
             return result
         finally:
             unsubscribe()

@@ -31,6 +31,7 @@ from cdpnb.state.dialogs import FAST_REMOTE_MS, UNANSWERABLE, answerable_dialog
 from cdpnb.supervisor.bridge import DialogBridge
 from cdpnb.supervisor.core import Core
 from cdpnb.supervisor.options import Policy, check_timeout
+from cdpnb.transport.waits import wait_for
 
 __all__ = ["ACTIONS", "DialogControl", "explain_unanswerable"]
 
@@ -145,7 +146,7 @@ class DialogControl:
             if core.state.pending_dialogs:  # opened while we subscribed
                 return core.state.pending_dialogs[0]
             try:
-                return (await asyncio.wait_for(opened, limit)).dialog
+                return (await wait_for(opened, limit)).dialog
             except TimeoutError:
                 raise WaitTimeout(f"no dialog opened within {limit:g} s") from None
 

@@ -29,6 +29,7 @@ from cdpnb.state import Change
 from cdpnb.state.changes import PageOpened
 from cdpnb.supervisor.bridge import DialogBridge
 from cdpnb.supervisor.core import Core, settle
+from cdpnb.transport.waits import wait_for
 
 __all__ = ["BROWSER_AUTO_ATTACH", "PageAttacher"]
 
@@ -169,6 +170,6 @@ class PageAttacher:
         claim: asyncio.Future[tuple[str, bool]] = asyncio.get_running_loop().create_future()
         self._claims[target_id] = claim
         try:
-            return await asyncio.wait_for(claim, CLAIM_TIMEOUT_S)
+            return await wait_for(claim, CLAIM_TIMEOUT_S)
         finally:
             self._claims.pop(target_id, None)

@@ -75,6 +75,7 @@ from cdpnb.transport import Connector
 from cdpnb.transport import redact as redact_url
 from cdpnb.transport.engine import engine
 from cdpnb.transport.replay_script import is_replay_url
+from cdpnb.transport.waits import wait_for
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -881,7 +882,7 @@ class Supervisor:
             wanted.append(str(loader))
             if loader and str(loader) not in loads:
                 try:
-                    await asyncio.wait_for(loaded, max(0.0, deadline - loop.time()))
+                    await wait_for(loaded, max(0.0, deadline - loop.time()))
                 except TimeoutError:
                     raise WaitTimeout(f"{shown} did not finish loading within {timeout:g} s "
                                       "(is a dialog open?)") from None

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 import urllib.error
@@ -13,6 +12,7 @@ from urllib.parse import urlsplit, urlunsplit
 from cdpnb.errors import EndpointError
 from cdpnb.protocol.credentials import hide_credentials
 from cdpnb.transport.threads import in_own_thread
+from cdpnb.transport.waits import wait_for
 
 __all__ = ["PROTOCOLS", "bidi_url_of", "browser_of", "fetch_json", "get_json",
            "protocol_of_reply", "protocol_of_url", "redact", "resolve_ws_url"]
@@ -90,7 +90,7 @@ def get_json(url: str, timeout: float = 5.0) -> Any:
 async def fetch_json(url: str, timeout: float = 5.0) -> Any:
     """``get_json`` off the event loop (``/json/version``, ``/json/list``)."""
     try:
-        return await asyncio.wait_for(in_own_thread(lambda: get_json(url, timeout)), timeout + 1)
+        return await wait_for(in_own_thread(lambda: get_json(url, timeout)), timeout + 1)
     except TimeoutError:
         raise EndpointError(f"{redact(url)} did not answer within {timeout:g} s") from None
 

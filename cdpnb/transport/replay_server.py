@@ -23,6 +23,7 @@ from websockets.http11 import Request, Response
 
 from cdpnb.protocol import InvalidCommand, Message, parse_command, wire_text
 from cdpnb.transport.replay_script import BIDI_REPLAY_PATH, REPLAY_PATH, ReplayScript
+from cdpnb.transport.waits import wait_for
 
 __all__ = ["NO_RECORDED_REPLY", "ReplayServer"]
 
@@ -239,7 +240,7 @@ class _Player:
         """Wait up to ``timeout`` for the client's next command; False when none came."""
         self.wake.clear()
         try:
-            await asyncio.wait_for(self.wake.wait(), timeout)
+            await wait_for(self.wake.wait(), timeout)
         except TimeoutError:
             return False
         # Waiting for the client is not part of the recorded pace.
