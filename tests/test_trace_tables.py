@@ -430,6 +430,9 @@ def test_parquet_round_trip_is_lossless_for_every_kind_of_record(tmp_path: Path)
     trace = s.trace()
     trace.problems = ("a problem",)
     back = assert_round_trip(trace, tmp_path / "t.parquet")
+    # Replies whose params are not a recorded command's (9 and 10 here) cannot be held
+    # as columns: the records are built one by one, equal all the same.
+    assert back._columns is None
     pd.testing.assert_frame_equal(back.events(), trace.events())
     # The file is also a plain events table for anyone with pandas.
     plain = pd.read_parquet(tmp_path / "t.parquet")
@@ -445,7 +448,18 @@ def test_parquet_round_trip_of_a_recorded_file_and_of_an_empty_trace(tmp_path: P
     recorder.close()
     loaded = Trace.load(tmp_path / "run.jsonl")
     back = assert_round_trip(loaded, tmp_path / "run.parquet")
+    assert back._columns is not None  # read as columns, as Trace.load reads a file
     pd.testing.assert_frame_equal(back.dialogs(), loaded.dialogs())
+    pd.testing.assert_frame_equal(back.commands(), loaded.commands())
+    # A row of a kind no cdpnb writes is named, whichever way the file is read.
+    table = pq.read_table(tmp_path / "run.parquet")
+    kinds = table.column("kind").cast(pa.string()).to_pylist()
+    kinds[3] = "telegram"
+    odd = table.set_column(table.schema.get_field_index("kind"), "kind",
+                           pa.array(kinds, pa.string()))
+    pq.write_table(odd.replace_schema_metadata(table.schema.metadata), tmp_path / "odd.parquet")
+    with pytest.raises(TraceFormatError, match="row 3: unknown record kind 'telegram'"):
+        Trace.from_parquet(tmp_path / "odd.parquet")
     empty = Trace({"cdpnb_trace": 1, "meta": {"note": "ünï"}}, [], None, ["no footer"])
     again = assert_round_trip(empty, tmp_path / "sub" / "empty.parquet")
     assert dtypes(again.events()) == DTYPES["events"]

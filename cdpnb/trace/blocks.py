@@ -108,7 +108,7 @@ class Block:
     has_id: np.ndarray[Any, np.dtype[np.bool_]]
     methods: list[str | None]  # (slow blocks, until coded)
     sessions: list[str | None]
-    raw: bytes = b""
+    raw: bytes | memoryview = b""  # (a view: a Parquet file's buffer, kept as read)
     offsets: np.ndarray[Any, np.dtype[np.int64]] = field(
         default_factory=lambda: np.zeros(1, np.int64))
     texts: dict[int, str] = field(default_factory=dict)
@@ -133,7 +133,8 @@ class Block:
         if self.text is None:
             import pyarrow as pa
 
-            self.raw, self.offsets = canonical_buffer(self.raw, self.offsets, self.texts)
+            self.raw, self.offsets = canonical_buffer(bytes(self.raw), self.offsets,
+                                                       self.texts)
             self.texts = {}
             self.text = pa.LargeStringArray.from_buffers(
                 len(self), pa.py_buffer(self.offsets.tobytes()), pa.py_buffer(self.raw))
@@ -160,7 +161,7 @@ class Block:
         """Row ``i``'s payload bytes (as recorded, or as written again)."""
         if i in self.texts:
             return self.texts[i].encode("utf-8", "surrogatepass")
-        return self.raw[self.offsets[i]:self.offsets[i + 1]]
+        return bytes(self.raw[self.offsets[i]:self.offsets[i + 1]])
 
     def value(self, i: int) -> Any:
         """Row ``i``'s payload, parsed as the object reader parses it."""

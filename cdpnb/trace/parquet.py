@@ -13,11 +13,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from cdpnb.protocol import Command, ErrorReply, Event, Fault, Note, Reply
+from cdpnb.trace.blocks import ERROR, KIND_NAMES, NO_ID, REPLY, Block, Vocabulary
 from cdpnb.trace.canonical import encode_json
+from cdpnb.trace.columns import Columns
 from cdpnb.trace.dtypes import text_array
 from cdpnb.trace.format import Record, TraceFormatError
 from cdpnb.trace.nogc import gc_paused
+from cdpnb.trace.scan import Refused, match_replies
 from cdpnb.trace.trace import Trace
 
 __all__ = ["PARQUET_KEY", "PARQUET_VERSION", "from_parquet", "to_parquet"]
@@ -123,16 +128,97 @@ def from_parquet(path: str | os.PathLike[str]) -> Trace:
     if missing:
         raise TraceFormatError(f"{path} has cdpnb trace metadata but lacks columns {missing}")
     table = pq.read_table(path, columns=names)
+    header, footer = about.get("header") or {}, about.get("footer")
+    problems = about.get("problems") or ()
+    columns = _columns_of(table)
+    if columns is not None:
+        trace = Trace(header, (), footer, problems, path)
+        trace._records, trace._columns = None, columns
+        return trace
     loads = json.loads
     records: list[Record] = []
-    columns = [_column_values(table.column(name)) for name in names]
+    values = [_column_values(table.column(name)) for name in names]
     with gc_paused():
         for row, (kind, cid, method, session, body, params, wall, mono) in enumerate(
-                zip(*columns, strict=True)):
+                zip(*values, strict=True)):
             build = _BUILDERS.get(kind)
             if build is None:
                 raise TraceFormatError(f"{path} row {row}: unknown record kind {kind!r}")
             records.append(build(cid, method, session, loads(body),
                                  loads(params) if params is not None else {}, wall, mono))
-    return Trace(about.get("header") or {}, records, about.get("footer"),
-                 about.get("problems") or (), path)
+    return Trace(header, records, footer, problems, path)
+
+
+def _columns_of(table: Any) -> Columns | None:
+    """The file's rows as a loaded trace's columns (its payloads are already the text the
+    tables show, so they are kept as they are); None when the rows are not what a
+    trace's columns can hold as they stand (an unknown kind, a missing payload, a reply
+    whose params are not its matched command's, ids a connection repeats): the records
+    are built one by one then, as ``to_parquet`` wrote them."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n = table.num_rows
+    kind = pc.index_in(_plain(table.column("kind")), value_set=pa.array(KIND_NAMES))
+    payload = table.column("payload")
+    if kind.null_count or payload.null_count:
+        return None
+    ids = table.column("id")
+    methods, sessions = Vocabulary(), Vocabulary()
+    chunks = [chunk.cast(pa.large_string()) for chunk in payload.chunks]
+    texts = chunks[0] if len(chunks) == 1 else pa.concat_arrays(chunks) if chunks \
+        else pa.array([], pa.large_string())
+    buffers: list[Any] = texts.buffers()
+    bounds = np.frombuffer(buffers[1], np.int64)[texts.offset:texts.offset + n + 1]
+    data = buffers[2]
+    raw = memoryview(data)[bounds[0]:bounds[-1]] if data is not None and n else b""
+    kinds = kind.to_numpy(zero_copy_only=False).astype(np.int8)
+    has_id = pc.is_valid(ids).to_numpy(zero_copy_only=False)
+    block = Block(
+        mono=table.column("mono").to_numpy().astype(np.float64),
+        wall=table.column("wall").to_numpy().astype(np.float64),
+        seq=np.arange(1, n + 1, dtype=np.int64), kind=kinds,
+        ids=pc.fill_null(ids, NO_ID).to_numpy().astype(np.int64), has_id=has_id,
+        methods=[], sessions=[], raw=raw, offsets=bounds - bounds[0] if n else bounds,
+        method_codes=_codes(table.column("method"), methods),
+        session_codes=_codes(table.column("session_id"), sessions))
+    block.text = texts  # (written as the tables show it: no second look)
+    for row in np.flatnonzero(kinds == ERROR).tolist():
+        body = block.value(row)
+        block.errors[row] = (body["code"], body["message"], body.get("data"))
+    columns = Columns.from_blocks([block] if n else [], methods, sessions)
+    try:
+        match_replies(columns, methods)
+    except Refused:
+        return None
+    # A reply's params are its matched command's payload ("{}" for none): the file's
+    # params column must say so, or the records would differ from the ones written.
+    replies = np.flatnonzero((kinds == REPLY) | (kinds == ERROR))
+    if len(replies):
+        matched = columns.cmd_row[replies]
+        expected = pc.if_else(pa.array(matched >= 0),
+                              texts.take(np.maximum(matched, 0)), "{}")
+        said = table.column("params").take(pa.array(replies)).cast(pa.large_string())
+        if not pc.all(pc.equal(said, expected)).as_py():
+            return None
+    return columns
+
+
+def _plain(column: Any) -> Any:
+    import pyarrow as pa
+
+    return column.cast(column.type.value_type) if pa.types.is_dictionary(column.type) \
+        else column
+
+
+def _codes(column: Any, vocabulary: Vocabulary) -> np.ndarray[Any, np.dtype[np.int32]]:
+    """A string column as codes of ``vocabulary`` (-1 for null)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    encoded: Any = pc.dictionary_encode(_plain(column)).combine_chunks() if len(column) \
+        else pa.DictionaryArray.from_arrays(pa.array([], pa.int32()), pa.array([], pa.string()))
+    lookup = np.append(vocabulary.codes(encoded.dictionary.to_pylist()), -1).astype(np.int32)
+    indices: Any = pc.fill_null(encoded.indices, -1)
+    codes: np.ndarray[Any, np.dtype[np.int32]] = lookup[indices.to_numpy(zero_copy_only=False)]
+    return codes

@@ -39,7 +39,7 @@ from cdpnb.trace.format import TraceFooter, TraceHeader, check_fields
 from cdpnb.trace.reader import TraceTruncatedWarning, cut_short_problem, header_of
 from cdpnb.trace.sources import LineBlocks, Refused, compression
 
-__all__ = ["Refused", "Scan", "scan"]
+__all__ = ["Refused", "Scan", "match_replies", "scan"]
 
 _FOOTER_START = b'{"cdpnb_trace_end"'
 _NO_FOOTER = ("no footer: the recording did not close cleanly (a crash, or still being "
@@ -168,7 +168,7 @@ class _Lines:
 def _assemble(parts: list[Block], methods: Vocabulary, sessions: Vocabulary) -> Columns:
     columns = Columns.from_blocks(parts, methods, sessions)
     _check_seq(columns.seq, columns)
-    _match_replies(columns, methods)
+    match_replies(columns, methods)
     return columns
 
 
@@ -194,7 +194,7 @@ def _check_repeats(columns: Columns) -> None:
             raise Refused("a line may repeat the one before")
 
 
-def _match_replies(columns: Columns, methods: Vocabulary) -> None:
+def match_replies(columns: Columns, methods: Vocabulary) -> None:
     """Each reply's command: the latest with its id since the last ``cdpnb.connected``
     note (as ``LineDecoder`` matches them), its method for a reply that does not name
     one, and the checks of ``reader._Integrity`` on ids."""
