@@ -14,15 +14,18 @@ from cdpnb.state import BrowserState, Change, fold, snapshot_of
 from cdpnb.state.changes import (
     BridgeRequestRefused,
     CapabilityMissing,
+    ConsoleError,
     DialogClosed,
     DialogOpened,
     DialogUnanswerable,
     FrameRemoved,
+    Malformed,
     PageClosed,
     PageHazard,
     PageOpened,
 )
 from cdpnb.state.dialogs import answerable_dialog
+from cdpnb.state.reducer import CONSOLE_ONLY
 from tests.test_state import (
     CS,
     MAIN,
@@ -404,3 +407,47 @@ def test_a_close_right_after_a_frame_commits_is_the_browsers() -> None:
                  T0 + 7.004)
     state, _ = run(state, soon)
     assert state.recent_dialogs[-1].closed_by == "remote"
+
+
+def console_message() -> st.SearchStrategy[Message]:
+    """Console messages of every shape the CONSOLE_ONLY rules meet: error and other
+    levels, malformed ones, BiDi log entries with and without a known context."""
+    values = st.one_of(st.none(), st.integers(), st.text(max_size=5),
+                       st.lists(st.fixed_dictionaries({"type": st.just("string"),
+                                                       "value": st.text(max_size=5)}),
+                                max_size=2))
+    cdp_console = st.builds(
+        lambda level, args, sid: Event("Runtime.consoleAPICalled",
+                                       {"type": level, "args": args}, sid, T0),
+        st.one_of(st.sampled_from(["log", "error", "assert"]), st.integers()), values,
+        st.sampled_from([PS, CS, None]))
+    cdp_exception = st.builds(
+        lambda details, sid: Event("Runtime.exceptionThrown", details, sid, T0),
+        st.one_of(st.just({"exceptionDetails": {"text": "Uncaught", "url": "http://a/"}}),
+                  st.just({}), st.just({"exceptionDetails": None})),
+        st.sampled_from([PS, CS]))
+    bidi_log = st.builds(
+        lambda level, context, kind: Event("log.entryAdded", {
+            "level": level, "type": kind, "text": "x",
+            "source": {"realm": "r", "context": context}}, None, T0),
+        st.sampled_from(["error", "info"]), st.sampled_from([MAIN, OOP, PS, "elsewhere"]),
+        st.sampled_from(["console", "javascript"]))
+    return st.one_of(cdp_console, cdp_exception, bidi_log)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(dialog_life(), max_size=12), console_message())
+def test_console_only_rules_change_nothing_but_the_console(msgs: list[Message],
+                                                            console: Message) -> None:
+    """``Trace.dialogs`` folds without the CONSOLE_ONLY events: it may because their
+    rules write the console buffer and its counters only, and report nothing else."""
+    assert isinstance(console, Event) and console.method in CONSOLE_ONLY
+    assert {"Runtime.consoleAPICalled", "Runtime.exceptionThrown", "log.entryAdded"} \
+        == CONSOLE_ONLY
+    before, _ = run(oopif_state(), *msgs)
+    after, changes = fold(before, console)
+    assert {type(c) for c in changes} <= {ConsoleError, Malformed}
+    mine = {"console_errors", "console_errors_total", "counters"}
+    assert after.model_dump(exclude=mine) == before.model_dump(exclude=mine)
+    assert {k: v for k, v in after.counters.items() if before.counters.get(k) != v} \
+        .keys() <= {f"malformed:{console.method}"}

@@ -19,7 +19,8 @@ from cdpnb.state import bidi, connection, console, dialogs, engines, frames, pag
 from cdpnb.state.changes import Change, Malformed
 from cdpnb.state.models import BrowserState
 
-__all__ = ["EVENT_RULES", "NOTE_RULES", "REPLY_RULES", "Folded", "fold", "fold_all"]
+__all__ = ["CONSOLE_ONLY", "EVENT_RULES", "NOTE_RULES", "REPLY_RULES", "Folded", "fold",
+           "fold_all"]
 
 Rule = Callable[[BrowserState, Any, list[Change]], BrowserState]
 
@@ -72,6 +73,13 @@ EVENT_RULES: dict[str, Rule] = {
     "script.realmDestroyed": bidi.realm_destroyed,
     "log.entryAdded": bidi.log_entry_added,
 }
+
+#: Events whose rules write the console buffer and nothing else (``console_errors``,
+#: ``console_errors_total``, a ``malformed:`` counter; ``ConsoleError`` and
+#: ``Malformed`` changes): a question about anything else (``Trace.dialogs``) may fold
+#: without them. ``tests/test_dialog_model.py`` holds each rule to it.
+CONSOLE_ONLY = frozenset({"Runtime.consoleAPICalled", "Runtime.exceptionThrown",
+                          "log.entryAdded"})
 
 REPLY_RULES: dict[str, Rule] = {
     "Page.getFrameTree": frames.frame_tree,

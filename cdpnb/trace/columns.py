@@ -10,7 +10,7 @@ command's method and params).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -122,13 +122,15 @@ class Columns:
         of_kind = (kind == EVENT) if what == "event" else (kind == REPLY) | (kind == ERROR)
         return np.flatnonzero(of_kind & np.isin(self.method, codes))
 
-    def ruled(self) -> Array:
-        """The rows a reducer rule acts on: only these can change the folded state."""
+    def ruled(self, without: Collection[str] = ()) -> Array:
+        """The rows a reducer rule acts on: only these can change the folded state
+        (less the events with a method in ``without``)."""
         names = self.methods.names
         size = len(names) + 1  # code -1 (no method) looks up the last entry: False
         event, note, reply = (np.zeros(size, np.bool_) for _ in range(3))
         for table, rules in ((event, EVENT_RULES), (note, NOTE_RULES), (reply, REPLY_RULES)):
             table[[self.methods[name] for name in rules if name in self.methods]] = True
+        event[[self.methods[name] for name in without if name in self.methods]] = False
         kind, method = self.kind, self.method
         return np.flatnonzero((kind == ERROR) | ((kind == EVENT) & event[method])
                               | ((kind == NOTE) & note[method]) | ((kind == REPLY) & reply[method]))

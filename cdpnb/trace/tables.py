@@ -30,6 +30,7 @@ from cdpnb.state.changes import DialogAmended, DialogClosed, DialogOpened
 from cdpnb.state.console import _describe
 from cdpnb.state.dialogs import DIALOG_TYPES
 from cdpnb.state.frames import _frame_url
+from cdpnb.state.reducer import CONSOLE_ONLY
 from cdpnb.trace.blocks import DIRECTIONS, KIND_NAMES
 from cdpnb.trace.canonical import encode_json
 from cdpnb.trace.dtypes import (
@@ -274,7 +275,8 @@ def dialogs(trace: Trace) -> pd.DataFrame:
     """
     opened: dict[str, tuple[PendingDialog, Record]] = {}
     closed: dict[str, DialogRecord] = {}
-    for message, _, changes in trace._state_changes():
+    # (A console message changes nothing a dialog row reads: not folded here.)
+    for message, _, changes in trace._state_changes(without=CONSOLE_ONLY):
         for change in changes:
             if isinstance(change, DialogOpened):
                 opened.setdefault(change.dialog.id, (change.dialog, message))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -164,15 +164,18 @@ class Trace:
 
     # -- the messages a question needs (a loaded trace makes only those) ---------------
 
-    def _state_changes(self) -> Iterator[tuple[Message, BrowserState, tuple[Change, ...]]]:
+    def _state_changes(self, without: Collection[str] = (),
+                       ) -> Iterator[tuple[Message, BrowserState, tuple[Change, ...]]]:
         """``replay_changes`` of the messages a reducer rule acts on: no other message
-        changes the state or reports a change."""
+        changes the state or reports a change. ``without``: events whose rules the
+        question does not need (``reducer.CONSOLE_ONLY``), left out where leaving them
+        out saves making them (a loaded trace)."""
         if self._columns is None:
             yield from self.replay_changes()
             return
         state = BrowserState()
         with gc_paused():  # (consumed whole by the tables and final_state, not by users)
-            for message in self._columns.messages(self._columns.ruled()):
+            for message in self._columns.messages(self._columns.ruled(without)):
                 state, changes = fold(state, message)
                 yield message, state, changes
 
