@@ -97,7 +97,7 @@ def run_cell(task: CellTask, root: str, run_id: str, plugin_name: str) -> CellOu
     cell = task.cell
     worker = get_worker()
     if layout.is_finished(cell):
-        return _outcome_on_file(layout, cell, str(worker.name))
+        return _outcome_on_file(layout, cell, str(worker.name), run_id)
     plugin = worker.plugins.get(plugin_name)
     if not isinstance(plugin, CampaignPlugin) or plugin.pool is None or plugin.site is None:
         raise CellFailed(f"worker {worker.name} has no {plugin_name} plugin")
@@ -168,10 +168,13 @@ def failure_row(task: CellTask, reason: str, attempts: int, run_id: str, worker:
         "started_at": started}], schema=CHECKS_SCHEMA)
 
 
-def _outcome_on_file(layout: Layout, cell: Cell, worker: str) -> CellOutcome:
+def _outcome_on_file(layout: Layout, cell: Cell, worker: str, run_id: str) -> CellOutcome:
+    """The outcome of a cell whose files are there: written by an earlier run (it was
+    not run again), or by this one (a worker that died before its outcome was taken:
+    the scheduler computes the task again, and the cell counts as run, once)."""
     import pyarrow.parquet as pq
 
     row = pq.read_table(layout.checks_file(cell),
-                        columns=["status", "value_ms", "attempts"]).to_pylist()[0]
+                        columns=["status", "value_ms", "attempts", "run_id"]).to_pylist()[0]
     return CellOutcome(cell, str(row["status"]), row["value_ms"], worker,
-                       int(row["attempts"] or 1), already_done=True)
+                       int(row["attempts"] or 1), already_done=row["run_id"] != run_id)
