@@ -2,11 +2,12 @@
 
 Derived from the async face one line per name (``cdpnb.blocking``), so the
 parameters are the async ones, and a name the async face gains is here at once.
-A supervisor's call from a thread with no loop running (a script) runs on a private
-loop of that thread, and a command it sends waits for its reply by blocking the
-thread; from a thread whose loop is running (a notebook cell, inside
-``asyncio.run``, after ``nest_asyncio.apply()``) every call runs on cdpnb's engine
-thread and this thread waits for it.
+A supervisor's call from a thread with no loop running (a script) runs on that
+thread (driven by hand, on a private loop of the thread only if it must wait for one),
+and a command it sends waits for its reply by blocking the thread; from a thread
+whose loop is running (a notebook cell, inside ``asyncio.run``, after
+``nest_asyncio.apply()``) every call runs on cdpnb's engine thread and this thread
+waits for it.
 
 >>> import cdpnb.sync
 >>> cdpnb.sync.Supervisor.evaluate.__wrapped__ is cdpnb.Supervisor.evaluate
@@ -77,8 +78,8 @@ class Supervisor(Facade[AsyncSupervisor]):
 
     _faces: ClassVar[weakref.WeakKeyDictionary[AsyncSupervisor, Supervisor]] = (
         weakref.WeakKeyDictionary())
-    #: A supervisor's calls run on the calling thread's own loop when it has none
-    #: running: the command goes out from this thread, its reply wakes it (one hop).
+    #: A supervisor's calls run on the calling thread when it has no loop running
+    #: (``Engine._drive``): the command goes out from this thread, its reply wakes it.
     run_here = True
 
     @classmethod

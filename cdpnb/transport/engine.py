@@ -4,9 +4,11 @@ Supervisors' background work lives here (child set-up, policies, the watchdog, t
 bridge), so it goes on while the caller's thread is busy (a notebook cell in
 ``time.sleep``); the transport's reader thread receives and folds on its own.
 
-A blocking supervisor call (``cdpnb.sync``) runs its coroutine on a private event loop
-of the calling thread when that thread has none running (a script, a worker thread):
-the command goes out from that thread and the reply wakes it, one thread hop. In a
+A blocking supervisor call (``cdpnb.sync``) runs its coroutine on the calling thread
+when that thread has no loop running (a script, a worker thread): driven by hand, and
+by a private event loop of that thread from the first time it awaits something of a
+loop's (``Engine._drive``); the command goes out from that thread and the reply wakes
+it, one thread hop. In a
 thread whose loop is running (a notebook's kernel thread) it cannot wait on a loop of
 its own, so the coroutine runs on the engine loop and the thread waits on its future;
 so does every other blocking call.
