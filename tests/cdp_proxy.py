@@ -21,6 +21,7 @@ class CDPProxy:
         self.fail_methods: dict[str, dict[str, Any]] = {}
         self.mute = False
         self.connections: list[tuple[ServerConnection, ClientConnection]] = []
+        self.opened = 0  # connections made to the browser so far
         self._server: Server | None = None
         self.port = 0
 
@@ -57,6 +58,7 @@ class CDPProxy:
         async with connect(self.upstream, max_size=None, compression=None,
                            ping_interval=None) as upstream:
             pair = (client, upstream)
+            self.opened += 1
             self.connections.append(pair)
 
             async def down() -> None:

@@ -330,3 +330,33 @@ async def test_another_tabs_bridge_call_is_answered_and_its_requests_are_not_rec
     assert any(r["context"] == ours for r in requests)  # the supervised page's, kept
     theirs = [r for r in requests if r["context"] == other]
     assert theirs and all(r["isBlocked"] for r in theirs)  # only the paused bridge call
+
+
+
+async def test_a_dropped_connection_cannot_be_resumed_and_says_so_at_once(
+        site: ScenarioServer) -> None:
+    """Measured on Firefox ESR 153: a BiDi-only session outlives its dropped connection
+    (no /session/<id> path serves it) and session.new is refused until the browser
+    ends. The supervisor makes one attempt, then gives up with a reason that says so,
+    closes the connection it opened, and warns; nothing is left open or half set up.
+    (A browser of its own: the module's Firefox must keep taking sessions.)"""
+    from tests.cdp_proxy import CDPProxy
+
+    with cdpnb.launch("firefox") as firefox:
+        proxy = await CDPProxy(firefox.cdp_url).start()
+        try:
+            sup = await cdpnb.Supervisor.start(proxy.url, bridge=True, reconnect_attempts=3)
+            await sup.navigate(site.url("/blank"))
+            await proxy.drop()
+            await settle(sup, lambda s: sup.stats().get("reconnect-gave-up") == 1, timeout=10)
+            await settle(sup, lambda s: not s.connected)
+            assert not sup.alive and "reconnects" not in sup.stats()
+            assert proxy.opened == 2  # the first connection and one attempt, not three
+            assert not proxy.connections  # the attempt's connection was closed
+            with pytest.warns(cdpnb.CdpnbWarning, match="cannot resume; launch the browser"), \
+                    pytest.raises(cdpnb.ConnectionLost, match="Firefox keeps the session of "
+                                                              "a dropped connection"):
+                await sup.evaluate("1")
+            await sup.stop()
+        finally:
+            await proxy.close()

@@ -73,6 +73,11 @@ def bidi_version(capabilities: dict[str, Any]) -> dict[str, Any]:
             "userAgent": str(capabilities.get("userAgent", "")), "protocol": "bidi"}
 
 
+class SessionHeld(EndpointError):
+    """The endpoint keeps the session of a dropped connection and refuses a new one:
+    trying again cannot help."""
+
+
 class BiDiSession:
     """The supervisor's WebDriver BiDi session and page (one browsing context)."""
 
@@ -85,18 +90,29 @@ class BiDiSession:
     # -- lifecycle ----------------------------------------------------------------------
 
     async def start(self, reuse_context: str | None = None) -> dict[str, Any]:
-        """Create the session, subscribe, and create (or take back) the page."""
+        """Create the session, subscribe, and create (or take back) the page
+        ``reuse_context`` (after a reconnect)."""
         core = self.core
         try:
             reply = await core.send("session.new", {"capabilities": {"alwaysMatch": {
                 "unhandledPromptBehavior": PROMPTS_IGNORED}}})
         except CDPError as exc:
-            if bidi_error_name(exc) == "session not created":
-                raise EndpointError(
-                    f"{redact(core.url)} refused a WebDriver BiDi session ({exc.message}); "
-                    "Firefox allows one session per browser, so another client may hold "
-                    "it") from None
-            raise
+            if bidi_error_name(exc) != "session not created":
+                raise
+            if self.session_id is not None:
+                # Measured on Firefox ESR 153: a BiDi-only session outlives its dropped
+                # connection, its /session/<id> path is never served, and session.new
+                # is refused ("Maximum number of active sessions") until the browser
+                # ends: nothing can resume it.
+                raise SessionHeld(
+                    f"{redact(core.url)} refused a new WebDriver BiDi session after the "
+                    f"connection dropped ({exc.message}): Firefox keeps the session of a "
+                    "dropped connection and lets no client reach or end it, so the "
+                    "supervisor cannot resume; launch the browser again") from None
+            raise EndpointError(
+                f"{redact(core.url)} refused a WebDriver BiDi session ({exc.message}); "
+                "Firefox allows one session per browser, so another client may hold "
+                "it") from None
         self.session_id = str(reply.get("sessionId", ""))
         caps = reply.get("capabilities")
         self.capabilities = caps if isinstance(caps, dict) else {}
@@ -144,6 +160,9 @@ class BiDiSession:
     def context_for(self, frame_id: str | None) -> str:
         """The browsing context that runs ``frame_id`` (the page's when None)."""
         state = self.core.state
+        if not self.core.connected:
+            # (Not "page gone": a lost connection has no page to route to yet.)
+            raise self.core.down(f"reach frame {frame_id or 'of the page'}")
         if frame_id is None:
             if state.page_gone is not None or state.page_target_id is None:
                 raise TargetGone(f"the supervisor's page is gone "

@@ -218,6 +218,13 @@ class Core:
     def connected(self) -> bool:
         return self._transport is not None and self.state.connected
 
+    async def end_connection(self) -> None:
+        """Close the current connection, which then ends as a lost one does (one a
+        reconnect attempt could not set up is of no use, and must not stay open)."""
+        transport = self._transport
+        if transport is not None:
+            await in_own_thread(transport.close)
+
     async def close(self) -> None:
         self.stopping = True
         self.fail_waiters(self._stopped_error())
@@ -243,9 +250,7 @@ class Core:
                                     f"cannot send {method}")
         transport = self._transport
         if transport is None or not self.state.connected:
-            reason = self.last_disconnect_reason or "not connected"
-            raise ConnectionLost(f"cannot send {method}: CDP connection to "
-                                 f"{redact(self.url)} is down ({reason})")
+            raise self.down(f"send {method}")
         if session_id in self.state.crashed_sessions and method not in REVIVING_METHODS:
             # A crashed renderer answers nothing until it is reloaded.
             raise TargetGone(f"{method}: the renderer behind session {session_id} crashed; "
@@ -306,6 +311,13 @@ class Core:
         finally:
             with self._lock:
                 self._replies.pop(command_id, None)
+
+    def down(self, action: str) -> ConnectionLost:
+        """The error for ``action`` (``"send Runtime.evaluate"``) while the connection is
+        down, with the reason it went."""
+        reason = self.last_disconnect_reason or "not connected"
+        return ConnectionLost(f"cannot {action}: CDP connection to {redact(self.url)} is "
+                              f"down ({reason})")
 
     def _abandon(self, command_id: int) -> None:
         with self._lock:

@@ -59,7 +59,7 @@ from cdpnb.supervisor.accessibility import (
 )
 from cdpnb.supervisor.actions import click as click_target
 from cdpnb.supervisor.attach import ChildAttacher, attach_page
-from cdpnb.supervisor.bidi import BiDiSession
+from cdpnb.supervisor.bidi import BiDiSession, SessionHeld
 from cdpnb.supervisor.bidi_bridge import BiDiDialogBridge, foreign_request
 from cdpnb.supervisor.bridge import DialogBridge
 from cdpnb.supervisor.core import Core, settle
@@ -153,6 +153,7 @@ class Supervisor:
         self._hint_lock = threading.Lock()
         self._core.on_lost = self._on_lost
         self._reconnecting: concurrent.futures.Future[None] | None = None
+        self._in_reconnect = False  # (read and written on the engine loop only)
         self._stopped = False
         self.reconnects = 0
         self.browser_version: dict[str, Any] = {}
@@ -417,13 +418,22 @@ class Supervisor:
     def _on_lost(self, reason: str) -> None:
         self._dialogs.stop_watchdogs()  # the core has ended every wait already
         self._pages.reset()
-        if self._stopped or self.options.reconnect_attempts == 0:
+        if self._stopped or self.options.reconnect_attempts == 0 or self._in_reconnect:
+            # (A connection a reconnect attempt opened ends in that attempt's hands.)
             return
         target = self._core.state.page_target_id
         self._reconnecting = self._core.spawn(self._reconnect(target), name="cdpnb-reconnect")
 
     async def _reconnect(self, target_id: str | None) -> None:
+        self._in_reconnect = True
+        try:
+            await self._reconnect_attempts(target_id)
+        finally:
+            self._in_reconnect = False
+
+    async def _reconnect_attempts(self, target_id: str | None) -> None:
         core = self._core
+        dropped = core.last_disconnect_reason
         for attempt in range(self.options.reconnect_attempts):
             await asyncio.sleep(self.options.reconnect_backoff_s * 2**attempt)
             if self._stopped:
@@ -431,27 +441,43 @@ class Supervisor:
             try:
                 await core.connect()
                 if core.protocol == "bidi":
-                    await self._bidi.start(reuse_context=target_id)
-                    if self._bridge.enabled:
-                        # A new BiDi session: its intercept, subscription and preload
-                        # scripts are gone with the old one.
-                        self._bridge.forget_sessions()
-                        await self._bridge.install_everywhere()
+                    await self._resume_bidi(target_id)
                 else:
                     await attach_page(core, reuse_target_id=target_id, bridge=self._bridge)
                     if self.options.popups and not core.state.direct:
                         await self._pages.enable()
+            except SessionHeld as exc:
+                await core.end_connection()
+                core.stats["reconnect-gave-up"] += 1
+                core.last_disconnect_reason = f"{dropped}; {exc}"
+                self._hint(str(exc))
+                return
             except (EndpointError, CDPError, CommandTimeout, ConnectionLost) as exc:
                 log.info("cdpnb: reconnect %d to %s failed: %s", attempt + 1,
                          redact_url(self.url), exc)
+                await core.end_connection()  # (opened, but not set up)
                 continue
             self.reconnects += 1
             core.stats["reconnects"] += 1
             log.info("cdpnb: reconnected to %s", redact_url(self.url))
             return
         core.stats["reconnect-gave-up"] += 1
-        core.last_disconnect_reason = (f"{core.last_disconnect_reason}; gave up after "
+        core.last_disconnect_reason = (f"{dropped}; gave up after "
                                        f"{self.options.reconnect_attempts} reconnect attempts")
+
+    async def _resume_bidi(self, target_id: str | None) -> None:
+        """A new BiDi session after a drop: its subscriptions, the bridge's intercept and
+        preload scripts are new; the page is taken back when it is still there."""
+        core = self._core
+        await self._bidi.start(reuse_context=target_id)
+        if target_id is not None and core.state.page_target_id != target_id:
+            core.stats["page-replaced"] += 1
+            self._hint(f"the supervisor's page {target_id} was gone after the connection "
+                       "dropped (chromium-bidi starts a new browser for each connection): "
+                       f"a new, blank tab {core.state.page_target_id} replaces it")
+        if self._bridge.enabled:
+            self._bridge.forget_sessions()
+            await self._bridge.install_everywhere()
 
     async def _call(self, coro: Coroutine[Any, Any, T]) -> T:
         try:
