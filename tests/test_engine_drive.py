@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import contextvars
+import sys
 import threading
 from collections.abc import Callable, Coroutine
 from pathlib import Path
@@ -176,11 +178,105 @@ def test_the_package_waits_only_in_ways_a_driven_call_can() -> None:
     """``asyncio.timeout`` (and ``asyncio.wait_for``, which is it from Python 3.12) need
     a current task, which a call driven by hand does not have before it first yields;
     ``asyncio.TaskGroup`` too. cdpnb uses ``cdpnb.transport.waits.wait_for``."""
-    refused = {"wait_for", "timeout", "timeout_at", "TaskGroup"}
-    found = [f"{path.relative_to(PACKAGE)}:{node.lineno}: asyncio.{node.attr}"
-             for path in sorted(PACKAGE.rglob("*.py"))
-             for node in ast.walk(ast.parse(path.read_text()))
-             if isinstance(node, ast.Attribute) and node.attr in refused
-             and isinstance(node.value, ast.Name) and node.value.id == "asyncio"]
+    refused = {"wait_for", "timeout", "timeout_at", "TaskGroup", "timeouts", "taskgroups"}
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute) and node.attr in refused \
+                    and isinstance(node.value, ast.Name) and node.value.id == "asyncio":
+                found.append(f"{path.relative_to(PACKAGE)}:{node.lineno}: asyncio.{node.attr}")
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("asyncio"):
+                names = {alias.name for alias in node.names} & refused
+                if names or node.module in ("asyncio.timeouts", "asyncio.taskgroups"):
+                    found.append(f"{path.relative_to(PACKAGE)}:{node.lineno}: from "
+                                 f"{node.module} import {sorted(names)}")
     assert found == []
     assert len(list(PACKAGE.rglob("*.py"))) > 100  # (the package was walked)
+
+
+VAR: contextvars.ContextVar[str] = contextvars.ContextVar("VAR", default="unset")
+
+
+def test_a_call_keeps_one_context_a_copy_of_the_callers_as_runner_run_does() -> None:
+    async def call() -> list[str]:
+        token = VAR.set("inside")
+        seen = [VAR.get()]
+        await asyncio.sleep(0)  # taken over by the loop: the same context goes on
+        seen.append(VAR.get())
+        VAR.reset(token)  # (a token is only good in the context that made it)
+        seen.append(VAR.get())
+        VAR.set("left inside")
+        return seen
+
+    def script() -> tuple[list[str], str]:
+        VAR.set("caller's")
+        return here(call()), VAR.get()
+
+    assert in_a_script_thread(script) == (["inside", "inside", "caller's"], "caller's")
+
+    async def at_once() -> str:
+        VAR.set("set by a call that never yields")
+        return VAR.get()
+
+    def script_at_once() -> tuple[str, str]:
+        return here(at_once()), VAR.get()
+
+    assert in_a_script_thread(script_at_once) == ("set by a call that never yields", "unset")
+
+
+def test_tasks_a_call_starts_get_their_first_step_and_async_generators_their_hooks() -> None:
+    steps: list[str] = []
+
+    async def child() -> None:
+        steps.append("child's first step")
+        await asyncio.sleep(0)
+        steps.append("child's second step")
+
+    started: list[asyncio.Future[None]] = []
+
+    async def starts_and_returns() -> tuple[Any, ...]:
+        # Never awaited: runner.run would give it a first step too.
+        started.append(asyncio.ensure_future(child()))
+        return sys.get_asyncgen_hooks()
+
+    def script() -> tuple[Any, ...]:
+        hooks = here(starts_and_returns())
+        steps.append("returned")
+        return hooks
+
+    firstiter, finalizer = in_a_script_thread(script)
+    assert steps[:2] == ["child's first step", "returned"] or \
+        steps[:2] == ["child's first step", "child's second step"]
+    # The loop's own hooks were installed while driven (an abandoned async generator
+    # is finalised by the loop, as in a loop's step).
+    assert firstiter is not None and finalizer is not None
+    assert sys.get_asyncgen_hooks() == (None, None) or \
+        sys.get_asyncgen_hooks().firstiter is not firstiter
+
+
+async def test_wait_for_cancelled_waits_for_the_awaited_to_end_and_stays_cancelled() -> None:
+    cleaned: list[str] = []
+
+    async def slow_to_end() -> None:
+        try:
+            await asyncio.sleep(5)
+        finally:
+            await asyncio.sleep(0.05)  # clean-up that takes a while
+            cleaned.append("done")
+
+    outer = asyncio.ensure_future(wait_for(slow_to_end(), 5))
+    await asyncio.sleep(0.01)
+    outer.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await outer
+    assert cleaned == ["done"]  # the wait ended after the clean-up, as asyncio's does
+
+    # Cancelled while the timed-out awaitable is still ending: a cancellation, never a
+    # TimeoutError (a Ctrl-C must not come out as a timeout).
+    cleaned.clear()
+    outer = asyncio.ensure_future(wait_for(slow_to_end(), 0.01))
+    await asyncio.sleep(0.03)  # timed out; its clean-up is under way
+    outer.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await outer
+    assert cleaned == ["done"]

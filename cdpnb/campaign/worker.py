@@ -174,7 +174,7 @@ def _outcome_on_file(layout: Layout, cell: Cell, worker: str, run_id: str) -> Ce
     the scheduler computes the task again, and the cell counts as run, once)."""
     import pyarrow.parquet as pq
 
-    row = pq.read_table(layout.checks_file(cell),
-                        columns=["status", "value_ms", "attempts", "run_id"]).to_pylist()[0]
-    return CellOutcome(cell, str(row["status"]), row["value_ms"], worker,
+    row = pq.read_table(layout.checks_file(cell), columns=[
+        "status", "value_ms", "attempts", "run_id", "worker"]).to_pylist()[0]
+    return CellOutcome(cell, str(row["status"]), row["value_ms"], row["worker"] or worker,
                        int(row["attempts"] or 1), already_done=row["run_id"] != run_id)

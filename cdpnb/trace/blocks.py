@@ -126,6 +126,12 @@ class Block:
     def __len__(self) -> int:
         return len(self.kind)
 
+    def __getstate__(self) -> dict[str, Any]:
+        # A view of a Parquet file's buffer does not pickle: its bytes do.
+        state = dict(self.__dict__)
+        state["raw"] = bytes(self.raw)
+        return state
+
     def texts_array(self) -> Any:
         """The payload texts the tables show, as one Arrow array: the recorded bytes
         where they are already that text. They replace the recorded bytes (rows parse

@@ -16,7 +16,16 @@ from typing import Any
 import numpy as np
 
 from cdpnb.protocol import Command, ErrorReply, Event, Fault, Note, Reply
-from cdpnb.trace.blocks import ERROR, KIND_NAMES, NO_ID, REPLY, Block, Vocabulary
+from cdpnb.trace.blocks import (
+    COMMAND,
+    ERROR,
+    FAULT,
+    KIND_NAMES,
+    NO_ID,
+    REPLY,
+    Block,
+    Vocabulary,
+)
 from cdpnb.trace.canonical import encode_json
 from cdpnb.trace.columns import Columns
 from cdpnb.trace.dtypes import text_array
@@ -174,6 +183,10 @@ def _columns_of(table: Any) -> Columns | None:
     raw = memoryview(data)[bounds[0]:bounds[-1]] if data is not None and n else b""
     kinds = kind.to_numpy(zero_copy_only=False).astype(np.int8)
     has_id = pc.is_valid(ids).to_numpy(zero_copy_only=False)
+    answered = (kinds == COMMAND) | (kinds == REPLY) | (kinds == ERROR)
+    named = pc.is_valid(table.column("method")).to_numpy(zero_copy_only=False)
+    if (answered & ~has_id).any() or (~named & (kinds != FAULT)).any():
+        return None  # (a record made by hand: only records hold those as they are)
     block = Block(
         mono=table.column("mono").to_numpy().astype(np.float64),
         wall=table.column("wall").to_numpy().astype(np.float64),
@@ -199,7 +212,7 @@ def _columns_of(table: Any) -> Columns | None:
         expected = pc.if_else(pa.array(matched >= 0),
                               texts.take(np.maximum(matched, 0)), "{}")
         said = table.column("params").take(pa.array(replies)).cast(pa.large_string())
-        if not pc.all(pc.equal(said, expected)).as_py():
+        if pc.all(pc.equal(said, expected), skip_nulls=False).as_py() is not True:
             return None
     return columns
 

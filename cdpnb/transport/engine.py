@@ -21,6 +21,9 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import contextvars
+import functools
+import sys
 import threading
 import weakref
 from collections.abc import Coroutine, Generator
@@ -37,6 +40,8 @@ class _ThreadLoop(threading.local):
     call: asyncio.Task[Any] | None = None
     #: A blocking call is being driven by hand on this thread (``Engine._drive``).
     driving = False
+    #: Tasks created on this thread's private loop since the call began.
+    started = 0
 
 
 class Engine:
@@ -114,11 +119,13 @@ class Engine:
             raise
 
     def _run_here(self, coro: Coroutine[Any, Any, T], timeout: float | None) -> T:
-        runner = self._own.runner
+        own = self._own
+        runner = own.runner
         if runner is None:
-            runner = self._own.runner = asyncio.Runner()
+            runner = own.runner = asyncio.Runner()
             # The loop goes with its thread (threading.local drops it at thread exit).
             weakref.finalize(runner, _close_quietly, runner)
+            runner.get_loop().set_task_factory(functools.partial(_counted_task, own))
         if timeout is None:
             return self._drive(coro, runner)
 
@@ -136,31 +143,46 @@ class Engine:
 
     def _drive(self, coro: Coroutine[Any, Any, T], runner: asyncio.Runner) -> T:
         """Run ``coro`` on this thread, going round its private loop only once it awaits
-        something of the loop's.
+        something of the loop's: what ``runner.run(coro)`` does, without a loop's turn
+        for a call that needs none.
 
         A command's round trip (``Core.send``) waits blocked, so most calls never yield
         to a loop at all: driving the coroutine by hand (``send(None)``) costs ≈1 µs
-        where a loop's run of a task costs ≈7 µs here (benchmarks/README.md). The
-        loop is made the running one while it runs, so what the coroutine schedules
-        (a task, a timer) lands on it, and the first time the coroutine yields a future
-        of that loop, a task on the loop takes the rest over (``_Resumed``).
+        where a loop's run of a task costs ≈7 µs here (benchmarks/README.md). As a
+        loop's step would, it runs in one context for the whole call (a copy of the
+        caller's), with the loop set as the running one and the loop's async generator
+        hooks installed, so what it schedules (a task, a timer) lands on the loop. The
+        first time it yields a future of the loop, a task on the loop takes the rest over
+        (``_Resumed``); a call that ends without yielding but started tasks gives them
+        their first step, as ``runner.run`` would.
 
         Before that yield no task is current: code on this path must not need one
         (``asyncio.timeout``, and ``asyncio.wait_for`` from Python 3.12, do;
         cdpnb's own waits use ``cdpnb.transport.waits.wait_for``, which does not:
-        ``tests/test_sync.py`` checks the package for them).
+        ``tests/test_engine_drive.py`` checks the package for them).
         """
         own = self._own
         loop = runner.get_loop()
-        own.driving = True
+        context = contextvars.copy_context()
+        hooks = sys.get_asyncgen_hooks()
+        own.driving, own.started = True, 0
         asyncio._set_running_loop(loop)  # (what a loop does around each of its steps)
+        sys.set_asyncgen_hooks(firstiter=getattr(loop, "_asyncgen_firstiter_hook", None),
+                               finalizer=getattr(loop, "_asyncgen_finalizer_hook", None))
         try:
-            pending = coro.send(None)
+            pending = context.run(coro.send, None)
         except StopIteration as done:
-            return cast(T, done.value)
+            value, finished = done.value, True
+        else:
+            finished = False
         finally:
+            sys.set_asyncgen_hooks(*hooks)
             asyncio._set_running_loop(None)
             own.driving = False
+        if finished:
+            if own.started:
+                runner.run(asyncio.sleep(0), context=context)
+            return cast(T, value)
 
         async def rest() -> T:
             own.call = asyncio.current_task()
@@ -169,7 +191,10 @@ class Engine:
             finally:
                 own.call = None
 
-        return runner.run(rest())
+        try:
+            return runner.run(rest(), context=context)
+        finally:
+            coro.close()  # (a no-op once it finished; ends it if the run never began)
 
     def blocks_here(self) -> bool:
         """True in a blocking call running on its thread's private loop (see
@@ -185,6 +210,13 @@ class Engine:
 
     def thread_alive(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
+
+
+def _counted_task(own: _ThreadLoop, loop: asyncio.AbstractEventLoop,
+                  coro: Coroutine[Any, Any, Any], **options: Any) -> asyncio.Task[Any]:
+    """The private loops' task factory: counts the tasks a call starts."""
+    own.started += 1
+    return asyncio.Task(coro, loop=loop, **options)
 
 
 class _Resumed:
