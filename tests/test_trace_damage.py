@@ -436,3 +436,20 @@ def test_damage_in_a_zstd_trace_is_named_by_byte(tmp_path: Path) -> None:
                                                rf"{len(data) + 9}: 9 bytes after the end of "
                                                "the zstd stream"):
         Trace.load(garbage)
+
+
+@pytest.mark.parametrize("name,magic", [("bidi.jsonl.zst", b"\x28\xb5\x2f\xfd"),
+                                        ("bidi.jsonl.gz", b"\x1f\x8b"),
+                                        ("bidi.jsonl", b'{"cdpnb_trace"')])
+def test_a_bidi_recording_stays_as_compressed_as_its_name_says(
+        tmp_path: Path, name: str, magic: bytes) -> None:
+    """The header names the protocol, so the file is started again when the connection
+    says BiDi: in the same compression (a .zst trace was written plain)."""
+    path = tmp_path / name
+    recorder = Recorder(path)
+    recorder.set_protocol("bidi")
+    recorder(Event("browsingContext.load", {"context": "C"}, None, 1.0, 1.0))
+    recorder.close()
+    assert path.read_bytes().startswith(magic)
+    trace = Trace.load(path)
+    assert trace.header["protocol"] == "bidi" and trace.complete and len(trace) == 1

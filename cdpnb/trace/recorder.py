@@ -77,13 +77,7 @@ class Recorder:
             raise IsADirectoryError(f"record= names a directory, not a file: {self.path}")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._gzip = self.path.suffix == ".gz"
-        self._file: IO[bytes] | gzip.GzipFile | ZstdWriter
-        if self._gzip:
-            self._file = gzip.GzipFile(self.path, "wb")
-        elif self.path.suffix == ".zst":
-            self._file = ZstdWriter(self.path)
-        else:
-            self._file = open(self.path, "wb")  # noqa: SIM115
+        self._file = self._open()
         self.seq = 0
         #: Flush after each line. The supervisor's core turns it off and flushes itself,
         #: after each batch of frames read in one go and each message it sends or notes.
@@ -96,6 +90,14 @@ class Recorder:
             endpoint=endpoint, backend=backend, browser=browser, redacted=self.redactions,
             meta=meta)
         self._write_header()
+
+    def _open(self) -> IO[bytes] | gzip.GzipFile | ZstdWriter:
+        """The file, new, compressed as its name says."""
+        if self._gzip:
+            return gzip.GzipFile(self.path, "wb")
+        if self.path.suffix == ".zst":
+            return ZstdWriter(self.path)
+        return open(self.path, "wb")
 
     def _write_header(self) -> None:
         self._lines.append(redact_line(dumps(self._header), self.redactions).encode() + b"\n")
@@ -118,10 +120,7 @@ class Recorder:
         self._header = {**self._header, "protocol": protocol}
         self._lines = []
         self._file.close()
-        if self._gzip:
-            self._file = gzip.GzipFile(self.path, "wb")
-        else:
-            self._file = open(self.path, "wb")  # noqa: SIM115
+        self._file = self._open()  # (as compressed as before: .gz, .zst or plain)
         self._write_header()
 
     def __call__(self, record: Record, wire: bytes | None = None) -> None:
