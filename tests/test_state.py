@@ -236,6 +236,27 @@ def test_oopif_is_stitched_into_the_page_frame_table() -> None:
     assert set(state.frames) == {MAIN, SRC, OOP}
 
 
+def test_an_oopif_attached_before_the_page_tree_learns_its_parent_from_it() -> None:
+    """After a reconnect the OOPIF's session can attach (auto-attach) before the page's
+    frame tree reply lands; the attach does not say where the frame sits, the page's
+    tree does (seen once in a full-suite run: the OOPIF missing from the frame tree)."""
+    connected = [note("cdpnb.connected", {}, T0),
+                 note("cdpnb.pageTarget", {"target_id": MAIN, "session_id": PS}, T0 + 0.01)]
+    tree = Reply(7, "Page.getFrameTree", {"frameTree": {
+        "frame": frame(MAIN, PAGE_URL, PAGE_ORIGIN),
+        "childFrames": [{"frame": frame(SRC, "about:srcdoc", "://", MAIN)},
+                        {"frame": frame(OOP, CHILD_URL, CHILD_ORIGIN, MAIN)}]}},
+                 PS, {}, T0 + 0.03)
+    state = fold_all([*connected, attached(CS, OOP, PS, T0 + 0.02), tree])
+    oop = state.frames[OOP]
+    assert (oop.parent_frame_id, oop.session_id, oop.is_oopif) == (MAIN, CS, True)
+    found = snapshot_of(state).frame_tree.find(OOP)
+    assert found is not None and found.parent_frame_id == MAIN
+    # The other order gives the same table.
+    assert fold_all([*connected, tree, attached(CS, OOP, PS, T0 + 0.04)]).frames == \
+        state.frames
+
+
 def test_oopif_appears_in_snapshot_frame_tree() -> None:
     tree = snapshot_of(oopif_state()).frame_tree
     assert tree.top is not None

@@ -60,10 +60,23 @@ def _upsert(state: BrowserState, frames: dict[str, FrameInfo], session_id: str |
     fid = ident(frame["id"], "frame.id")
     old = frames.get(fid)
     oopif = _is_oopif_root(state, session_id, fid)
-    if old is not None and old.is_oopif and not oopif and old.session_id != session_id:
-        # The parent session still names a frame that a child session now renders.
-        return None
     parent = frame.get("parentId")
+    if old is not None and old.is_oopif and not oopif and old.session_id != session_id:
+        # The parent session still names a frame that a child session now renders: the
+        # child's entry stays. It may not know where it sits, or its address, yet (after
+        # a reconnect the OOPIF's attach can come before the page's frame tree, and the
+        # attach says neither): the parent's tree fills those gaps, nothing more.
+        gaps: dict[str, Any] = {}
+        if old.parent_frame_id is None and parent is not None:
+            gaps["parent_frame_id"] = ident(parent, "frame.parentId")
+            _no_loop(frames, fid, gaps["parent_frame_id"])
+        if not old.url:
+            gaps["url"] = _frame_url(frame)
+        if not old.origin and str(frame.get("securityOrigin", "")) not in ("", "://", "null"):
+            gaps["origin"] = str(frame["securityOrigin"])
+        if gaps:
+            frames[fid] = old.model_copy(update=gaps)
+        return None
     if parent is not None:
         parent_id: str | None = ident(parent, "frame.parentId")
     else:
