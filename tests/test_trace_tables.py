@@ -501,6 +501,23 @@ def test_parquet_read_as_columns_pickles_and_odd_records_are_kept_as_they_were(
     assert back._columns is None and back.records[2].params == {}
 
 
+def test_a_parquet_trace_read_in_many_row_groups_gives_the_same_tables(
+        tmp_path: Path) -> None:
+    recorder = Recorder(tmp_path / "run.jsonl", backend={"kind": "synthetic"})
+    for record in dialog_script().records + frame_script().records + every_kind().records:
+        recorder(record)
+    recorder.close()
+    loaded = Trace.load(tmp_path / "run.jsonl")
+    table = pq.read_table(loaded.to_parquet(tmp_path / "one.parquet"))
+    pq.write_table(table, tmp_path / "many.parquet", row_group_size=4)  # (metadata kept)
+    back = Trace.from_parquet(tmp_path / "many.parquet")
+    assert back._columns is not None and len(back._columns.blocks) > 5
+    assert back.records == loaded.records
+    for name in ("events", "commands", "dialogs", "frames", "console"):
+        pd.testing.assert_frame_equal(getattr(back, name)(), getattr(loaded, name)(),
+                                      check_exact=True, obj=name)
+
+
 def test_from_parquet_refuses_files_it_did_not_write(tmp_path: Path) -> None:
     foreign = tmp_path / "foreign.parquet"
     pq.write_table(pa.table({"a": [1, 2]}), foreign)

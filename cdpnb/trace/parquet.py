@@ -174,32 +174,36 @@ def _columns_of(table: Any) -> Columns | None:
         return None
     ids = table.column("id")
     methods, sessions = Vocabulary(), Vocabulary()
-    chunks = [chunk.cast(pa.large_string()) for chunk in payload.chunks]
-    texts = chunks[0] if len(chunks) == 1 else pa.concat_arrays(chunks) if chunks \
-        else pa.array([], pa.large_string())
-    buffers: list[Any] = texts.buffers()
-    bounds = np.frombuffer(buffers[1], np.int64)[texts.offset:texts.offset + n + 1]
-    data = buffers[2]
-    raw = memoryview(data)[bounds[0]:bounds[-1]] if data is not None and n else b""
     kinds = kind.to_numpy(zero_copy_only=False).astype(np.int8)
     has_id = pc.is_valid(ids).to_numpy(zero_copy_only=False)
     answered = (kinds == COMMAND) | (kinds == REPLY) | (kinds == ERROR)
     named = pc.is_valid(table.column("method")).to_numpy(zero_copy_only=False)
     if (answered & ~has_id).any() or (~named & (kinds != FAULT)).any():
         return None  # (a record made by hand: only records hold those as they are)
-    block = Block(
-        mono=table.column("mono").to_numpy().astype(np.float64),
-        wall=table.column("wall").to_numpy().astype(np.float64),
-        seq=np.arange(1, n + 1, dtype=np.int64), kind=kinds,
-        ids=pc.fill_null(ids, NO_ID).to_numpy().astype(np.int64), has_id=has_id,
-        methods=[], sessions=[], raw=raw, offsets=bounds - bounds[0] if n else bounds,
-        method_codes=_codes(table.column("method"), methods),
-        session_codes=_codes(table.column("session_id"), sessions))
-    block.text = texts  # (written as the tables show it: no second look)
-    for row in np.flatnonzero(kinds == ERROR).tolist():
-        body = block.value(row)
-        block.errors[row] = (body["code"], body["message"], body.get("data"))
-    columns = Columns.from_blocks([block] if n else [], methods, sessions)
+    rows = {
+        "mono": table.column("mono").to_numpy().astype(np.float64),
+        "wall": table.column("wall").to_numpy().astype(np.float64),
+        "seq": np.arange(1, n + 1, dtype=np.int64), "kind": kinds,
+        "ids": pc.fill_null(ids, NO_ID).to_numpy().astype(np.int64), "has_id": has_id,
+        "method_codes": _codes(table.column("method"), methods),
+        "session_codes": _codes(table.column("session_id"), sessions)}
+    # A block per chunk (row group) the file was read in: its buffer kept as it is.
+    blocks, first = [], 0
+    for chunk in payload.chunks:
+        texts = chunk.cast(pa.large_string())  # (the same data buffer, wider offsets)
+        size = len(texts)
+        buffers: list[Any] = texts.buffers()
+        bounds = np.frombuffer(buffers[1], np.int64)[texts.offset:texts.offset + size + 1]
+        raw = memoryview(buffers[2])[bounds[0]:bounds[-1]] if size else b""
+        block = Block(**{name: column[first:first + size] for name, column in rows.items()},
+                      methods=[], sessions=[], raw=raw, offsets=bounds - bounds[0])
+        block.text = texts  # (written as the tables show it: no second look)
+        for row in np.flatnonzero(block.kind == ERROR).tolist():
+            body = block.value(row)
+            block.errors[row] = (body["code"], body["message"], body.get("data"))
+        blocks.append(block)
+        first += size
+    columns = Columns.from_blocks([b for b in blocks if len(b)], methods, sessions)
     try:
         match_replies(columns, methods)
     except Refused:
@@ -209,6 +213,7 @@ def _columns_of(table: Any) -> Columns | None:
     replies = np.flatnonzero((kinds == REPLY) | (kinds == ERROR))
     if len(replies):
         matched = columns.cmd_row[replies]
+        texts = pa.chunked_array([b.text for b in blocks], pa.large_string())
         expected = pc.if_else(pa.array(matched >= 0),
                               texts.take(np.maximum(matched, 0)), "{}")
         said = table.column("params").take(pa.array(replies)).cast(pa.large_string())
