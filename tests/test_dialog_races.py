@@ -542,3 +542,42 @@ async def test_a_frame_gone_during_its_set_up_and_a_lost_connection_log_no_warni
     assert warned == [], [r.getMessage() for r in warned]
     assert any("setting up child session SESSION-GONE failed" in r.getMessage()
                for r in caplog.records if r.levelno == logging.INFO)
+
+
+async def test_a_reconnect_lost_as_its_last_reply_lands_tries_again() -> None:
+    """The loss of a reconnect's own connection can reach the engine loop before the
+    attempt's last step: its news then finds the attempt still under way (which must
+    not start a second one) and the attempt must not count itself a success. Held
+    exact: the engine loop busy while the last set-up reply lands and the link drops."""
+    b = ScriptedBrowser()
+    held: list[ScriptedCommand] = []
+
+    @b.on("Target.setAutoAttach")
+    def auto_attach(command: ScriptedCommand) -> Any:
+        if b.connections == 2 and command.session_id is None:
+            held.append(command)  # the reconnect's last set-up command
+            return HOLD
+        return {}
+
+    sup = await cdpnb.Supervisor.start(b, reconnect_attempts=3)
+    try:
+        await b.drop()
+        deadline = time.monotonic() + 5
+        while not held:
+            assert time.monotonic() < deadline, "the reconnect never got that far"
+            await asyncio.sleep(0.01)
+        busy = threading.Event()
+        engine.loop.call_soon_threadsafe(busy.wait, 5)  # the engine loop is busy elsewhere
+        try:
+            await b.reply(held[0], {})  # its news is queued behind the busy loop ...
+            await b.drop()  # ... and so is the loss's
+        finally:
+            busy.set()
+        deadline = time.monotonic() + 5  # (polled: a wait ends with the lost connection)
+        while not (sup.state.connected and sup.stats().get("reconnects") == 1):
+            assert time.monotonic() < deadline, (sup.stats(), b.connections)
+            await asyncio.sleep(0.01)
+        assert b.connections == 3  # a third connection: the second was lost, not counted
+        assert await sup.cdp("Runtime.evaluate", {"expression": "1"}) == {}
+    finally:
+        await sup.stop()

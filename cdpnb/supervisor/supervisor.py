@@ -457,6 +457,12 @@ class Supervisor:
                          redact_url(self.url), exc)
                 await core.end_connection()  # (opened, but not set up)
                 continue
+            if not core.connected:
+                # Lost again after its last reply: the loss's own news reached this loop
+                # while the attempt still ran, so it started no reconnect of its own.
+                log.info("cdpnb: reconnect %d to %s was lost as it finished", attempt + 1,
+                         redact_url(self.url))
+                continue
             self.reconnects += 1
             core.stats["reconnects"] += 1
             log.info("cdpnb: reconnected to %s", redact_url(self.url))
