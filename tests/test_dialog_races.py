@@ -581,3 +581,123 @@ async def test_a_reconnect_lost_as_its_last_reply_lands_tries_again() -> None:
         assert await sup.cdp("Runtime.evaluate", {"expression": "1"}) == {}
     finally:
         await sup.stop()
+
+
+def _late_news_of_losses(monkeypatch: pytest.MonkeyPatch, core: Any,
+                         gate: threading.Event) -> None:
+    """A connection ended from a thread named "dropper" has the news of its loss held
+    until ``gate`` opens: a reader thread pre-empted between seeing its socket close
+    and telling the supervisor."""
+    told = core._lost
+
+    def lost(reason: str, transport: Any, generation: int = 0) -> None:
+        if threading.current_thread().name == "dropper":
+            gate.wait(10)
+        told(reason, transport, generation)
+
+    monkeypatch.setattr(core, "_lost", lost)
+
+
+async def _lose_in_a_dropper_thread(b: ScriptedBrowser, core: Any, reason: str
+                                    ) -> threading.Thread:
+    dropper = threading.Thread(target=b._transport.end, args=(reason,), name="dropper")
+    dropper.start()
+    await _until(lambda: core._transport is None)  # its end seen; its news held
+    return dropper
+
+
+async def test_late_news_of_a_lost_attempt_changes_nothing_once_reconnecting_gave_up(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The last attempt's connection is lost while it sets up, and the news comes after
+    the attempt gave up: no second round of reconnects starts, and the reason stays
+    the one the giving up gave (found in review: both went wrong)."""
+    b = ScriptedBrowser()
+    held: list[ScriptedCommand] = []
+
+    @b.on("Target.getTargets")
+    def targets(command: ScriptedCommand) -> Any:
+        if b.connections == 2:
+            held.append(command)
+            return HOLD
+        return {"targetInfos": [{"targetId": b.page_target_id, "type": "page"}]}
+
+    sup = await cdpnb.Supervisor.start(b, reconnect_attempts=1)
+    gate = threading.Event()
+    _late_news_of_losses(monkeypatch, sup._core, gate)
+    try:
+        await b.drop()
+        await _until(lambda: bool(held))
+        busy = threading.Event()
+        engine.loop.call_soon_threadsafe(busy.wait, 5)
+        try:
+            await b.reply(held[0], {"targetInfos": []})
+            dropper = await _lose_in_a_dropper_thread(b, sup._core, "the attempt's link")
+        finally:
+            busy.set()
+        await _until(lambda: sup.stats().get("reconnect-gave-up") == 1)
+        reason = sup._core.last_disconnect_reason
+        assert reason is not None and reason.endswith("gave up after 1 reconnect attempts")
+        gate.set()
+        dropper.join(5)
+        await asyncio.sleep(0.5)
+        assert (b.connections, sup.reconnects, sup.alive) == (2, 0, False)
+        assert sup._core.last_disconnect_reason == reason
+        with pytest.raises(cdpnb.ConnectionLost, match="gave up after 1 reconnect"):
+            await sup.cdp("Runtime.evaluate", {"expression": "1"})
+    finally:
+        gate.set()
+        await sup.stop()
+
+
+async def test_late_news_of_an_older_connection_leaves_the_new_one_alone(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """An attempt's connection is lost; the news comes while the next attempt sets up
+    a new one: that one is not failed, marked down or closed (found in review: the
+    late news failed its commands and the attempt closed a healthy connection). And a
+    call made between attempts says why the supervisor is down: the drop, not the
+    attempt's own end."""
+    b = ScriptedBrowser()
+    held: dict[int, ScriptedCommand] = {}
+
+    @b.on("Target.getTargets")
+    def targets(command: ScriptedCommand) -> Any:
+        if b.connections in (2, 3):
+            held[b.connections] = command
+            return HOLD
+        return {"targetInfos": [{"targetId": b.page_target_id, "type": "page"}]}
+
+    sup = await cdpnb.Supervisor.start(b, reconnect_attempts=2)
+    gate = threading.Event()
+    _late_news_of_losses(monkeypatch, sup._core, gate)
+    try:
+        await b.drop()
+        await _until(lambda: 2 in held)
+        busy = threading.Event()
+        engine.loop.call_soon_threadsafe(busy.wait, 5)
+        try:
+            await b.reply(held[2], {"targetInfos": []})
+            dropper = await _lose_in_a_dropper_thread(b, sup._core, "the attempt's link")
+        finally:
+            busy.set()
+        with pytest.raises(cdpnb.ConnectionLost, match=r"is down \(connection dropped\)"):
+            await sup.cdp("Runtime.evaluate", {"expression": "1"})
+        await _until(lambda: 3 in held)
+        third = b._transport
+        gate.set()  # the late news of connection 2's end
+        dropper.join(5)
+        await asyncio.sleep(0.2)
+        assert not third.closed and sup._core.connected
+        await b.reply(held[3], {"targetInfos": []})
+        await _until(lambda: sup.reconnects == 1)
+        assert (b.connections, sup.alive) == (3, True)
+        assert await sup.cdp("Runtime.evaluate", {"expression": "1"}) == {}
+    finally:
+        gate.set()
+        await sup.stop()
+
+
+async def _until(condition: Any, timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "never came"
+        await asyncio.sleep(0.005)

@@ -245,11 +245,13 @@ def test_an_oopif_attached_before_the_page_tree_learns_its_parent_from_it() -> N
     tree = Reply(7, "Page.getFrameTree", {"frameTree": {
         "frame": frame(MAIN, PAGE_URL, PAGE_ORIGIN),
         "childFrames": [{"frame": frame(SRC, "about:srcdoc", "://", MAIN)},
-                        {"frame": frame(OOP, CHILD_URL, CHILD_ORIGIN, MAIN)}]}},
+                        {"frame": {**frame(OOP, CHILD_URL, CHILD_ORIGIN, MAIN),
+                                   "name": "ads"}}]}},
                  PS, {}, T0 + 0.03)
     state = fold_all([*connected, attached(CS, OOP, PS, T0 + 0.02), tree])
     oop = state.frames[OOP]
-    assert (oop.parent_frame_id, oop.session_id, oop.is_oopif) == (MAIN, CS, True)
+    assert (oop.parent_frame_id, oop.session_id, oop.is_oopif, oop.name) == (
+        MAIN, CS, True, "ads")
     found = snapshot_of(state).frame_tree.find(OOP)
     assert found is not None and found.parent_frame_id == MAIN
     # The other order gives the same table.

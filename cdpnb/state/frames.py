@@ -72,6 +72,8 @@ def _upsert(state: BrowserState, frames: dict[str, FrameInfo], session_id: str |
             _no_loop(frames, fid, gaps["parent_frame_id"])
         if not old.url:
             gaps["url"] = _frame_url(frame)
+        if old.name is None and frame.get("name"):
+            gaps["name"] = str(frame["name"])
         if not old.origin and str(frame.get("securityOrigin", "")) not in ("", "://", "null"):
             gaps["origin"] = str(frame["securityOrigin"])
         if gaps:

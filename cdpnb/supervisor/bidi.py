@@ -99,7 +99,8 @@ class BiDiSession:
         except CDPError as exc:
             if bidi_error_name(exc) != "session not created":
                 raise
-            if self.session_id is not None:
+            held = "Maximum number of active sessions" in exc.message  # (Firefox's words)
+            if self.session_id is not None and held:
                 # Measured on Firefox ESR 153: a BiDi-only session outlives its dropped
                 # connection, its /session/<id> path is never served, and session.new
                 # is refused ("Maximum number of active sessions") until the browser

@@ -181,7 +181,10 @@ class Core:
         #: Futures of callers waiting on the stream; they end at once on stop or loss.
         self._waiters: set[asyncio.Future[Any]] = set()
         self._tasks: set[ThreadFuture[Any]] = set()
-        self.on_lost: Callable[[str], None] | None = None
+        #: Told on the engine loop when a connection is lost: the reason, and which
+        #: connection it was (``generation``: 1 for the first ``connect``, then 2, ...).
+        self.on_lost: Callable[[str, int], None] | None = None
+        self.generation = 0
         #: Given every message (and fault) before it is folded, with its wire bytes when
         #: it has some; flushed after each batch of frames read in one go.
         self.recorder: Recording | None = None
@@ -197,6 +200,7 @@ class Core:
         self.ws_url = str(getattr(transport, "url", self.url))
         protocol = getattr(transport, "protocol", "cdp")
         if protocol not in PROTOCOLS:
+            await in_own_thread(transport.close)  # (of no use: never left open)
             raise EndpointError(f"the transport for {redact(self.url)} says it speaks "
                                 f"{protocol!r}; cdpnb speaks {' and '.join(PROTOCOLS)}")
         with self._lock:
@@ -207,12 +211,14 @@ class Core:
             self.protocol = protocol
             self._conn = BiDiConnection() if protocol == "bidi" else CDPConnection()
             self._transport = transport
+            self.generation += 1
+            generation = self.generation
             note = {"url": redact(self.ws_url), **({"protocol": protocol}
                                                    if protocol != "cdp" else {})}
             self._apply(Note("cdpnb.connected", note, None, *_now()))
         conn = self._conn
         transport.start(lambda frames: self._on_frames(transport, conn, frames),
-                        lambda reason: self._on_closed(transport, reason))
+                        lambda reason: self._on_closed(transport, reason, generation))
 
     @property
     def connected(self) -> bool:
@@ -316,7 +322,8 @@ class Core:
         """The error for ``action`` (``"send Runtime.evaluate"``) while the connection is
         down, with the reason it went."""
         reason = self.last_disconnect_reason or "not connected"
-        return ConnectionLost(f"cannot {action}: CDP connection to {redact(self.url)} is "
+        name = "WebDriver BiDi" if self.protocol == "bidi" else "CDP"
+        return ConnectionLost(f"cannot {action}: {name} connection to {redact(self.url)} is "
                               f"down ({reason})")
 
     def _abandon(self, command_id: int) -> None:
@@ -518,14 +525,19 @@ class Core:
                 else:
                     settle(future, error=error_of(received))
 
-    def _on_closed(self, transport: Transport, reason: str) -> None:
+    def _on_closed(self, transport: Transport, reason: str, generation: int) -> None:
         with self._lock:
             if self._transport is not transport:
                 return
             self._transport = None
-        self._lost(reason, transport)
+        self._lost(reason, transport, generation)
 
-    def _lost(self, reason: str, transport: Transport | None) -> None:
+    def _lost(self, reason: str, transport: Transport | None, generation: int = 0) -> None:
+        with self._lock:
+            if self._transport is not None and self._transport is not transport:
+                # A connection made since (a reconnect) is the one that counts: the news
+                # of an older one's end, come late, must not touch it.
+                return
         self.fail_waiters(self._stopped_error() if self.stopping else self._lost_error(reason))
         with self._lock:
             if self._transport is transport:
@@ -542,7 +554,7 @@ class Core:
                 f"{methods.get(cid, 'command')} failed: CDP connection to "
                 f"{redact(self.url)} lost ({reason})"))
         if not self.stopping and self.on_lost is not None:
-            engine.loop.call_soon_threadsafe(self.on_lost, reason)
+            engine.loop.call_soon_threadsafe(self.on_lost, reason, generation)
 
     # -- background work (the engine loop) ---------------------------------------------
 

@@ -19,7 +19,6 @@ from cdpnb.errors import (
     CommandTimeout,
     ConnectionLost,
     DialogError,
-    EndpointError,
     FrameNotRoutable,
     NavigationError,
     ProtocolMismatch,
@@ -153,7 +152,10 @@ class Supervisor:
         self._hint_lock = threading.Lock()
         self._core.on_lost = self._on_lost
         self._reconnecting: concurrent.futures.Future[None] | None = None
-        self._in_reconnect = False  # (read and written on the engine loop only)
+        #: Connections (by generation) reconnect attempts opened and did not make good:
+        #: their loss is the attempt's business (read and written on the engine loop).
+        self._attempts: set[int] = set()
+        self._gave_up: str | None = None  # why, once reconnecting gave up
         self._stopped = False
         self.reconnects = 0
         self.browser_version: dict[str, Any] = {}
@@ -415,29 +417,30 @@ class Supervisor:
                        "else; calls on it raise TargetGone (start with reopen_page=True to "
                        "get a fresh page instead).")
 
-    def _on_lost(self, reason: str) -> None:
+    def _on_lost(self, reason: str, generation: int) -> None:
+        if generation in self._attempts:
+            # A connection a reconnect attempt opened and has not made good ends in that
+            # attempt's hands (it fails, tries again or gives up), however late the news;
+            # news come after the giving up must not change why the supervisor is down.
+            if self._gave_up is not None:
+                self._core.last_disconnect_reason = self._gave_up
+            return
         self._dialogs.stop_watchdogs()  # the core has ended every wait already
         self._pages.reset()
-        if self._stopped or self.options.reconnect_attempts == 0 or self._in_reconnect:
-            # (A connection a reconnect attempt opened ends in that attempt's hands.)
+        if self._stopped or self.options.reconnect_attempts == 0:
             return
         target = self._core.state.page_target_id
         self._reconnecting = self._core.spawn(self._reconnect(target), name="cdpnb-reconnect")
 
     async def _reconnect(self, target_id: str | None) -> None:
-        self._in_reconnect = True
-        try:
-            await self._reconnect_attempts(target_id)
-        finally:
-            self._in_reconnect = False
-
-    async def _reconnect_attempts(self, target_id: str | None) -> None:
         core = self._core
         dropped = core.last_disconnect_reason
         for attempt in range(self.options.reconnect_attempts):
             await asyncio.sleep(self.options.reconnect_backoff_s * 2**attempt)
             if self._stopped:
                 return
+            opened = core.generation + 1  # (the connection this attempt opens, if any)
+            self._attempts.add(opened)
             try:
                 await core.connect()
                 if core.protocol == "bidi":
@@ -448,28 +451,34 @@ class Supervisor:
                         await self._pages.enable()
             except SessionHeld as exc:
                 await core.end_connection()
-                core.stats["reconnect-gave-up"] += 1
-                core.last_disconnect_reason = f"{dropped}; {exc}"
+                self._give_up(f"{dropped}; {exc}")
                 self._hint(str(exc))
                 return
-            except (EndpointError, CDPError, CommandTimeout, ConnectionLost) as exc:
-                log.info("cdpnb: reconnect %d to %s failed: %s", attempt + 1,
-                         redact_url(self.url), exc)
+            except Exception as exc:  # any failure to set up: close what it opened
+                log.info("cdpnb: reconnect %d to %s failed: %s: %s", attempt + 1,
+                         redact_url(self.url), type(exc).__name__, exc)
                 await core.end_connection()  # (opened, but not set up)
+                core.last_disconnect_reason = dropped  # (not the attempt's own end)
+                if core.generation < opened:  # it opened none
+                    self._attempts.discard(opened)
                 continue
             if not core.connected:
-                # Lost again after its last reply: the loss's own news reached this loop
-                # while the attempt still ran, so it started no reconnect of its own.
+                # Lost again as its last reply landed: the loss's own news is this
+                # attempt's business (its connection is one of _attempts): try again.
                 log.info("cdpnb: reconnect %d to %s was lost as it finished", attempt + 1,
                          redact_url(self.url))
                 continue
+            self._attempts.discard(opened)  # made good: its loss is news from now on
             self.reconnects += 1
             core.stats["reconnects"] += 1
             log.info("cdpnb: reconnected to %s", redact_url(self.url))
             return
-        core.stats["reconnect-gave-up"] += 1
-        core.last_disconnect_reason = (f"{dropped}; gave up after "
-                                       f"{self.options.reconnect_attempts} reconnect attempts")
+        self._give_up(f"{dropped}; gave up after {self.options.reconnect_attempts} "
+                      "reconnect attempts")
+
+    def _give_up(self, reason: str) -> None:
+        self._gave_up = self._core.last_disconnect_reason = reason
+        self._core.stats["reconnect-gave-up"] += 1
 
     async def _resume_bidi(self, target_id: str | None) -> None:
         """A new BiDi session after a drop: its subscriptions, the bridge's intercept and
