@@ -611,29 +611,12 @@ async def test_late_news_of_a_lost_attempt_changes_nothing_once_reconnecting_gav
     """The last attempt's connection is lost while it sets up, and the news comes after
     the attempt gave up: no second round of reconnects starts, and the reason stays
     the one the giving up gave (found in review: both went wrong)."""
-    b = ScriptedBrowser()
-    held: list[ScriptedCommand] = []
-
-    @b.on("Target.getTargets")
-    def targets(command: ScriptedCommand) -> Any:
-        if b.connections == 2:
-            held.append(command)
-            return HOLD
-        return {"targetInfos": [{"targetId": b.page_target_id, "type": "page"}]}
-
+    b, held = _holding_get_targets(on_connections=(2,))
     sup = await cdpnb.Supervisor.start(b, reconnect_attempts=1)
     gate = threading.Event()
     _late_news_of_losses(monkeypatch, sup._core, gate)
     try:
-        await b.drop()
-        await _until(lambda: bool(held))
-        busy = threading.Event()
-        engine.loop.call_soon_threadsafe(busy.wait, 5)
-        try:
-            await b.reply(held[0], {"targetInfos": []})
-            dropper = await _lose_in_a_dropper_thread(b, sup._core, "the attempt's link")
-        finally:
-            busy.set()
+        dropper = await _attempt_lost_with_its_news_held(b, sup, held)
         await _until(lambda: sup.stats().get("reconnect-gave-up") == 1)
         reason = sup._core.last_disconnect_reason
         assert reason is not None and reason.endswith("gave up after 1 reconnect attempts")
@@ -656,29 +639,12 @@ async def test_late_news_of_an_older_connection_leaves_the_new_one_alone(
     late news failed its commands and the attempt closed a healthy connection). And a
     call made between attempts says why the supervisor is down: the drop, not the
     attempt's own end."""
-    b = ScriptedBrowser()
-    held: dict[int, ScriptedCommand] = {}
-
-    @b.on("Target.getTargets")
-    def targets(command: ScriptedCommand) -> Any:
-        if b.connections in (2, 3):
-            held[b.connections] = command
-            return HOLD
-        return {"targetInfos": [{"targetId": b.page_target_id, "type": "page"}]}
-
+    b, held = _holding_get_targets(on_connections=(2, 3))
     sup = await cdpnb.Supervisor.start(b, reconnect_attempts=2)
     gate = threading.Event()
     _late_news_of_losses(monkeypatch, sup._core, gate)
     try:
-        await b.drop()
-        await _until(lambda: 2 in held)
-        busy = threading.Event()
-        engine.loop.call_soon_threadsafe(busy.wait, 5)
-        try:
-            await b.reply(held[2], {"targetInfos": []})
-            dropper = await _lose_in_a_dropper_thread(b, sup._core, "the attempt's link")
-        finally:
-            busy.set()
+        dropper = await _attempt_lost_with_its_news_held(b, sup, held)
         with pytest.raises(cdpnb.ConnectionLost, match=r"is down \(connection dropped\)"):
             await sup.cdp("Runtime.evaluate", {"expression": "1"})
         await _until(lambda: 3 in held)
@@ -694,6 +660,38 @@ async def test_late_news_of_an_older_connection_leaves_the_new_one_alone(
     finally:
         gate.set()
         await sup.stop()
+
+
+def _holding_get_targets(on_connections: tuple[int, ...]
+                         ) -> tuple[ScriptedBrowser, dict[int, ScriptedCommand]]:
+    """A browser that holds the reconnect's first set-up command on those connections."""
+    b = ScriptedBrowser()
+    held: dict[int, ScriptedCommand] = {}
+
+    @b.on("Target.getTargets")
+    def targets(command: ScriptedCommand) -> Any:
+        if b.connections in on_connections:
+            held[b.connections] = command
+            return HOLD
+        return {"targetInfos": [{"targetId": b.page_target_id, "type": "page"}]}
+
+    return b, held
+
+
+async def _attempt_lost_with_its_news_held(b: ScriptedBrowser, sup: cdpnb.Supervisor,
+                                           held: dict[int, ScriptedCommand]
+                                           ) -> threading.Thread:
+    """Drop the first connection; the reconnect's second connection gets its held reply
+    and is lost at once, with the engine loop busy, and the news of that loss held."""
+    await b.drop()
+    await _until(lambda: 2 in held)
+    busy = threading.Event()
+    engine.loop.call_soon_threadsafe(busy.wait, 5)
+    try:
+        await b.reply(held[2], {"targetInfos": []})
+        return await _lose_in_a_dropper_thread(b, sup._core, "the attempt's link")
+    finally:
+        busy.set()
 
 
 async def _until(condition: Any, timeout: float = 5.0) -> None:
