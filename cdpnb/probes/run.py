@@ -518,7 +518,7 @@ async def _run_check(name: str, version: str, kind: str | None, check: Check, ru
     value: float | str | None
     try:
         status, detail, value = await wait_for(check.driver(sup, target.site),
-                                                       CHECK_TIMEOUT_S)
+                                               CHECK_TIMEOUT_S)
     except TimeoutError:
         status, detail, value = "fail", f"no outcome within {CHECK_TIMEOUT_S:g} s", None
     except NotSupported as exc:

@@ -57,7 +57,7 @@ async def _attach(core: Core, target_id: str, setup_timeout: float | None,
     session_id = reply["sessionId"]
     core.note("cdpnb.pageTarget", {"target_id": target_id, "session_id": session_id})
     await wait_for(_enable_frame_host(core, session_id, lifecycle=True, bridge=bridge),
-                           setup_timeout)
+                   setup_timeout)
 
 
 async def create_page(core: Core, pages: PageAttacher) -> str:

@@ -195,7 +195,9 @@ class Core:
 
     # -- connection ------------------------------------------------------------------
 
-    async def connect(self) -> None:
+    async def connect(self) -> int:
+        """Open a connection and start its reader; its generation (1 for the first,
+        then 2, ...), which ``on_lost`` names when it ends."""
         transport = await self.connector(self.url, self.connect_timeout_s)
         self.ws_url = str(getattr(transport, "url", self.url))
         protocol = getattr(transport, "protocol", "cdp")
@@ -219,6 +221,7 @@ class Core:
         conn = self._conn
         transport.start(lambda frames: self._on_frames(transport, conn, frames),
                         lambda reason: self._on_closed(transport, reason, generation))
+        return generation
 
     @property
     def connected(self) -> bool:
@@ -322,9 +325,7 @@ class Core:
         """The error for ``action`` (``"send Runtime.evaluate"``) while the connection is
         down, with the reason it went."""
         reason = self.last_disconnect_reason or "not connected"
-        name = "WebDriver BiDi" if self.protocol == "bidi" else "CDP"
-        return ConnectionLost(f"cannot {action}: {name} connection to {redact(self.url)} is "
-                              f"down ({reason})")
+        return ConnectionLost(f"cannot {action}: {self._link} is down ({reason})")
 
     def _abandon(self, command_id: int) -> None:
         with self._lock:
@@ -390,9 +391,14 @@ class Core:
     def _stopped_error(self) -> SupervisorStopped:
         return SupervisorStopped(f"supervisor for {redact(self.url)} stopped while waiting")
 
+    @property
+    def _link(self) -> str:
+        """"CDP connection to <url>" (or WebDriver BiDi), for errors."""
+        name = "WebDriver BiDi" if self.protocol == "bidi" else "CDP"
+        return f"{name} connection to {redact(self.url)}"
+
     def _lost_error(self, reason: str) -> ConnectionLost:
-        return ConnectionLost(f"CDP connection to {redact(self.url)} lost while waiting "
-                              f"({reason})")
+        return ConnectionLost(f"{self._link} lost while waiting ({reason})")
 
     @contextlib.contextmanager
     def first_change(self, kind: type[C]) -> Iterator[asyncio.Future[C]]:
@@ -551,8 +557,7 @@ class Core:
             replies, self._replies = self._replies, {}
         for cid, future in replies.items():
             settle(future, error=ConnectionLost(
-                f"{methods.get(cid, 'command')} failed: CDP connection to "
-                f"{redact(self.url)} lost ({reason})"))
+                f"{methods.get(cid, 'command')} failed: {self._link} lost ({reason})"))
         if not self.stopping and self.on_lost is not None:
             engine.loop.call_soon_threadsafe(self.on_lost, reason, generation)
 

@@ -439,10 +439,12 @@ class Supervisor:
             await asyncio.sleep(self.options.reconnect_backoff_s * 2**attempt)
             if self._stopped:
                 return
-            opened = core.generation + 1  # (the connection this attempt opens, if any)
-            self._attempts.add(opened)
+            opened = 0  # (the connection this attempt opened, once it has)
             try:
-                await core.connect()
+                # Added in the same engine-loop step connect() returns in: the news of
+                # its end, which comes on this loop, cannot come before.
+                opened = await core.connect()
+                self._attempts.add(opened)
                 if core.protocol == "bidi":
                     await self._resume_bidi(target_id)
                 else:
@@ -459,8 +461,6 @@ class Supervisor:
                          redact_url(self.url), type(exc).__name__, exc)
                 await core.end_connection()  # (opened, but not set up)
                 core.last_disconnect_reason = dropped  # (not the attempt's own end)
-                if core.generation < opened:  # it opened none
-                    self._attempts.discard(opened)
                 continue
             if not core.connected:
                 # Lost again as its last reply landed: the loss's own news is this

@@ -49,6 +49,7 @@ __all__ = [
     "REPLY",
     "Block",
     "Vocabulary",
+    "error_fields",
     "read_block",
 ]
 
@@ -282,16 +283,22 @@ def _either(params: msgspec.Raw, result: msgspec.Raw, error: msgspec.Raw) -> msg
     return params or result or error
 
 
-def _error_row(block: Block, row: int, error: Any) -> None:
-    if not isinstance(error, dict):
-        raise _Unusual
+def error_fields(error: dict[str, Any]) -> tuple[int, str, Any]:
+    """An error reply's ``error`` object as ErrorReply holds it: (code, message, data)."""
     code = error.get("code", -1)
     code = code if isinstance(code, int) and not isinstance(code, bool) \
         and INT_MIN <= code <= INT_MAX else -1
     record = ErrorReply(0, "", code, str(error.get("message", "")), error.get("data"))
-    block.errors[row] = (record.code, record.message, record.data)
-    block.values[row] = record.error
-    block.texts[row] = encode_json(record.error)
+    return record.code, record.message, record.data
+
+
+def _error_row(block: Block, row: int, error: Any) -> None:
+    if not isinstance(error, dict):
+        raise _Unusual
+    block.errors[row] = fields = error_fields(error)
+    value = ErrorReply(0, "", *fields).error
+    block.values[row] = value
+    block.texts[row] = encode_json(value)
 
 
 def _fault_row(block: Block, row: int, kind: str, detail: str, raw: str) -> None:

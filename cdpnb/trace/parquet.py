@@ -25,6 +25,7 @@ from cdpnb.trace.blocks import (
     REPLY,
     Block,
     Vocabulary,
+    error_fields,
 )
 from cdpnb.trace.canonical import encode_json
 from cdpnb.trace.columns import Columns
@@ -141,9 +142,7 @@ def from_parquet(path: str | os.PathLike[str]) -> Trace:
     problems = about.get("problems") or ()
     columns = _columns_of(table)
     if columns is not None:
-        trace = Trace(header, (), footer, problems, path)
-        trace._records, trace._columns = None, columns
-        return trace
+        return Trace._of_columns(header, columns, footer, problems, path)
     loads = json.loads
     records: list[Record] = []
     values = [_column_values(table.column(name)) for name in names]
@@ -200,7 +199,9 @@ def _columns_of(table: Any) -> Columns | None:
         block.text = texts  # (written as the tables show it: no second look)
         for row in np.flatnonzero(block.kind == ERROR).tolist():
             body = block.value(row)
-            block.errors[row] = (body["code"], body["message"], body.get("data"))
+            if not isinstance(body, dict):
+                return None
+            block.errors[row] = error_fields(body)
         blocks.append(block)
         first += size
     columns = Columns.from_blocks([b for b in blocks if len(b)], methods, sessions)

@@ -62,9 +62,17 @@ class Trace:
         except Refused:
             head, records, end, problems = read_trace(path, strict=strict)
             return cls(head, records, end, problems, path)
-        trace = cls(found.header, (), found.footer, found.problems, path)
+        return cls._of_columns(found.header, found.columns, found.footer, found.problems, path)
+
+    @classmethod
+    def _of_columns(cls, header: dict[str, Any], columns: Columns,
+                   footer: dict[str, Any] | None = None, problems: Sequence[str] = (),
+                   path: Path | None = None) -> Trace:
+        """A trace held as columns (a scanned file, a Parquet file): its records are
+        made from them when first asked for."""
+        trace = cls(header, (), footer, problems, path)
         trace._records = None
-        trace._columns = found.columns
+        trace._columns = columns
         return trace
 
     @property
