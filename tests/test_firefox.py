@@ -358,5 +358,6 @@ async def test_a_dropped_connection_cannot_be_resumed_and_says_so_at_once(
                                                               "a dropped connection"):
                 await sup.evaluate("1")
             await sup.stop()
+            assert firefox.running  # the browser outlives the session it holds
         finally:
             await proxy.close()
