@@ -156,6 +156,11 @@ class ScriptedBrowser:
         #: The page the supervisor created: its target (= top frame) id and session.
         self.page_target_id: str | None = None
         self.page_session_id: str | None = None
+        #: Sessions announced detached (``Target.detachedFromTarget``): as in Chromium,
+        #: nothing more comes on them; an event a script pushes there is dropped (and
+        #: counted in ``dropped``), like a page's news after its tab closed.
+        self.detached: set[str] = set()
+        self.dropped = 0
 
     # -- scripting -----------------------------------------------------------------
 
@@ -195,7 +200,13 @@ class ScriptedBrowser:
     def push(self, method: str, params: dict[str, Any] | None = None,
              session_id: str | None = None) -> None:
         """Send an event now (from a handler, or any thread); the supervisor has folded
-        it when this returns."""
+        it when this returns. An event on a session announced detached is dropped."""
+        if session_id is not None and session_id in self.detached:
+            self.dropped += 1
+            return
+        if method == "Target.detachedFromTarget" and isinstance(params, dict) and isinstance(
+                params.get("sessionId"), str):
+            self.detached.add(params["sessionId"])
         self._deliver(self._message(method, params, session_id))
 
     async def emit(self, method: str, params: dict[str, Any] | None = None,
@@ -333,6 +344,13 @@ class ScriptedBrowser:
                                                 "targetId": target})
         return {"success": True}
 
+    def _detach_from_target(self, command: ScriptedCommand) -> dict[str, Any]:
+        # As Chromium does: the session is announced detached, then sends nothing more.
+        session = str(command.params.get("sessionId"))
+        self.push("Target.detachedFromTarget", {
+            "sessionId": session, "targetId": session.removeprefix("SESSION-")})
+        return {}
+
     def _version(self, command: ScriptedCommand) -> dict[str, Any]:
         return {"product": self.product, "protocolVersion": "1.3", "revision": "scripted",
                 "userAgent": self.product, "jsVersion": ""}
@@ -343,6 +361,7 @@ _DEFAULTS: dict[str, Callable[[ScriptedBrowser, ScriptedCommand], dict[str, Any]
     "Target.createTarget": ScriptedBrowser._create_target,
     "Target.attachToTarget": ScriptedBrowser._attach_to_target,
     "Target.closeTarget": ScriptedBrowser._close_target,
+    "Target.detachFromTarget": ScriptedBrowser._detach_from_target,
     "Target.setAutoAttach": ScriptedBrowser._set_auto_attach,
     "Page.getFrameTree": ScriptedBrowser._frame_tree,
 }

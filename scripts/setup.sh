@@ -22,11 +22,15 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
 fi
 
+# PYTHON picks the interpreter, VENV the folder (scripts/test-pythons.sh makes one
+# per CPython: .venv-3.12, .venv-3.13, ...).
 python=${PYTHON:-python3}
-if [ ! -x .venv/bin/python ]; then
-  "$python" -m venv .venv
+venv=${VENV:-.venv}
+if [ ! -x "$venv/bin/python" ]; then
+  "$python" -m venv "$venv"
 fi
-.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]'
+echo "setup: installing cdpnb and its dev extra into $venv (pip; a minute or two the first time)"
+"$venv/bin/python" -m pip install -q --disable-pip-version-check -e '.[dev]'
 
 # The node-backed backends (chromium+bidi, chromium+puppeteer) run the packages pinned in
 # package-lock.json. --ignore-scripts: nothing of theirs runs at install time (the
@@ -40,4 +44,4 @@ if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
 else
   echo "setup: node/npm not found; skipping npm ci (chromium+bidi and chromium+puppeteer will say so)" >&2
 fi
-echo "setup: ready ($(.venv/bin/python --version), cdpnb $(.venv/bin/python -c 'import cdpnb; print(cdpnb.__version__)'))"
+echo "setup: ready ($("$venv/bin/python" --version) in $venv, cdpnb $("$venv/bin/python" -c 'import cdpnb; print(cdpnb.__version__)'))"

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
+import shlex
 import tempfile
 import time
 import urllib.parse
@@ -45,6 +47,71 @@ def no_unexpected_cdpnb_log_warnings(request: pytest.FixtureRequest) -> Iterator
     if collect.records and request.node.get_closest_marker("logs_warnings") is None:
         lines = "\n".join(f"{r.name} {r.levelname}: {r.getMessage()}" for r in collect.records)
         pytest.fail(f"cdpnb logged what a user would see:\n{lines}", pytrace=False)
+
+
+#: Fixtures that start a browser (or node, or a mapper): a test that uses one, directly
+#: or through another fixture, is a ``browser`` test.
+BROWSER_FIXTURES = frozenset({"chromium", "headless_shell", "any_browser", "sup", "bridged",
+                              "mapper", "firefox", "lightpanda", "probed", "local"})
+#: Set by scripts/test-pythons.sh for the legs that run ``-m "not browser or smoke"`` on
+#: the other Pythons. There, a test not marked ``browser`` gets a stand-in for every
+#: browser and runtime binary (cdpnb's ``CDPNB_*`` overrides, inherited by the
+#: subprocesses and notebook kernels a test starts): one that starts any of them fails,
+#: naming itself, so the marker stays true by a check, not by care.
+WITHOUT_BROWSERS = "CDPNB_TESTS_WITHOUT_BROWSERS"
+_BINARIES = ("CDPNB_CHROMIUM", "CDPNB_FIREFOX", "CDPNB_LIGHTPANDA", "CDPNB_NODE")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if BROWSER_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.browser)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _browser_stand_in(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path | None]:
+    """Without browsers: the stand-in, set for the whole session (so a module or session
+    fixture that launches is caught too, in the first test that sets it up)."""
+    if not os.environ.get(WITHOUT_BROWSERS):
+        yield None
+        return
+    folder = tmp_path_factory.mktemp("no-browsers")
+    log = folder / "started"
+    stand_in = folder / "browser"
+    stand_in.write_text(f'#!/bin/sh\necho "$0 $*" >> {shlex.quote(str(log))}\nexit 1\n')
+    stand_in.chmod(0o755)
+    saved = {variable: os.environ.get(variable) for variable in _BINARIES}
+    os.environ.update({variable: str(stand_in) for variable in _BINARIES})
+    try:
+        yield log
+    finally:
+        for variable, value in saved.items():
+            if value is None:
+                os.environ.pop(variable, None)
+            else:
+                os.environ[variable] = value
+
+
+@pytest.fixture(autouse=True)
+def browsers_only_where_marked(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch,
+                               _browser_stand_in: Path | None) -> Iterator[None]:
+    log = _browser_stand_in
+    if log is None:
+        yield
+        return
+    if request.node.get_closest_marker("browser"):  # the smoke: the real binaries
+        for variable in _BINARIES:
+            monkeypatch.delenv(variable, raising=False)
+        yield
+        return
+    before = log.stat().st_size if log.exists() else 0
+    yield
+    started = log.read_bytes()[before:].decode(errors="replace") if log.exists() else ""
+    if started:
+        pytest.fail(f"{request.node.nodeid} (or a fixture it sets up) starts a browser or "
+                    "runtime but is not marked browser: mark it @pytest.mark.browser (or "
+                    "list its fixture in BROWSER_FIXTURES) so the legs without browsers "
+                    f"leave it out; it ran: {started[:300]}", pytrace=False)
 
 
 @pytest.fixture(scope="session")
@@ -158,3 +225,71 @@ def private_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pat
 def cdpnb_dirs(where: Path) -> list[str]:
     """The ``cdpnb-*`` working dirs (profiles, logs) left in ``where``."""
     return sorted(p.name for p in where.iterdir() if p.name.startswith("cdpnb-"))
+
+
+#: A page that turns every intrinsic the bridge script might touch after it was
+#: installed into a spy: what any of them is handed goes to window.__seen (kept with a
+#: push captured first). Object.prototype.toJSON was how a page read the bridge key
+#: (JSON.stringify calls it on every object it serialises).
+HOSTILE_PAGE = """<!doctype html><title>hostile</title><script>
+(() => {
+  const seen = [], push = Array.prototype.push, join = Array.prototype.join, text = String;
+  const from = Array.from, keys = Object.keys, values = Object.values, apply = Reflect.apply;
+  const word = a => { try { return typeof a === 'object' && a !== null
+    ? apply(join, keys(a), [',']) + '=' + apply(join, values(a), [',']) : text(a); }
+    catch (e) { return '?'; } };
+  const keep = (where, args) => {
+    try { apply(push, seen, [where + ':' + apply(join, from(args, word), ['|'])]); }
+    catch (e) {} };
+  Object.defineProperty(window, '__seen', {value: seen});
+  Object.prototype.toJSON = function () { keep('toJSON', [this]); return this; };
+  const stringify = JSON.stringify, parse = JSON.parse;
+  JSON.stringify = function () { keep('stringify', arguments); return stringify(...arguments); };
+  JSON.parse = function () { keep('parse', arguments); return parse(...arguments); };
+  const XHR = XMLHttpRequest, proto = XHR.prototype;
+  for (const name of ['open', 'send', 'setRequestHeader']) {
+    const real = proto[name];
+    proto[name] = function () {
+      keep('xhr.' + name, arguments); return apply(real, this, arguments); };
+  }
+  window.XMLHttpRequest = function () { keep('new XHR', arguments); return new XHR(); };
+  const realFetch = window.fetch;
+  window.fetch = function () {
+    keep('fetch', arguments); return apply(realFetch, this, arguments); };
+  const call = Function.prototype.call, fnApply = Function.prototype.apply;
+  Function.prototype.call = function () {
+    keep('call', arguments); return apply(call, this, arguments); };
+  Function.prototype.apply = function () {
+    keep('apply', arguments); return apply(fnApply, this, arguments); };
+  String.prototype.toString = function () { keep('String.toString', [this]); return text(this); };
+  Array.prototype.join = function () { keep('join', [this]); return ''; };
+  window.btoa = function () { keep('btoa', arguments); return ''; };
+  window.encodeURIComponent = function () { keep('encodeURIComponent', arguments); return ''; };
+})();
+</script><p>hostile</p>"""
+
+
+async def assert_the_bridge_key_stays_private(sup: cdpnb.Supervisor, site: ScenarioServer,
+                                              key: str) -> None:
+    """On a page that spies on every intrinsic after the bridge script was installed, a
+    bridged prompt is answered, and nothing the page saw holds the bridge key."""
+    url = site.add("/hostile", HOSTILE_PAGE)
+    await sup.navigate(url)
+    before = sup.state.dialog_seq
+    await sup.evaluate("setTimeout(() => { window.__got = prompt('name?', 'd'); }, 0); 0")
+    state = await sup.wait_for(lambda s: s.dialog_seq > before, 10)
+    dialog = next(d for d in state.pending_dialogs if d.id == f"d-{before + 1}")
+    assert (dialog.via, dialog.message, dialog.default_prompt) == ("bridge", "name?", "d")
+    await sup.respond("accept", prompt_text="hunter2", dialog_id=dialog.id)
+    got = await sup.evaluate("new Promise(done => { const look = () => window.__got === "
+                             "undefined ? setTimeout(look, 20) : done(window.__got); look(); })",
+                             timeout=10)
+    assert got == "hunter2"
+    seen = await sup.evaluate("Array.from(window.__seen)")
+    assert isinstance(seen, list)
+    assert not [s for s in seen if key in str(s)], seen
+    # the spies do see what passes through them (the test would catch a leak)
+    assert "toJSON:probe=1" in await sup.evaluate(
+        "JSON.stringify({probe: 1}); Array.from(window.__seen)")
+    # ... and its source does not show it either
+    assert await sup.evaluate(f"String(window.prompt).includes({json.dumps(key)})") is False

@@ -182,6 +182,7 @@ def check_node(backend: cdpnb.Backend) -> None:
     assert "ws://" not in repr(backend) and f"pid={backend.pid}" in repr(backend)
 
 
+@pytest.mark.browser
 def test_node_plain_with() -> None:
     with cdpnb.launch("node") as backend:
         check_node(backend)
@@ -190,6 +191,7 @@ def test_node_plain_with() -> None:
     check_ended(pid, workdir)
 
 
+@pytest.mark.browser
 async def test_node_async_with_speaks_runtime_only() -> None:
     async with cdpnb.launch("node") as backend:
         check_node(backend)
@@ -230,6 +232,7 @@ def test_node_missing_names_the_debian_package(monkeypatch: pytest.MonkeyPatch,
     assert cdpnb_dirs(private_tmp) == []
 
 
+@pytest.mark.browser
 def test_node_ends_itself_when_its_parent_is_killed(tmp_path: Path) -> None:
     """node runs in a session of its own; a Python killed with SIGKILL runs no atexit,
     so its reaper (and, as a second guard, the keepalive script noticing the lost
@@ -300,6 +303,7 @@ def check_chromium_playwright(backend: cdpnb.Backend) -> None:
     assert "ws://" not in repr(backend)
 
 
+@pytest.mark.browser
 def test_chromium_playwright_plain_with() -> None:
     threads, children = set(threading.enumerate()), live_children()
     with cdpnb.launch("chromium+playwright") as backend:
@@ -314,6 +318,7 @@ def test_chromium_playwright_plain_with() -> None:
     assert wait_for_baseline(threads, children) == ([], set())
 
 
+@pytest.mark.browser
 async def test_chromium_playwright_async_with() -> None:
     threads, children = set(threading.enumerate()), live_children()
     async with cdpnb.launch("chromium+playwright") as backend:
@@ -324,6 +329,7 @@ async def test_chromium_playwright_async_with() -> None:
     assert wait_for_baseline(threads, children) == ([], set())
 
 
+@pytest.mark.browser
 async def test_chromium_playwright_plain_with_inside_a_running_loop() -> None:
     """A notebook cell: a loop runs in this thread, and the blocking ``with`` is used.
     Playwright does not need (or touch) the caller's loop."""
@@ -334,6 +340,7 @@ async def test_chromium_playwright_plain_with_inside_a_running_loop() -> None:
     check_ended(pid, workdir)
 
 
+@pytest.mark.browser
 @pytest.mark.parametrize("kind", ["chromium+playwright", "chromium"])
 async def test_dialog_on_a_page_another_client_creates(kind: str) -> None:
     """Playwright attaches to a page that a separate CDP connection creates after the
@@ -373,6 +380,7 @@ async def test_dialog_on_a_page_another_client_creates(kind: str) -> None:
             await cdp.close()
 
 
+@pytest.mark.browser
 @pytest.mark.parametrize("after_s", [0.05, 0.4])
 async def test_cancelled_chromium_playwright_launch_leaves_nothing_behind(
     private_tmp: Path, after_s: float
@@ -393,6 +401,7 @@ async def test_cancelled_chromium_playwright_launch_leaves_nothing_behind(
     assert cdpnb_dirs(private_tmp) == []
 
 
+@pytest.mark.browser
 def test_chromium_playwright_ended_at_interpreter_exit(tmp_path: Path) -> None:
     """A script that never closes its backend: atexit lets Playwright go, then ends
     Chromium by its pid, and removes the temp dir."""

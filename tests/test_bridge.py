@@ -203,6 +203,7 @@ async def test_bad_bridge_arguments_name_themselves(kwargs: dict[str, Any], mess
         await cdpnb.Supervisor.start("http://127.0.0.1:9", **kwargs)
 
 
+@pytest.mark.browser
 async def test_fifty_prompts_behind_playwright_all_answered_through_the_bridge(
         site: ScenarioServer) -> None:
     """Playwright dismisses every native dialog within milliseconds; bridged ones are ours."""

@@ -179,6 +179,7 @@ def test_progress_showed_cells_running_and_nothing_listened_beyond_loopback(
     assert watch.exposed == set()
 
 
+@pytest.mark.browser
 def test_resuming_skips_finished_cells_and_more_repeats_append(
         local: tuple[CampaignResult, Watch], tmp_path: Path) -> None:
     result, _ = local
@@ -209,6 +210,7 @@ def kill_own_browser_once(marker: Path, sup: Supervisor, site: Site) -> Any:
     return drive()
 
 
+@pytest.mark.browser
 def test_a_browser_killed_mid_cell_is_replaced_and_the_cell_retried(tmp_path: Path) -> None:
     marker = tmp_path / "killed-once"
     check = Check("custom.kill_browser_once", "survives a crash",
@@ -223,6 +225,7 @@ def test_a_browser_killed_mid_cell_is_replaced_and_the_cell_retried(tmp_path: Pa
     assert row["detail"] == "evaluated on a browser that was not killed (2)"
 
 
+@pytest.mark.browser
 def test_a_kept_browser_that_died_while_idle_is_replaced() -> None:
     pool = BrowserPool(keep=1)
     spec = parse_backend("headless-shell")
@@ -267,6 +270,7 @@ def cdpnb_command(*args: str, columns: int = 80) -> subprocess.CompletedProcess[
                           text=True, timeout=240, cwd=ROOT, env=env)
 
 
+@pytest.mark.browser
 def test_cli_campaign_prints_statistics_that_fit_and_json(tmp_path: Path) -> None:
     args = ["campaign", "--backends", "headless-shell,node", "--scenarios",
             "latency.command_rtt", "--repeats", "3", "--out", str(tmp_path),

@@ -63,6 +63,7 @@ class BrowserWatch:
         return True
 
 
+@pytest.mark.browser
 def test_on_a_local_cluster_of_two_processes(tmp_path: Path) -> None:
     with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1",
                       dashboard_address="127.0.0.1:0") as cluster, Client(cluster) as client:
@@ -83,6 +84,7 @@ def test_on_a_local_cluster_of_two_processes(tmp_path: Path) -> None:
     assert any(len(p.running) == 2 for p in seen)  # cells running on each worker at once
 
 
+@pytest.mark.browser
 def test_a_cell_whose_outcome_dies_with_its_worker_is_computed_again_not_failed(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A cell can finish on a worker that dies before the campaign takes its outcome:
@@ -174,6 +176,7 @@ def dask_processes(folder: Path, workers: int
         log.close()
 
 
+@pytest.mark.browser
 def test_against_a_scheduler_address_with_workers_in_their_own_processes(
         tmp_path: Path) -> None:
     with dask_processes(tmp_path, workers=2) as (address, workers):
@@ -190,6 +193,7 @@ def test_against_a_scheduler_address_with_workers_in_their_own_processes(
 
 
 
+@pytest.mark.browser
 def test_a_worker_killed_mid_campaign_loses_no_finished_cell(tmp_path: Path) -> None:
     scenarios = ["dialog.alert.main", "dialog.confirm.main", "latency.dialog_closed"]
     out = tmp_path / "out"

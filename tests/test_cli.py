@@ -151,6 +151,7 @@ def _start(*args: str) -> subprocess.Popen[str]:
                             stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
 
 
+@pytest.mark.browser
 def test_record_until_sigint_then_replay_until_sigterm(site: ScenarioServer,
                                                        tmp_path: Path) -> None:
     trace = tmp_path / "run.jsonl.gz"

@@ -59,6 +59,7 @@ async def test_credentials_in_urls_never_reach_errors() -> None:
     assert "hunter2" not in str(info.value) and "s3cret" not in str(info.value)
 
 
+@pytest.mark.browser
 async def test_browser_killed_mid_command_fails_fast_and_says_so(site: ScenarioServer) -> None:
     async with cdpnb.launch("headless-shell") as backend:
         sup = await cdpnb.Supervisor.start(backend.cdp_url, reconnect_attempts=0)

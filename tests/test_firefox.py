@@ -20,7 +20,7 @@ import cdpnb
 from cdpnb.probes import ScenarioServer
 from cdpnb.protocol import Command, Event
 from cdpnb.state import fold_all
-from tests.conftest import settle, wait_report
+from tests.conftest import assert_the_bridge_key_stays_private, settle, wait_report
 
 pytestmark = pytest.mark.browser
 
@@ -361,3 +361,15 @@ async def test_a_dropped_connection_cannot_be_resumed_and_says_so_at_once(
             assert firefox.running  # the browser outlives the session it holds
         finally:
             await proxy.close()
+
+
+async def test_a_page_that_spies_on_every_intrinsic_never_sees_the_bridge_key(
+        firefox: cdpnb.Backend, site: ScenarioServer) -> None:
+    """A page that replaces JSON, Object/Array/String.prototype members, XMLHttpRequest,
+    fetch and Function.prototype.call/apply after the bridge was installed (its
+    Object.prototype.toJSON once read the key): over WebDriver BiDi, Firefox."""
+    supervisor = await cdpnb.Supervisor.start(firefox, bridge=True, dialog_timeout_s=30)
+    try:
+        await assert_the_bridge_key_stays_private(supervisor, site, supervisor._bridge.key)
+    finally:
+        await supervisor.stop()

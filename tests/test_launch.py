@@ -140,6 +140,7 @@ def check_ended(pid: int, workdir: Path) -> None:
     assert not workdir.exists()
 
 
+@pytest.mark.browser
 @pytest.mark.parametrize("kind", ["chromium", "headless-shell"])
 async def test_async_with_launch(kind: str) -> None:
     async with cdpnb.launch(kind) as backend:
@@ -149,6 +150,7 @@ async def test_async_with_launch(kind: str) -> None:
     check_ended(pid, workdir)
 
 
+@pytest.mark.browser
 @pytest.mark.parametrize("kind", ["chromium", "headless-shell"])
 def test_plain_with_launch(kind: str) -> None:
     with cdpnb.launch(kind) as backend:
@@ -158,6 +160,7 @@ def test_plain_with_launch(kind: str) -> None:
     check_ended(pid, workdir)
 
 
+@pytest.mark.browser
 async def test_async_with_cleans_up_when_the_block_raises() -> None:
     seen: dict[str, object] = {}
     with pytest.raises(ZeroDivisionError):
@@ -170,6 +173,7 @@ async def test_async_with_cleans_up_when_the_block_raises() -> None:
     check_ended(pid, workdir)
 
 
+@pytest.mark.browser
 def test_plain_with_cleans_up_when_the_block_raises() -> None:
     seen: dict[str, object] = {}
     with pytest.raises(KeyError), cdpnb.launch("chromium") as backend:
@@ -181,6 +185,7 @@ def test_plain_with_cleans_up_when_the_block_raises() -> None:
     check_ended(pid, workdir)
 
 
+@pytest.mark.browser
 async def test_each_launch_gets_a_fresh_user_data_dir() -> None:
     async with cdpnb.launch("headless-shell") as one, cdpnb.launch("headless-shell") as two:
         p1, p2 = one._browser.user_data_dir, two._browser.user_data_dir
@@ -299,6 +304,7 @@ async def test_binary_that_exits_at_once_is_a_start_error(private_tmp: Path) -> 
     assert cdpnb_dirs(private_tmp) == []
 
 
+@pytest.mark.browser
 async def test_cancelled_async_launch_leaves_no_browser_behind(private_tmp: Path) -> None:
     """A notebook user interrupts the cell, or a wait_for times out, while the browser
     is still starting: the browser must still be ended and its temp dir removed."""

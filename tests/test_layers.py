@@ -189,3 +189,30 @@ def test_the_notebook_layer_loads_only_when_a_view_is_asked_for() -> None:
                                                       "dask", "duckdb", "scipy"}
              or m.startswith("cdpnb.notebook")]
     assert heavy == []
+
+
+def test_every_source_file_compiles_on_every_python_the_package_claims() -> None:
+    """Python 3.13 cleans docstrings in the compiler and encodes them as UTF-8 (a lone
+    surrogate escape such as ``"\\ud800"`` in a plain docstring made ``import cdpnb`` fail
+    there: UnicodeEncodeError); 3.11 and 3.12 take such a file. So check, on any Python,
+    that no string a compiler may re-encode holds a surrogate, in the package, the
+    tests, the benchmarks and the scripts."""
+    roots = [ROOT / "cdpnb", ROOT / "tests", ROOT / "benchmarks", ROOT / "scripts"]
+    found = []
+    for path in sorted(p for root in roots for p in root.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            body = getattr(node, "body", None)
+            if not isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef
+                              | ast.AsyncFunctionDef) or not body:
+                continue
+            first = body[0]
+            if (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+                    and isinstance(first.value.value, str)):
+                try:
+                    first.value.value.encode("utf-8")
+                except UnicodeEncodeError as exc:
+                    found.append(f"{path.relative_to(ROOT)}:{first.lineno}: {exc.reason}")
+        compile(tree, str(path), "exec")
+    assert not found, "docstrings with a lone surrogate (write it as \\\\ud800):\n" + "\n".join(
+        found)

@@ -220,6 +220,7 @@ def check_all_ended(started: list[tuple[int, Path]]) -> None:
         assert not workdir.exists()
 
 
+@pytest.mark.browser
 @pytest.mark.parametrize("kind", NEW_KINDS)
 def test_starts_on_loopback_describes_itself_and_ends_by_pid(kind: str) -> None:
     with cdpnb.launch(kind) as backend:
@@ -229,6 +230,7 @@ def test_starts_on_loopback_describes_itself_and_ends_by_pid(kind: str) -> None:
     check_all_ended(started)
 
 
+@pytest.mark.browser
 @pytest.mark.parametrize("kind", ["lightpanda", "firefox"])
 async def test_async_with_each_launch_gets_a_fresh_one(kind: str) -> None:
     async with cdpnb.launch(kind) as one, cdpnb.launch(kind) as two:
@@ -350,6 +352,7 @@ def live(pid: int) -> bool:
     return stat[stat.rindex(")") + 2] != "Z"
 
 
+@pytest.mark.browser
 @pytest.mark.parametrize("kind", NEW_KINDS)
 def test_dies_with_its_owner(tmp_path: Path, kind: str) -> None:
     """The Python that launched it is SIGKILLed (no atexit runs): its reaper ends the
@@ -490,6 +493,7 @@ def chromium_browsers(backend: cdpnb.Backend) -> list[int]:
     return found
 
 
+@pytest.mark.browser
 @pytest.mark.parametrize("kind", ["firefox", "chromium+bidi"])
 async def test_bidi_prompt_stays_open_until_handle_user_prompt(kind: str,
                                                                site: ScenarioServer) -> None:
@@ -535,6 +539,7 @@ async def test_bidi_prompt_stays_open_until_handle_user_prompt(kind: str,
             await bidi.close()
 
 
+@pytest.mark.browser
 async def test_firefox_has_one_bidi_session_and_keeps_it(site: ScenarioServer) -> None:
     """Firefox 153 refuses a second session.new while one exists, also after the
     first session's connection closed (the session outlives its WebSocket)."""
@@ -553,6 +558,7 @@ async def test_firefox_has_one_bidi_session_and_keeps_it(site: ScenarioServer) -
             await second.close()
 
 
+@pytest.mark.browser
 async def test_chromium_bidi_default_session_dismisses_and_each_connection_has_a_chromium(
         site: ScenarioServer) -> None:
     async with cdpnb.launch("chromium+bidi") as backend:
@@ -582,6 +588,7 @@ async def test_chromium_bidi_default_session_dismisses_and_each_connection_has_a
         await ignoring.close()
 
 
+@pytest.mark.browser
 async def test_chromium_bidi_chromium_dies_with_its_server() -> None:
     """node killed alone (not its group): its Chromium goes too (measured: at once, as
     its --remote-debugging-pipe closes); and close() ends a server with a live session
@@ -612,6 +619,7 @@ async def test_chromium_bidi_chromium_dies_with_its_server() -> None:
 # --- CDP kinds through the supervisor ------------------------------------------------------------
 
 
+@pytest.mark.browser
 async def test_puppeteer_in_front_leaves_dialogs_to_the_supervisor(site: ScenarioServer) -> None:
     """The control beside chromium+playwright: Puppeteer attaches to the supervisor's
     page too (its log says so) and never answers a dialog; the supervisor sees each one,
@@ -642,6 +650,7 @@ async def test_puppeteer_in_front_leaves_dialogs_to_the_supervisor(site: Scenari
             await sup.stop()
 
 
+@pytest.mark.browser
 async def test_lightpanda_through_the_supervisor(site: ScenarioServer) -> None:
     async with cdpnb.launch("lightpanda") as backend:
         sup = await cdpnb.Supervisor.start(backend, dialog_timeout_s=30)

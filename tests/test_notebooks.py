@@ -69,6 +69,7 @@ def test_the_three_investigations_are_there() -> None:
             "03-replay-a-shared-trace.ipynb"} <= names
 
 
+@pytest.mark.browser
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
 def test_notebook_runs_top_to_bottom(path: Path) -> None:
     nb = executed(path.name)
@@ -80,6 +81,7 @@ def test_notebooks_run_from_the_repository_root_too() -> None:
     assert _errors(nb) == []
 
 
+@pytest.mark.browser
 def test_quickstart_still_works_after_nest_asyncio_apply() -> None:
     nb = run_notebook(ROOT / "notebooks" / "00-quickstart.ipynb",
                       prelude="import nest_asyncio\nnest_asyncio.apply()")
@@ -87,6 +89,7 @@ def test_quickstart_still_works_after_nest_asyncio_apply() -> None:
     assert "nest_asyncio" in nb.cells[0].source
 
 
+@pytest.mark.browser
 def test_probe_notebook_shows_every_backend_here() -> None:
     from cdpnb.probes import available_backends
 
@@ -104,6 +107,7 @@ def test_replay_notebook_compares_agent_and_remote_closes() -> None:
     assert "{'agent': 33}" in text and "{'remote': 33}" in text
 
 
+@pytest.mark.browser
 def test_dialogs_notebook_exports_to_html_with_widget_state_and_escaped_text(
         tmp_path: Path) -> None:
     nb = executed("02-dialogs-and-frames.ipynb")
@@ -140,6 +144,7 @@ def export_html(nb: nbformat.NotebookNode, folder: Path, name: str, *options: st
     return (folder / f"{name}.html").read_text()
 
 
+@pytest.mark.browser
 def test_exported_views_show_their_static_snapshot_without_the_widget_manager(
         tmp_path: Path) -> None:
     # Saved as JupyterLab saves by default (no widget state): nbconvert shows each
@@ -167,6 +172,7 @@ def test_exported_views_show_their_static_snapshot_without_the_widget_manager(
     assert all(o["metadata"]["image/png"]["width"] > 0 for o in images)
 
 
+@pytest.mark.browser
 def test_campaign_notebook_runs_on_two_workers_and_duckdb_agrees() -> None:
     nb = executed("04-campaign.ipynb")
     text = _text(nb)
@@ -181,6 +187,7 @@ def test_campaign_notebook_runs_on_two_workers_and_duckdb_agrees() -> None:
     assert len(images) == 1 and images[0]["metadata"]["image/png"]["width"] > 0  # retina
 
 
+@pytest.mark.browser
 def test_the_readme_offline_export_of_a_notebook_with_widget_state_is_static(
         tmp_path: Path) -> None:
     # Executed by nbclient, as `nbconvert --execute` does: the widget state is saved, and

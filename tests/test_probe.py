@@ -50,6 +50,7 @@ def probed(tmp_path_factory: pytest.TempPathFactory) -> tuple[ProbeResult, Path]
     return asyncio.run(cdpnb.probe(list(LAUNCHABLE), out=out)), out
 
 
+@pytest.mark.browser
 def test_every_backend_matches_what_the_measured_facts_predict(
         probed: tuple[ProbeResult, Path]) -> None:
     result, _ = probed
@@ -71,7 +72,18 @@ def test_every_backend_matches_what_the_measured_facts_predict(
         "yes", "yes", None, "no", "unknown"]
     assert isinstance(typed["dialogs cross-site"].dtype, pd.CategoricalDtype)
     assert list(typed["dialogs cross-site"].cat.categories) == ["ok", "partial", "fail"]
-    assert typed.loc["chromium+playwright", "dialogs cross-site"] == "partial"
+    # Playwright's auto-dismissal races the probe's answer: either may win (measured).
+    assert typed.loc["chromium+playwright", "dialogs cross-site"] in ("partial", "ok")
+    races = result.races()
+    dialog_checks = [c.name for c in CHECKS if c.name.startswith("dialog.") and c.mode ==
+                     "native"]
+    raced = races[races["backend"] == "chromium+playwright"]
+    assert sorted(raced["check"].astype(str)) == sorted(dialog_checks)
+    assert raced["race"].all() and raced["between"].str.contains("Playwright").all()
+    assert set(raced["closed_by"].astype(str)) <= {"agent", "remote"}
+    assert (raced["open_ms"] > 0).all()
+    quiet = races[races["backend"] == "headless-shell"]
+    assert not quiet["race"].any() and set(quiet["closed_by"].astype(str)) == {"agent"}
     assert typed["command RTT ms"].dtype == "Float64"
     assert 0 < typed.loc["headless-shell", "command RTT ms"] < 50
     assert pd.isna(typed.loc["node", "dialog seen ms"])
@@ -86,16 +98,27 @@ def test_every_backend_matches_what_the_measured_facts_predict(
     assert {b: info["protocol"] for b, info in result.backends.items()}["firefox"] == "bidi"
 
 
+@pytest.mark.browser
 def test_playwright_row_native_dialogs_lost_bridge_answers(
         probed: tuple[ProbeResult, Path]) -> None:
     result, _ = probed
     row = result.matrix_text().loc["chromium+playwright"]
-    for frame in ("main", "srcdoc", "cross-site", "nested"):
-        assert row[f"dialogs {frame}"].startswith("partial"), row[f"dialogs {frame}"]
-        assert "closed by remote" in row[f"dialogs {frame}"]
+    # Who closes each native dialog is a race (Playwright's dismissal vs the probe's
+    # answer 50 ms after it saw it): each check says who won, and when.
+    checks = result.checks()
+    for check in checks[(checks["backend"] == "chromium+playwright")
+                        & checks["check"].str.startswith("dialog.")].itertuples():
+        if check.dialog_closed_by == "remote":
+            assert check.status == "partial" and "closed by remote" in check.detail, check
+        else:
+            assert check.dialog_closed_by == "agent", check
+            assert check.status == "ok" and "answered (closed" in check.detail, check
+        assert check.expected == "partial|ok" and check.as_expected
     assert row["bridge main"] == row["bridge cross-site"] == "✓"
     assert row["frame tree complete"] == "✓" and row["site isolation"] == "yes"
-    assert row["dialog closed ms"].startswith("✗")
+    closed = checks[(checks["backend"] == "chromium+playwright")
+                    & (checks["check"] == "latency.dialog_closed")].iloc[0]
+    assert closed["expected"] == "fail|ok" and closed["as_expected"]
 
 
 def test_node_row_is_runtime_only_with_reasons(probed: tuple[ProbeResult, Path]) -> None:
@@ -150,7 +173,9 @@ def test_firefox_answers_every_dialog_natively_over_bidi(probed: tuple[ProbeResu
     checks = result.checks()
     prompt = checks[(checks["backend"] == "firefox")
                     & (checks["check"] == "dialog.prompt.nested")].iloc[0]
-    assert prompt["detail"] == "seen with its frame and answered; page JS got 'answer-42'"
+    assert re.fullmatch(r"seen with its frame and answered \(closed \d+ ms after it opened\); "
+                        r"page JS got 'answer-42'", prompt["detail"]), prompt["detail"]
+    assert prompt["dialog_closed_by"] == "agent" and prompt["dialog_open_ms"] > 0
 
 
 def test_each_backend_run_left_a_trace_behind(probed: tuple[ProbeResult, Path]) -> None:
@@ -184,7 +209,8 @@ def test_a_replayed_probe_finds_what_the_live_one_found(probed: tuple[ProbeResul
                                         f"replay:{out / 'headless-shell.bridge.jsonl.gz'}",
                                         f"replay:{out / 'lightpanda.native.jsonl.gz'}",
                                         f"replay:{out / 'firefox.native.jsonl.gz'}"]))
-    assert time.monotonic() - began < 30
+    # Bounds a hang only: a replay needs no browser, but a busy machine slows it too.
+    assert time.monotonic() - began < 120
     live = result.matrix_text()
     again = replayed.matrix_text()
     for kind in ("chromium+playwright", "headless-shell", "lightpanda", "firefox"):
@@ -203,6 +229,7 @@ def test_a_replayed_probe_finds_what_the_live_one_found(probed: tuple[ProbeResul
         "replay:lightpanda": 30, "replay:firefox": 30}
 
 
+@pytest.mark.browser
 async def test_a_url_backend_gets_the_expectations_of_the_engine_it_says_it_is(
         site: ScenarioServer, tmp_path: Path) -> None:
     async with cdpnb.launch("lightpanda") as lightpanda:
@@ -252,8 +279,12 @@ async def test_endpoints_without_cdp_are_rows_of_reasons_within_the_timeout(
         port = mute.sockets[0].getsockname()[1]
         backends = [site.site_a, f"http://127.0.0.1:{dead}", f"ws://127.0.0.1:{port}/devtools"]
         began = time.monotonic()
-        result = await cdpnb.probe(backends)
-        assert time.monotonic() - began < 30
+        result = await cdpnb.probe(backends, timeout=2)
+        # 2 s budgets, then 4 s on the one retry each gets: bounded, load or not.
+        assert time.monotonic() - began < 60
+    for backend in backends:
+        retried = result.backends[backend]["retried"]
+        assert retried.startswith("the first attempt could not probe it (") and "4 s" in retried
     matrix = result.matrix_text()
     assert len(matrix) == 3
     for backend, row in matrix.iterrows():
@@ -279,15 +310,71 @@ def test_a_missing_backend_is_a_row_of_reasons_not_a_crash(
     assert result.unreachable()["node"].startswith("not installed")
 
 
+@pytest.mark.browser
+def test_a_backend_that_could_not_be_supervised_is_tried_again_with_longer_budgets(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """What a loaded machine did to Firefox (session.new with no reply in time): the
+    probe tries again, twice as patient, and says so; nothing of the first attempt is
+    left in the results."""
+    from cdpnb.probes import run as run_mod
+
+    budgets: list[float] = []
+    real_start = run_mod.Supervisor.start
+
+    async def slow_first(connect: object, **options: object) -> object:
+        budgets.append(float(options["command_timeout_s"]))  # type: ignore[arg-type]
+        if len(budgets) == 1:
+            raise cdpnb.CdpnbError("session.new got no reply within 10 s")
+        return await real_start(connect, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(run_mod.Supervisor, "start", slow_first)
+    result = asyncio.run(cdpnb.probe(["headless-shell"], progress=False, out=tmp_path))
+    info = result.backends["headless-shell"]
+    assert info["retried"] == ("the first attempt could not probe it (cannot supervise: "
+                               "session.new got no reply within 10 s); tried again with "
+                               f"{budgets[1]:g} s budgets")
+    assert budgets[1] == 2 * budgets[0] and budgets[0] >= run_mod.STEP_BUDGET_S
+    assert len(budgets) == 3  # the retry's native and bridge supervisors
+    assert result.unreachable() == {} and result.surprises().empty
+    assert len(result.results) == len(CHECKS)  # one result per check, none from attempt 1
+
+
+@pytest.mark.browser
+def test_an_unprobed_backend_is_one_line_with_the_command_to_retry(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from cdpnb.probes import run as run_mod
+
+    async def never(connect: object, **options: object) -> object:
+        raise cdpnb.CdpnbError("session.new got no reply within 3 s")
+
+    monkeypatch.setattr(run_mod.Supervisor, "start", never)
+    monkeypatch.setenv("COLUMNS", "200")
+    assert cli.main(["probe", "--backends", "headless-shell", "--timeout", "3"]) == 1
+    out = capsys.readouterr().out
+    assert "Different from what the measured facts predict" not in out
+    lines = [line for line in out.splitlines() if line.startswith("headless-shell ")]
+    assert len(lines) == 1, out
+    assert "cannot supervise: session.new got no reply within 3 s (tried twice)" in lines[0]
+    assert lines[0].rstrip().endswith(
+        "to try again: cdpnb probe --backends headless-shell --timeout 12")
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["probe", "--backends", "headless-shell", "--timeout", "0"])
+    assert exited.value.code == 2
+    assert "--timeout must be a number of seconds > 0" in capsys.readouterr().err
+
+
 def test_probe_rejects_bad_arguments() -> None:
     with pytest.raises(ValueError, match="unknown backend 'firefox-nightly'"):
         asyncio.run(cdpnb.probe(["firefox-nightly"]))
     with pytest.raises(ValueError, match="repeat must be an int >= 1"):
         asyncio.run(cdpnb.probe(["chromium"], repeat=0))
+    with pytest.raises(ValueError, match="timeout must be a positive number of seconds"):
+        asyncio.run(cdpnb.probe(["chromium"], timeout=-1))
     with pytest.raises(ValueError, match="is not a trace file or folder"):
         parse_backend("replay:/nonexistent.jsonl")
 
 
+@pytest.mark.browser
 def test_cli_probe_prints_the_matrix_and_writes_results(
         tmp_path: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:

@@ -57,6 +57,7 @@ def test_blocks_are_found_and_checks_made() -> None:
            "'[Undefined, nan, -0.0, 1180591620717411303424]')" in checked
 
 
+@pytest.mark.browser
 def test_every_python_block_of_the_readme_runs(tmp_path: Path) -> None:
     blocks = python_blocks((ROOT / "README.md").read_text())
     # A fresh folder with the repository's datasets, as at the top of a checkout: the
@@ -76,13 +77,19 @@ def test_every_python_block_of_the_readme_runs(tmp_path: Path) -> None:
                 in o.get("data", {})]) == 3
 
 
+#: The modules whose examples launch a browser.
+_LAUNCHING = {"cdpnb.backends.launch"}
+
+
 def _modules() -> list[str]:
     names = [m.name for m in pkgutil.walk_packages(cdpnb.__path__, "cdpnb.")
              if not m.name.startswith("cdpnb.cli.__main__")]
     return sorted(names)
 
 
-@pytest.mark.parametrize("module", _modules())
+@pytest.mark.parametrize("module", [
+    pytest.param(name, marks=pytest.mark.browser) if name in _LAUNCHING else name
+    for name in _modules()])
 def test_docstring_examples(module: str) -> None:
     imported = importlib.import_module(module)
     failures, _ = doctest.testmod(imported, optionflags=doctest.ELLIPSIS, verbose=False)

@@ -21,7 +21,7 @@ from cdpnb.probes import ScenarioServer
 from cdpnb.protocol import Command, ErrorReply, Event, Fault, Note, Reply
 from cdpnb.protocol.credentials import hide_credentials
 from cdpnb.trace import Recorder, Trace
-from cdpnb.trace.redaction import BASE64_JSON, REDACTED, SECRETS, Secret
+from cdpnb.trace.redaction import BASE64_JSON, JSON_TEXT, REDACTED, SECRETS, Secret
 from cdpnb.transport import redact
 
 SECRET = "hunter2"
@@ -35,14 +35,28 @@ def _with_secret(path: tuple[str, ...]) -> Any:
     if step == BASE64_JSON:
         inner = _with_secret(rest)
         return base64.b64encode(json.dumps({"accept": True, **inner}).encode()).decode()
+    if step == JSON_TEXT:
+        return json.dumps({"accept": True, **_with_secret(rest)})
     return {step: _with_secret(rest), "other": "kept"}
+
+
+def _inner(params: dict[str, Any], secret: Secret) -> Any:
+    """The JSON document a BASE64_JSON or JSON_TEXT path step goes into."""
+    value: Any = params
+    for step in secret.path:
+        if step == BASE64_JSON:
+            return json.loads(base64.b64decode(value))
+        if step == JSON_TEXT:
+            return json.loads(value)
+        value = value[step]
+    raise AssertionError(f"{secret} has no JSON step")
 
 
 def _record(secret: Secret) -> Command | Event | Note:
     params = _with_secret(secret.path)
     if secret.method.startswith("cdpnb."):
         return Note(secret.method, params, None, 1.0, 1.0)
-    if secret.method == "Page.javascriptDialogClosed":
+    if secret.method in ("Page.javascriptDialogClosed", "browsingContext.userPromptClosed"):
         return Event(secret.method, params, "S", 1.0, 1.0)
     return Command(7, secret.method, params, "S", 1.0, 1.0)
 
@@ -67,9 +81,9 @@ def test_each_table_entry_hides_its_value_and_only_its_kind(tmp_path: Path,
     loaded = Trace.load(tmp_path / "all.jsonl").records[0]
     assert isinstance(loaded, Command | Event | Note)
     assert loaded.params["other"] == "kept"
-    if BASE64_JSON in secret.path:
-        body = json.loads(base64.b64decode(loaded.params["body"]))
-        assert body == {"accept": True, "promptText": REDACTED, "other": "kept"}
+    if {BASE64_JSON, JSON_TEXT} & set(secret.path):
+        assert _inner(loaded.params, secret) == {"accept": True, "promptText": REDACTED,
+                                                 "other": "kept"}
     else:
         assert loaded.params[secret.path[0]] == REDACTED
     other_kinds = [k for k in ("prompt_text", "typed_text") if k != secret.kind]
@@ -198,6 +212,58 @@ async def test_a_redacted_recording_holds_no_secret_chromium_echoed(
               if isinstance(r, Command) and r.method == "Fetch.fulfillRequest"
               and r.params.get("body")]
     assert {"accept": True, "promptText": REDACTED} in bodies
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("kind", ["firefox", "chromium+bidi"])
+async def test_a_redacted_bidi_recording_holds_no_secret_the_browser_echoed(
+        kind: str, site: ScenarioServer, tmp_path: Path) -> None:
+    """The same promise over WebDriver BiDi: a native prompt's answer (sent in
+    handleUserPrompt, echoed in userPromptClosed) and a bridged one (provideResponse's
+    JSON body) are nowhere in a redacted trace, and each place is there, redacted."""
+    paths = {mode: tmp_path / f"{mode}.jsonl.zst" for mode in ("native", "bridge")}
+    async with cdpnb.launch(kind) as backend:
+        for mode, path in paths.items():
+            sup = await cdpnb.Supervisor.start(backend, record=path, redact=True,
+                                               bridge=mode == "bridge", dialog_timeout_s=30)
+            try:
+                await sup.navigate(site.url("/blank"))
+                await sup.evaluate("setTimeout(() => { window.__r = prompt('name?') }, 0); 0")
+                dialog = await sup.wait_for_dialog(timeout=10)
+                assert dialog.via == mode
+                await sup.respond("accept", prompt_text=f"hunter2-{mode}", dialog_id=dialog.id)
+                # The page got it (read back reversed, so the read is no echo of it).
+                got = await sup.evaluate(
+                    "new Promise(done => { const look = () => window.__r === undefined ? "
+                    "setTimeout(look, 20) : done([...window.__r].reverse().join('')); "
+                    "look(); })", timeout=10)
+                assert got == f"hunter2-{mode}"[::-1]
+            finally:
+                await sup.stop()
+    for mode, path in paths.items():
+        text = _plain_zst(path)
+        assert "hunter2" not in text, [line for line in text.splitlines() if "hunter2" in line]
+        trace = Trace.load(path)
+        assert trace.complete and trace.protocol == "bidi"
+        sent = [r.params for r in trace.records if isinstance(r, Command)]
+        if mode == "native":
+            answers = [p for p in sent if "userText" in p and "accept" in p]
+            assert [a["userText"] for a in answers] == [REDACTED]
+            closed = [r.params for r in trace.records if isinstance(r, Event)
+                      and r.method == "browsingContext.userPromptClosed"]
+            assert closed and {c.get("userText") for c in closed} <= {REDACTED, None}
+        else:
+            bodies = [json.loads(r.params["body"]["value"]) for r in trace.records
+                      if isinstance(r, Command) and r.method == "network.provideResponse"
+                      and r.params.get("body")]
+            assert {"accept": True, "promptText": REDACTED} in bodies
+
+
+def _plain_zst(path: Path) -> str:
+    import zstandard
+
+    with zstandard.open(path, "rb") as source:
+        return source.read().decode()
 
 
 class _SlowImage(http.server.BaseHTTPRequestHandler):

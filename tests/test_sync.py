@@ -102,6 +102,7 @@ async def test_sync_api_inside_a_running_event_loop(chromium: cdpnb.Backend,
     await asyncio.sleep(0)
 
 
+@pytest.mark.browser
 async def test_sync_launch_inside_a_running_event_loop(site: ScenarioServer) -> None:
     assert asyncio.get_running_loop().is_running()
     with cdpnb.sync.launch("headless-shell") as backend, \
@@ -227,6 +228,7 @@ print("OK")
 """
 
 
+@pytest.mark.browser
 def test_works_after_nest_asyncio_apply(tmp_path: Path) -> None:
     import nest_asyncio  # noqa: F401 - the dev extra must provide it
 
@@ -404,6 +406,7 @@ def test_blocking_face_records_a_trace_forces_the_bridge_and_reads_state(
     assert "secret" not in str([getattr(r, "params", "") for r in loaded.records])
 
 
+@pytest.mark.browser
 def test_blocking_registry_launch_replay_and_probe(site: ScenarioServer) -> None:
     backend = cdpnb.sync.launch("headless-shell")  # no `with`: kept until close()
     try:
@@ -426,6 +429,7 @@ def test_blocking_registry_launch_replay_and_probe(site: ScenarioServer) -> None
     assert isinstance(result, cdpnb.ProbeResult) and result.surprises().empty
 
 
+@pytest.mark.browser
 async def test_launch_without_a_with_block_in_async_code(site: ScenarioServer) -> None:
     backend = await cdpnb.launch("headless-shell")
     try:

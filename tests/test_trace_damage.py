@@ -256,6 +256,7 @@ def test_lines_after_the_footer_and_counts_that_do_not_add_up(tmp_path: Path) ->
     assert len(_lenient(missing).records) == 26
 
 
+@pytest.mark.browser
 async def test_a_repaired_doubled_recording_replays(tmp_path: Path) -> None:
     # A real recording (node: quick), every line doubled, loaded leniently: replay serves
     # it to an unmodified supervisor. Before, the doubled connection note made the first

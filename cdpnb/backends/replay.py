@@ -56,18 +56,32 @@ class ReplayBackend(Closing):
         return dict(self.trace.backend)
 
     @cached_property
-    def bridge_key(self) -> str | None:
-        """The dialog bridge's key in the recording: a supervisor on this replay uses it,
-        so it sends the recorded bridge script and accepts the recorded bridge calls."""
+    def _recorded_bridge(self) -> tuple[str, str] | None:
         for record in self.trace.records:
             if type(record) is not Command:
                 continue
             field = _SCRIPT_FIELD.get(record.method)
             if field is not None:
-                found = _BRIDGE_KEY.search(str(record.params.get(field, "")))
+                source = str(record.params.get(field, ""))
+                found = _BRIDGE_KEY.search(source)
                 if found:
-                    return found.group(1)
+                    if record.method == "script.addPreloadScript":
+                        source = source.removeprefix("() => { ").removesuffix(" }")
+                    return found.group(1), source
         return None
+
+    @property
+    def bridge_key(self) -> str | None:
+        """The dialog bridge's key in the recording: a supervisor on this replay uses it,
+        so it accepts the recorded bridge calls."""
+        return None if self._recorded_bridge is None else self._recorded_bridge[0]
+
+    @property
+    def bridge_script(self) -> str | None:
+        """The bridge's page script as the recording installed it: a supervisor on this
+        replay sends that one (so the recorded commands match, whatever the script of
+        this cdpnb version says)."""
+        return None if self._recorded_bridge is None else self._recorded_bridge[1]
 
     @cached_property
     def recorded_engine(self) -> str | None:

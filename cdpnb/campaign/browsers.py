@@ -71,8 +71,9 @@ class _Kept:
 class BrowserPool:
     """The backends one worker launched, lent one cell at a time."""
 
-    def __init__(self, keep: int) -> None:
+    def __init__(self, keep: int, launch_timeout: float = 20.0) -> None:
         self.keep = max(0, keep)
+        self.launch_timeout = launch_timeout
         self._idle: list[_Kept] = []  # least recently used first
         self._lock = threading.Lock()
         self._closed = False
@@ -89,7 +90,7 @@ class BrowserPool:
             return
         kept = self._take(spec.name)
         if kept is None:
-            kept = _Kept(launch(spec.name).start_blocking(), 0)
+            kept = _Kept(launch(spec.name, timeout=self.launch_timeout).start_blocking(), 0)
             with self._lock:
                 self.launched += 1
         lease = Lease(kept.backend, spec.name, kept.backend.version,

@@ -34,6 +34,7 @@ from cdpnb.campaign.dataset import CampaignResult, RunSummary
 from cdpnb.campaign.layout import Layout
 from cdpnb.campaign.progress import ProgressOption, Tracker, progress_display
 from cdpnb.probes import Check
+from cdpnb.supervisor.options import check_timeout
 
 if TYPE_CHECKING:
     from distributed import Client, Future
@@ -128,6 +129,7 @@ def run_campaign(
     retries: int = 2,
     keep_browsers: int | None = None,
     progress: ProgressOption = True,
+    timeout: float | None = None,
 ) -> CampaignResult:
     """Run every scenario on every backend ``repeats`` times; each run is a cell.
 
@@ -145,8 +147,10 @@ def run_campaign(
     ``keep_browsers`` backends alive between cells (default: one per backend for each
     cell it runs at once; 0 launches a fresh one per cell). ``progress``: True for a
     bar (a widget in a notebook), False for none, or a callable given a
-    ``CampaignProgress``.
+    ``CampaignProgress``. ``timeout`` is a step's budget in seconds, as in
+    :func:`cdpnb.probe` (None: fitted to how long each backend took to launch).
     """
+    timeout = check_timeout("timeout", timeout, allow_none=True)
     specs = resolve_backends(backends)
     checks = resolve_scenarios(scenarios)
     _check_arguments(repeats, retries, concurrency, keep_browsers)
@@ -175,7 +179,7 @@ def run_campaign(
             with progress_display(progress) as show:
                 show(tracker.snapshot())
                 _run_cells(cluster.client, todo, layout, run_id, tracker, show,
-                           retries=retries, keep=keep_browsers, kinds=kinds)
+                           retries=retries, keep=keep_browsers, kinds=kinds, timeout=timeout)
                 show(tracker.snapshot())
         done = tracker.snapshot()
         summary = RunSummary(run_id, len(tasks), done.done, done.skipped, done.failed,
@@ -187,13 +191,13 @@ def run_campaign(
 
 def _run_cells(client: Client, todo: list[CellTask], layout: Layout, run_id: str,
                tracker: Tracker, show: Any, *, retries: int, keep: int | None,
-               kinds: int) -> None:
+               kinds: int, timeout: float | None) -> None:
     from distributed import as_completed
 
     from cdpnb.campaign.worker import CampaignPlugin, run_cell, topic
 
     plugin_name = f"cdpnb-campaign-{run_id}"
-    client.register_plugin(CampaignPlugin(keep, kinds), name=plugin_name)
+    client.register_plugin(CampaignPlugin(keep, kinds, timeout), name=plugin_name)
     client.subscribe_topic(topic(run_id), tracker.on_event)
     workers = client.scheduler_info()["workers"].values()
     # Workers started with --resources browser=N run at most N cells at once each.

@@ -24,13 +24,30 @@ from cdpnb.campaign.browsers import BrowserPool
 from cdpnb.campaign.cells import Cell, CellTask
 from cdpnb.campaign.layout import CHECKS_SCHEMA, LATENCIES_SCHEMA, Layout
 from cdpnb.probes import CheckResult, ScenarioServer, run_checks
+from cdpnb.probes.run import CHECK_STEPS, launch_timeout
 from cdpnb.transport.engine import engine
 
-__all__ = ["CELL_TIMEOUT_S", "BackendEnded", "CampaignPlugin", "CellFailed", "CellOutcome",
-           "run_cell", "topic"]
+__all__ = [
+    "CELL_TIMEOUT_S",
+    "BackendEnded",
+    "CampaignPlugin",
+    "CellFailed",
+    "CellOutcome",
+    "cell_timeout",
+    "run_cell",
+    "topic",
+]
 
-#: No attempt at a cell may take longer (a check has 30 s, a launch 20, a connect 5).
+#: No attempt at a cell may take longer with the fitted budgets (a check has 30 s on a
+#: quiet machine, more where the launch was slow; a launch up to LAUNCH_TIMEOUT_S).
 CELL_TIMEOUT_S = 120.0
+
+
+def cell_timeout(timeout: float | None) -> float:
+    """How long one attempt at a cell may take, given a step's budget (None: fitted)."""
+    if timeout is None:
+        return CELL_TIMEOUT_S
+    return max(CELL_TIMEOUT_S, 2 * CHECK_STEPS * timeout + launch_timeout(timeout))
 
 
 def topic(run_id: str) -> str:
@@ -65,9 +82,11 @@ class CampaignPlugin(WorkerPlugin):
     the campaign for each cell the worker runs at once).
     """
 
-    def __init__(self, keep: int | None, kinds: int) -> None:
+    def __init__(self, keep: int | None, kinds: int, timeout: float | None = None) -> None:
         self.keep = keep
         self.kinds = kinds
+        #: A step's budget (s) for the campaign's checks; None: fitted to each launch.
+        self.timeout = timeout
         self.pool: BrowserPool | None = None
         self.site: ScenarioServer | None = None
 
@@ -75,7 +94,7 @@ class CampaignPlugin(WorkerPlugin):
         at_once = int(worker.state.total_resources.get("browser", worker.state.nthreads))
         keep = self.keep if self.keep is not None else self.kinds * max(1, at_once)
         self.site = ScenarioServer().start()
-        self.pool = BrowserPool(keep)
+        self.pool = BrowserPool(keep, launch_timeout(self.timeout))
 
     def teardown(self, worker: Worker) -> None:
         if self.pool is not None:
@@ -115,7 +134,8 @@ def run_cell(task: CellTask, root: str, run_id: str, plugin_name: str) -> CellOu
             result, = engine.run_sync(run_checks(
                 lease.connect, [task.check], plugin.site, backend=cell.backend,
                 kind=lease.kind if lease.kind != "url" else None, version=lease.version,
-                run=cell.repeat, record=trace, record_meta=meta), timeout=CELL_TIMEOUT_S)
+                run=cell.repeat, record=trace, record_meta=meta, timeout=plugin.timeout),
+                timeout=cell_timeout(plugin.timeout))
             if not lease.alive:
                 raise BackendEnded(f"{cell.backend} ended during the cell (check said: "
                                    f"{result.status}, {result.detail})")

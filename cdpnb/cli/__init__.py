@@ -79,6 +79,14 @@ def _command(commands: Any, name: str, summary: str, description: str
     return parser
 
 
+def _add_timeout(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--timeout", type=float, default=None, metavar="S",
+        help="budget of each step (connect, session set-up, a command's reply) in seconds; "
+             "a check gets three. Default: fitted to the machine (10 s, or 5x the "
+             "backend's launch time if longer)")
+
+
 def _add_duration(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--duration", type=float, default=None, metavar="S",
                         help="stop by itself after S seconds")
@@ -99,6 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"comma-separated: {', '.join(LAUNCHABLE)}, a CDP URL, or "
                         "replay:TRACE (default: every backend installed here)")
     p.add_argument("--repeat", type=int, default=1, help="runs of every check (default 1)")
+    _add_timeout(p)
     p.add_argument("--out", default=None, metavar="DIR",
                    help="folder for probe.json, matrix.md and the traces")
     p.add_argument("--datasets", type=Path, default=DATASETS, metavar="DIR",
@@ -158,6 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
     from cdpnb.cli.campaign import add_arguments
 
     add_arguments(g)
+    _add_timeout(g)
     return parser
 
 

@@ -76,6 +76,9 @@ def check_campaign_args(parser: argparse.ArgumentParser, args: argparse.Namespac
         parser.error("--concurrency is for a campaign without --scheduler")
     if args.compare and len(_split(args.compare)) != 2:
         parser.error("--compare takes two backends: A,B")
+    from cdpnb.cli.probing import check_timeout_option
+
+    check_timeout_option(parser, args)
 
 
 def _split(text: str) -> list[str]:
@@ -198,7 +201,7 @@ def campaign_command(args: argparse.Namespace) -> int:
             result = run_campaign(backends, scenarios, args.repeats, out=args.out,
                                   client=args.scheduler, concurrency=args.concurrency,
                                   retries=args.retries, keep_browsers=args.keep_browsers,
-                                  progress=show)
+                                  progress=show, timeout=args.timeout)
     except (OSError, TimeoutError) as exc:
         output.err().print(f"cdpnb campaign: cannot run: {type(exc).__name__}: {exc}",
                            style="red")

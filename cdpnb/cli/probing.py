@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import shlex
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,9 +17,11 @@ from rich.table import Column
 from cdpnb.cli import output
 from cdpnb.cli.status import FAILED, OK, SURPRISES
 from cdpnb.probes import CHECKS, ProbeResult, available_backends, probe, recorded_probes
+from cdpnb.probes.run import STEP_BUDGET_S
 from cdpnb.probes.specs import BackendSpec
 
-__all__ = ["check_args", "matrix_command", "probe_command"]
+__all__ = ["check_args", "check_timeout_option", "matrix_command", "probe_command",
+           "retry_command"]
 
 
 def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace,
@@ -32,6 +35,14 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace,
                 parser.error(str(exc))
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
+    check_timeout_option(parser, args)
+
+
+def check_timeout_option(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """``--timeout`` is a number of seconds > 0 (usage error, exit 2, otherwise)."""
+    timeout = getattr(args, "timeout", None)
+    if timeout is not None and not 0 < timeout < float("inf"):
+        parser.error(f"--timeout must be a number of seconds > 0, got {timeout:g}")
 
 
 def _choose_backends(args: argparse.Namespace) -> list[str]:
@@ -72,14 +83,15 @@ def _progress(total: int) -> Iterator[Callable[[str], None]]:
 
 def _report(result: ProbeResult, args: argparse.Namespace, written: Path | None) -> int:
     """Print the result (table, or JSON) and return the exit status."""
-    unreachable = result.unreachable()
+    unprobed = result.unprobed()
     surprises = result.surprises()
-    status = FAILED if unreachable else (SURPRISES if args.strict and not surprises.empty
-                                         else OK)
+    status = FAILED if unprobed else (SURPRISES if args.strict and not surprises.empty
+                                      else OK)
     if args.json:
         data: dict[str, Any] = json.loads(result.to_json())
         data["matrix"] = result.matrix_text().T.to_dict()
-        data["unreachable"] = unreachable
+        data["unreachable"] = unprobed
+        data["retry"] = {name: retry_command(result, name) for name in unprobed}
         data["surprises"] = surprises[["backend", "check", "status", "expected",
                                        "detail"]].astype(str).to_dict("records")
         data["exit_status"] = status
@@ -94,10 +106,20 @@ def _report(result: ProbeResult, args: argparse.Namespace, written: Path | None)
     if args.reasons:
         console.print()
         console.print(output.reasons_table(result))
-    if unreachable:
+    if unprobed:
         console.print()
-        console.print("Could not be probed:", style="bold red")
-        console.print(output.lines(unreachable.items()))
+        console.print("Could not be probed (its checks are ✗, none is a surprise):",
+                      style="bold red")
+        console.print(output.lines(
+            (name, f"{reason}{_twice(result, name)} — to try again: "
+                   f"{retry_command(result, name)}")
+            for name, reason in unprobed.items()))
+    retried = {name: info["retried"] for name, info in result.backends.items()
+               if info.get("retried") and name not in unprobed}
+    if retried:
+        console.print()
+        console.print("Probed on the second attempt:", style="bold")
+        console.print(output.lines(retried.items()))
     if not surprises.empty:
         console.print()
         console.print("Different from what the measured facts predict:", style="bold")
@@ -113,12 +135,26 @@ def _report(result: ProbeResult, args: argparse.Namespace, written: Path | None)
     return status
 
 
+def _twice(result: ProbeResult, name: str) -> str:
+    return " (tried twice)" if result.backends.get(name, {}).get("retried") else ""
+
+
+def retry_command(result: ProbeResult, unprobed: str) -> str:
+    """The command that probes one unprobed backend again, with budgets twice as long
+    as the ones it had (``unprobed`` as :meth:`ProbeResult.unprobed` names it)."""
+    name = unprobed.split(" (", 1)[0] if unprobed not in result.backends else unprobed
+    used = result.backends.get(name, {}).get("budget_s")
+    budget = 2 * float(used) if isinstance(used, int | float) else 4 * STEP_BUDGET_S
+    return f"cdpnb probe --backends {shlex.quote(name)} --timeout {budget:g}"
+
+
 def probe_command(args: argparse.Namespace) -> int:
     backends = _choose_backends(args)
     if not backends:
         return FAILED
     with _progress(len(backends) * len(CHECKS) * args.repeat) as tick:
-        result = asyncio.run(probe(backends, repeat=args.repeat, progress=tick, out=args.out))
+        result = asyncio.run(probe(backends, repeat=args.repeat, progress=tick, out=args.out,
+                                   timeout=args.timeout))
     written = result.save(args.out) if args.out else None
     return _report(result, args, written)
 

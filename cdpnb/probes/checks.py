@@ -21,7 +21,8 @@ import contextlib
 import statistics
 import time
 import urllib.parse
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -30,7 +31,8 @@ from cdpnb.state import BrowserState, DialogRecord, PendingDialog, build_frame_t
 from cdpnb.state.engines import NON_BLOCKING
 from cdpnb.supervisor import Supervisor
 
-__all__ = ["CHECKS", "RENAMED", "Check", "Latency", "Outcome", "Site"]
+__all__ = ["CHECKS", "RENAMED", "Check", "DialogSeen", "Latency", "Outcome", "Site",
+           "stretched", "within"]
 
 #: (status, detail, value): value is a latency (ms), a word a check ``answers``, or None.
 Outcome = tuple[str, str, float | str | None]
@@ -45,6 +47,43 @@ class Latency(float):
         value = super().__new__(cls, statistics.median(samples))
         value.samples = tuple(samples)
         return value
+
+
+class DialogSeen(float):
+    """How long a dialog took to be seen (ms), and who closed it how long after it
+    opened: the record of a race between the supervisor and another client (a client
+    that auto-dismisses, such as Playwright with no dialog handler)."""
+
+    closed_by: str | None
+    open_ms: float | None
+
+    def __new__(cls, seen_ms: float, closed_by: str | None = None,
+                open_ms: float | None = None) -> DialogSeen:
+        value = super().__new__(cls, seen_ms)
+        value.closed_by = closed_by
+        value.open_ms = open_ms
+        return value
+
+
+#: How much longer than on a quiet machine a check's waits may be: the probe sets it
+#: for each backend from its budgets (``cdpnb.probes.run.step_budget``), 1 when quiet.
+_STRETCH: ContextVar[float] = ContextVar("cdpnb_probe_stretch", default=1.0)
+
+
+def within(seconds: float) -> float:
+    """``seconds`` (a wait that suffices on a quiet machine), stretched as the probe
+    says for this backend: a busy machine must not turn a slow answer into a finding."""
+    return seconds * _STRETCH.get()
+
+
+@contextlib.contextmanager
+def stretched(factor: float) -> Iterator[None]:
+    """Run the checks started inside with every wait ``factor`` times longer (>= 1)."""
+    token = _STRETCH.set(max(1.0, factor))
+    try:
+        yield
+    finally:
+        _STRETCH.reset(token)
 
 
 class Site(Protocol):
@@ -117,10 +156,11 @@ def _needs_page(sup: Supervisor) -> None:
 
 async def _until(sup: Supervisor, predicate: Callable[[BrowserState], bool],
                  timeout: float, what: str) -> BrowserState:
+    limit = within(timeout)
     try:
-        return await sup.wait_for(predicate, timeout)
+        return await sup.wait_for(predicate, limit)
     except WaitTimeout:
-        raise CdpnbError(f"{what} did not happen within {timeout:g} s") from None
+        raise CdpnbError(f"{what} did not happen within {limit:g} s") from None
 
 
 def _probe_frames(state: BrowserState, site: Site) -> tuple[dict[str, str], list[str]]:
@@ -151,19 +191,19 @@ async def frame_ids(sup: Supervisor, site: Site) -> dict[str, str]:
     """Open the probe page and wait for its frames: main, srcdoc, a cross-site frame
     and a cross-site frame nested in that one (each name -> its frame id)."""
     _needs_page(sup)
-    await sup.navigate(site.url("/probe"), timeout=10)
+    await sup.navigate(site.url("/probe"), timeout=within(10))
     try:
         await sup.wait_for(lambda s: not _probe_frames(s, site)[1]
-                           and len(_probe_frames(s, site)[0]) == len(FRAMES), FRAMES_WAIT_S)
+                           and len(_probe_frames(s, site)[0]) == len(FRAMES), within(FRAMES_WAIT_S))
     except WaitTimeout:
         problems = _probe_frames(sup.state, site)[1]
         raise CdpnbError(f"the probe page's frames did not all appear within "
-                         f"{FRAMES_WAIT_S:g} s: {'; '.join(problems)}") from None
+                         f"{within(FRAMES_WAIT_S):g} s: {'; '.join(problems)}") from None
     return _probe_frames(sup.state, site)[0]
 
 
 async def runtime_evaluate(sup: Supervisor, site: Site) -> Outcome:
-    value = await sup.evaluate("6 * 7", timeout=5)
+    value = await sup.evaluate("6 * 7", timeout=within(5))
     if value != 42:
         return "fail", f"evaluate('6 * 7') returned {value!r}", None
     return "ok", "evaluate answers in the page", None
@@ -203,7 +243,7 @@ async def site_isolation(sup: Supervisor, site: Site) -> Outcome:
 async def evaluate_cross_site(sup: Supervisor, site: Site) -> Outcome:
     ids = await frame_ids(sup, site)
     for frame in ("cross_site", "nested"):
-        title = await sup.evaluate("document.title", frame_id=ids[frame], timeout=5)
+        title = await sup.evaluate("document.title", frame_id=ids[frame], timeout=within(5))
         if not str(title).startswith("nest"):
             return "fail", f"evaluate in the {_SAID[frame]} returned {title!r}", None
     return "ok", "evaluate with frame_id reaches the cross-site frame and the nested one", None
@@ -251,10 +291,10 @@ async def _page_got(sup: Supervisor, frame_id: str) -> Any:
     bridged answer can still see ``'unset'``; a native answer's close event comes after
     the page went on. So look until the page went on, or ``PAGE_GOES_ON_S`` passed.
     """
-    deadline = time.monotonic() + PAGE_GOES_ON_S
+    deadline = time.monotonic() + within(PAGE_GOES_ON_S)
     while True:
         got = await sup.evaluate("[typeof window.__r, window.__r ?? null]", frame_id=frame_id,
-                                 timeout=5)
+                                 timeout=within(5))
         if got != ["string", "unset"] or time.monotonic() > deadline:
             return got
         await asyncio.sleep(0.02)
@@ -268,28 +308,37 @@ def dialog_check(kind: str, frame: str, via: str) -> Driver:
         frame_id = ids[frame]
         mark = sup.state.dialog_seq
         began = time.monotonic()
-        await sup.evaluate(LATER.format(call), frame_id=frame_id, timeout=5)
+        await sup.evaluate(LATER.format(call), frame_id=frame_id, timeout=within(5))
         try:
             dialog = await _next_dialog(sup, mark)
         except CdpnbError:
             return ("fail", f"no dialog seen: no {_OPENING[sup.protocol]} within "
-                    f"{DIALOG_WAIT_S:g} s", None)
+                    f"{within(DIALOG_WAIT_S):g} s", None)
         seen_ms = (time.monotonic() - began) * 1000
         if dialog.via != via:
             return "partial", f"seen via {dialog.via}, not {via}", seen_ms
         if dialog.frame_id != frame_id:
             return "partial", f"seen with frame_id {dialog.frame_id}, not {frame_id}", seen_ms
         if isinstance(dialog, DialogRecord):
-            return "partial", _closed_early(dialog), seen_ms
+            return ("partial", _closed_early(dialog),
+                    DialogSeen(seen_ms, dialog.closed_by, dialog.open_ms))
         await asyncio.sleep(ANSWER_AFTER_S)
         try:
-            await sup.respond(action, prompt_text=text, dialog_id=dialog.id)
+            record = await sup.respond(action, prompt_text=text, dialog_id=dialog.id)
         except CdpnbError as exc:
+            closed = next((d for d in sup.state.recent_dialogs if d.id == dialog.id), None)
+            if closed is not None and closed.closed_by != "agent":
+                # Another client answered first: the race, measured (who, and when).
+                return ("partial", f"{_closed_early(closed)}; answering failed: {exc}",
+                        DialogSeen(seen_ms, closed.closed_by, closed.open_ms))
             return "partial", f"seen, but answering failed: {exc}", seen_ms
+        outcome = DialogSeen(seen_ms, record.closed_by, record.open_ms)
         got = await _page_got(sup, frame_id)
         if got != expected:
-            return "partial", f"answered, but page JS got {got!r}, expected {expected!r}", seen_ms
-        return "ok", f"seen with its frame and answered; page JS got {got[1]!r}", seen_ms
+            return ("partial", f"answered, but page JS got {got!r}, expected {expected!r}",
+                    outcome)
+        return ("ok", f"seen with its frame and answered (closed {record.open_ms:.0f} ms "
+                f"after it opened); page JS got {got[1]!r}", outcome)
 
     return drive
 
@@ -309,16 +358,16 @@ async def user_activation(sup: Supervisor) -> str:
         await sup.bidi("input.performActions",
                        {"context": sup.page_target_id, "actions": _CLICK})
         return "a click (input.performActions)"
-    await sup.evaluate("1", user_gesture=True, timeout=5)
+    await sup.evaluate("1", user_gesture=True, timeout=within(5))
     return "a user gesture (evaluate with userGesture)"
 
 
 async def beforeunload(sup: Supervisor, site: Site) -> Outcome:
     _needs_page(sup)
-    await sup.navigate(site.url("/beforeunload"), timeout=10)
+    await sup.navigate(site.url("/beforeunload"), timeout=within(10))
     how = await user_activation(sup)
     mark = sup.state.dialog_seq
-    leaving = asyncio.ensure_future(sup.navigate(site.url("/blank"), timeout=10))
+    leaving = asyncio.ensure_future(sup.navigate(site.url("/blank"), timeout=within(10)))
     seen = asyncio.ensure_future(_next_dialog(sup, mark))
     try:
         return await _answer_beforeunload(sup, how, mark, leaving, seen)
@@ -364,7 +413,7 @@ _BOXED = ("setTimeout(() => {{ const r = prompt('boxed'); location.replace('/chi
 async def sandboxed_frame(sup: Supervisor, site: Site) -> Outcome:
     """A finding, not a pass/fail: the bridge answers where the browser blocks natively."""
     _needs_page(sup)
-    await sup.navigate(site.url("/sandboxed"), timeout=10)
+    await sup.navigate(site.url("/sandboxed"), timeout=within(10))
     child = site.url("/child", "b")
 
     def boxed(state: BrowserState) -> str | None:
@@ -385,11 +434,12 @@ async def sandboxed_frame(sup: Supervisor, site: Site) -> Outcome:
     def moved(state: BrowserState) -> bool:
         return returned(state) is not None or _dialog_after(state, mark) is not None
 
-    await sup.evaluate(_BOXED.format(), frame_id=frame_id, timeout=5)
+    await sup.evaluate(_BOXED.format(), frame_id=frame_id, timeout=within(5))
     try:
         state = await _until(sup, moved, DIALOG_WAIT_S, "a dialog or prompt() returning")
     except CdpnbError:
-        return "fail", f"no dialog, and prompt() did not return within {DIALOG_WAIT_S:g} s", None
+        return "fail", ("no dialog, and prompt() did not return within "
+                         f"{within(DIALOG_WAIT_S):g} s"), None
     dialog = _dialog_after(state, mark)
     if dialog is None:
         return "fail", f"no dialog: the browser blocked prompt() (page got {returned(state)})", None
@@ -408,9 +458,9 @@ async def sandboxed_frame(sup: Supervisor, site: Site) -> Outcome:
 async def csp_fallback(sup: Supervisor, site: Site) -> Outcome:
     """Under a strict connect-src the bridge's XHR is blocked: the native dialog must show."""
     _needs_page(sup)
-    await sup.navigate(site.url("/csp"), timeout=10)
+    await sup.navigate(site.url("/csp"), timeout=within(10))
     mark = sup.state.dialog_seq
-    await sup.evaluate(LATER.format("confirm('csp')"), timeout=5)
+    await sup.evaluate(LATER.format("confirm('csp')"), timeout=within(5))
     try:
         dialog = await _next_dialog(sup, mark)
     except CdpnbError:
@@ -422,7 +472,7 @@ async def csp_fallback(sup: Supervisor, site: Site) -> Outcome:
     if isinstance(dialog, PendingDialog):
         with contextlib.suppress(DialogError):
             await sup.respond("accept", dialog_id=dialog.id)
-    got = await sup.evaluate("window.__r", timeout=5)
+    got = await sup.evaluate("window.__r", timeout=within(5))
     if dialog.via == "native":
         return "ok", f"CSP blocked the bridge; fell back to native (page got {got!r})", None
     return ("partial", f"connect-src not enforced: answered via the bridge (page got {got!r})",
@@ -442,16 +492,16 @@ async def https_bridge(sup: Supervisor, site: Site) -> Outcome:
         return "fail", f"cannot accept the probe's self-signed certificate: {exc}", None
     try:
         try:
-            await sup.navigate(site.url("/blank", "https"), timeout=10)
+            await sup.navigate(site.url("/blank", "https"), timeout=within(10))
         except CdpnbError as exc:
             return "fail", f"the self-signed https page did not load: {exc}", None
         mark = sup.state.dialog_seq
-        await sup.evaluate(LATER.format("prompt('secure?')"), timeout=5)
+        await sup.evaluate(LATER.format("prompt('secure?')"), timeout=within(5))
         dialog = await _next_dialog(sup, mark)
         if isinstance(dialog, PendingDialog):
             with contextlib.suppress(DialogError):
                 await sup.respond("accept", prompt_text="tls", dialog_id=dialog.id)
-        got = await sup.evaluate("window.__r", timeout=5)
+        got = await sup.evaluate("window.__r", timeout=within(5))
     finally:
         with contextlib.suppress(CdpnbError):
             await sup.cdp("Security.setIgnoreCertificateErrors", {"ignore": False},
@@ -491,7 +541,7 @@ async def _dialog_latencies(sup: Supervisor) -> tuple[list[float], list[float], 
     for _ in range(10):
         mark = sup.state.dialog_seq
         began = time.monotonic()
-        calling = asyncio.ensure_future(sup.evaluate("alert('timed'); 1", timeout=10))
+        calling = asyncio.ensure_future(sup.evaluate("alert('timed'); 1", timeout=within(10)))
         dialog = await _next_dialog(sup, mark)
         seen_ms.append((time.monotonic() - began) * 1000)
         await asyncio.sleep(ANSWER_AFTER_S)
@@ -510,7 +560,7 @@ async def _dialog_latencies(sup: Supervisor) -> tuple[list[float], list[float], 
 
 async def dialog_seen_latency(sup: Supervisor, site: Site) -> Outcome:
     _needs_page(sup)
-    await sup.navigate(site.url("/blank"), timeout=10)
+    await sup.navigate(site.url("/blank"), timeout=within(10))
     seen, _, _ = await _dialog_latencies(sup)
     return ("ok", f"median of {len(seen)}: evaluate('alert()') sent → dialog in state",
             Latency(seen))
@@ -518,7 +568,7 @@ async def dialog_seen_latency(sup: Supervisor, site: Site) -> Outcome:
 
 async def dialog_closed_latency(sup: Supervisor, site: Site) -> Outcome:
     _needs_page(sup)
-    await sup.navigate(site.url("/blank"), timeout=10)
+    await sup.navigate(site.url("/blank"), timeout=within(10))
     _, closed, missed = await _dialog_latencies(sup)
     if not closed:
         if missed and all(m.startswith("dialogs do not block") for m in missed):

@@ -9,13 +9,18 @@ engine none of these describe gets no expectations (its results are never surpri
 An expectation is a status (``ok`` / ``partial`` / ``fail``), two of them (``ok|partial``)
 where both were measured on the same build for a reason no page can steer, or for a
 check that answers with a word (``frames.site_isolation``) that word.
+
+Where the outcome is decided by a race between two clients, the expectation admits
+either outcome and :data:`RACES` says what races: the probe records who won and when
+(``ProbeResult.races()``), and never expects one winner, since the winner depends on
+the machine's load.
 """
 
 from __future__ import annotations
 
 from fnmatch import fnmatch
 
-__all__ = ["EXPECTED", "engine_kind", "expected_status"]
+__all__ = ["EXPECTED", "RACES", "engine_kind", "expected_status", "race_between"]
 
 #: The bridge over WebDriver BiDi (network.addIntercept + provideResponse) answers as
 #: over CDP, but the https check cannot run there: accepting the probe's self-signed
@@ -40,9 +45,12 @@ EXPECTED: dict[str, list[tuple[str, str]]] = {
     "headless-shell": _CHROMIUM,
     "chromium+puppeteer": _CHROMIUM,
     "chromium+playwright": [
-        # Playwright closes every native dialog within milliseconds.
-        ("dialog.*", "partial"),
-        ("latency.dialog_closed", "fail"),
+        # Playwright (no dialog handler) dismisses every native dialog, 3-5 ms after it
+        # opens on a quiet machine; the probe answers 50 ms after it saw it. On a busy
+        # machine Playwright can be the slower one (seen at load ~16: the probe answered
+        # main-frame alerts first). A race: see RACES.
+        ("dialog.*", "partial|ok"),
+        ("latency.dialog_closed", "fail|ok"),
         *_CHROMIUM,
     ],
     "node": [
@@ -88,6 +96,39 @@ EXPECTED: dict[str, list[tuple[str, str]]] = {
         ("*", "ok"),
     ],
 }
+
+
+#: backend kind -> [(check name pattern, what races)]: the cells whose outcome is decided
+#: by which of two clients acts first. Their expectations admit either outcome.
+RACES: dict[str, list[tuple[str, str]]] = {
+    "chromium+playwright": [
+        ("dialog.*", "Playwright's auto-dismissal (3-5 ms on a quiet machine) against the "
+                     "probe's answer (50 ms after the dialog was seen)"),
+        ("latency.dialog_closed", "Playwright's auto-dismissal against the probe's answer, "
+                                  "for each of the 10 timed alerts"),
+    ],
+    "chromium+bidi": [
+        ("bridge.*.cross_site", "chromium-bidi's intercept against the bridge request of a "
+                                "freshly loaded out-of-process frame (paused in some frames, "
+                                "not in others)"),
+        ("finding.sandbox.bridge", "chromium-bidi's intercept against the bridge request of "
+                                   "the sandboxed cross-site frame"),
+    ],
+}
+
+
+def race_between(kind: str | None, check: str) -> str | None:
+    """What races in ``check`` on ``kind`` (a sentence), or None where nothing does.
+
+    >>> race_between("chromium+playwright", "dialog.alert.main") is not None
+    True
+    >>> race_between("chromium", "dialog.alert.main") is None
+    True
+    """
+    for pattern, what in RACES.get(kind or "", []):
+        if fnmatch(check, pattern):
+            return what
+    return None
 
 
 def expected_status(kind: str | None, check: str) -> str | None:

@@ -27,23 +27,36 @@ import pandas as pd
 from cdpnb.backends import BIDI_KINDS, LAUNCHABLE, backend_available, launch
 from cdpnb.backends.replay import replay
 from cdpnb.errors import BrowserNotFound, CdpnbError, CdpnbWarning
-from cdpnb.probes.checks import CHECKS, Check, NotSupported, Site
-from cdpnb.probes.expected import EXPECTED, engine_kind, expected_status
+from cdpnb.probes.checks import CHECKS, Check, NotSupported, Site, stretched
+from cdpnb.probes.expected import EXPECTED, engine_kind, expected_status, race_between
 from cdpnb.probes.progress import Progress, progress_for
 from cdpnb.probes.server import ScenarioServer
 from cdpnb.probes.specs import BackendSpec, parse_backend
 from cdpnb.protocol import Note
 from cdpnb.supervisor import Supervisor
+from cdpnb.supervisor.options import check_timeout
 from cdpnb.trace import Trace
 from cdpnb.transport import redact
 from cdpnb.transport.discovery import browser_of
 from cdpnb.transport.waits import wait_for
 
 __all__ = ["PROTOCOLS", "STATUSES", "CheckResult", "ProbeResult", "RecordedSite",
-           "available_backends", "probe", "run_checks"]
+           "available_backends", "launch_timeout", "probe", "run_checks", "step_budget"]
 
-#: No check may take longer than this, whatever the backend does.
-CHECK_TIMEOUT_S = 30.0
+#: A step's budget on a quiet machine: connecting, setting up a session, a command's
+#: reply. The probe fits it to the machine (:func:`step_budget`); ``timeout=`` sets it.
+STEP_BUDGET_S = 10.0
+#: A launch that took ``t`` seconds stretches every budget to at least this many ``t``:
+#: a machine that slows a launch slows the rest alike. Measured on the 2-core VM under
+#: two CPU-bound processes (load ~16): Firefox ESR 153's launch went from 2.9 to 6-9 s
+#: and its ``session.new`` from 0.4 s to over 5 s (the old fixed budget).
+LAUNCH_STRETCH = 5.0
+#: A check may take this many step budgets (30 s on a quiet machine).
+CHECK_STEPS = 3
+#: No check may take longer than this on a quiet machine, whatever the backend does.
+CHECK_TIMEOUT_S = CHECK_STEPS * STEP_BUDGET_S
+#: A launch may take this long with the fitted budgets (it is timed, then fits them).
+LAUNCH_TIMEOUT_S = 60.0
 MODES = ("native", "bridge")
 #: A capability's status in ``matrix()``, best first (ordered: ``max`` is the worst).
 STATUSES = ("ok", "partial", "fail")
@@ -70,6 +83,11 @@ class CheckResult:
     samples: tuple[float, ...] = ()
     #: The word a check with ``answers`` found (``yes`` / ``no`` / ``unknown``).
     finding: str | None = None
+    #: For a dialog check: who closed the dialog (``agent``: the probe answered it;
+    #: ``remote``: another client or the browser did) and how long after it opened (ms):
+    #: the record of a race where one is (``cdpnb.probes.expected.RACES``).
+    dialog_closed_by: str | None = None
+    dialog_open_ms: float | None = None
 
     @property
     def observed(self) -> str:
@@ -124,9 +142,60 @@ class ProbeResult:
         return frame
 
     def surprises(self) -> pd.DataFrame:
-        """The checks whose status differs from what the measured facts predict."""
+        """The checks whose status differs from what the measured facts predict.
+
+        A check that could not run (its backend could not be probed: see
+        :meth:`unprobed`) is no finding about the backend, so it is not a surprise."""
         checks = self.checks()
-        return checks[checks["as_expected"].eq(False).fillna(False)]
+        differs = checks["as_expected"].eq(False).fillna(False)
+        unprobed = pd.Series([self._unprobed_check(r) for r in self.results],
+                             index=checks.index, dtype=bool)
+        return checks[differs & ~unprobed]
+
+    def unprobed(self) -> dict[str, str]:
+        """What could not be probed and why: a backend (nothing ran; as
+        :meth:`unreachable`), or ``backend (bridge checks)`` when one mode's supervisor
+        could not start after the other ran. Its checks are ✗ with the reason and are
+        not surprises; ``cdpnb probe --backends NAME --timeout S`` tries again."""
+        found: dict[str, str] = dict(self.unreachable())
+        for name, info in self.backends.items():
+            if name in found:
+                continue
+            for mode, reason in (info.get("unprobed") or {}).items():
+                found[f"{name} ({mode} checks)"] = str(reason)
+        return found
+
+    def _unprobed_check(self, result: CheckResult) -> bool:
+        info = self.backends.get(result.backend, {})
+        if info.get("unreachable"):
+            return True
+        modes = info.get("unprobed") or {}
+        return bool(modes) and result.detail in {str(v) for v in modes.values()}
+
+    def races(self) -> pd.DataFrame:
+        """Every dialog check's race between the probe's answer and anyone else's: who
+        closed the dialog (``agent``: the probe; ``remote``: another client or the
+        browser) and ``open_ms`` after it opened, one row per check and run, with
+        ``race`` True where the measured facts say the outcome is a race
+        (``cdpnb.probes.expected.RACES``) and what races there."""
+        rows = []
+        for r in self.results:
+            if r.dialog_closed_by is None:
+                continue
+            info = self.backends.get(r.backend, {})
+            kind = next((info[k] for k in ("expected_as", "recorded_kind", "kind")
+                         if info.get(k)), "")
+            what = race_between(str(kind), r.check)
+            rows.append((r.backend, r.check, r.run, r.dialog_closed_by, r.dialog_open_ms,
+                         r.status, what is not None, what or ""))
+        frame = pd.DataFrame(rows, columns=["backend", "check", "run", "closed_by", "open_ms",
+                                            "status", "race", "between"])
+        for column in ("backend", "check", "closed_by", "status"):
+            frame[column] = frame[column].astype("category")
+        frame["run"] = frame["run"].astype("Int64")
+        frame["open_ms"] = frame["open_ms"].astype("Float64")
+        frame["race"] = frame["race"].astype("boolean")
+        return frame
 
     def capabilities(self) -> dict[str, list[str]]:
         """Each capability and the checks behind it, in matrix order."""
@@ -342,6 +411,27 @@ class RecordedSite:
 # -- one backend --------------------------------------------------------------------------
 
 
+def step_budget(timeout: float | None, launch_s: float | None = None) -> float:
+    """The budget of one step (connecting, setting up a session, a command's reply).
+
+    ``timeout`` given: exactly that. None: fitted to the machine, ``STEP_BUDGET_S``
+    or ``LAUNCH_STRETCH`` times how long the backend took to launch, whichever is
+    longer, so a machine busy enough to slow the launch gets budgets that fit it.
+
+    >>> step_budget(None), step_budget(None, 0.4), step_budget(None, 6.0), step_budget(3.0, 6.0)
+    (10.0, 10.0, 30.0, 3.0)
+    """
+    if timeout is not None:
+        return timeout
+    return max(STEP_BUDGET_S, LAUNCH_STRETCH * (launch_s or 0.0))
+
+
+def launch_timeout(timeout: float | None) -> float:
+    """How long a launch may take: with fitted budgets only bounded against a hang
+    (the launch is timed, and its time fits the rest); else four step budgets."""
+    return LAUNCH_TIMEOUT_S if timeout is None else max(20.0, 4 * timeout)
+
+
 @dataclass
 class _Target:
     """An open backend: where to connect and what to call it in the matrix."""
@@ -355,16 +445,37 @@ class _Target:
     kind: str | None = None
     #: Whether ``kind`` is settled, or waits for what the first supervisor learns.
     identified: bool = False
+    #: A step's budget for this backend (s): see :func:`step_budget`.
+    budget: float = STEP_BUDGET_S
+
+
+class _Unprobed(Exception):
+    """Nothing of a backend could be probed (no check ran): why, and whether another
+    attempt could do better (a launch or a session set-up that ran out of time may;
+    a backend that is not installed or a recording without the mode will not)."""
+
+    def __init__(self, reason: str, *, retryable: bool) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.retryable = retryable
 
 
 @contextlib.asynccontextmanager
-async def _opened(spec: BackendSpec, site: ScenarioServer) -> AsyncIterator[_Target]:
+async def _opened(spec: BackendSpec, site: ScenarioServer,
+                  timeout: float | None) -> AsyncIterator[_Target]:
     if spec.kind == "launch":
-        async with launch(spec.name) as backend:
-            yield _Target(backend, backend.describe(), site, kind=spec.name, identified=True)
+        began = time.monotonic()
+        async with launch(spec.name, timeout=launch_timeout(timeout)) as backend:
+            launched_s = time.monotonic() - began
+            info = backend.describe()
+            budget = step_budget(timeout, launched_s)
+            info["budget_s"] = round(budget, 3)
+            yield _Target(backend, info, site, kind=spec.name, identified=True, budget=budget)
     elif spec.kind == "url":
+        budget = step_budget(timeout)
         yield _Target(spec.url, {"kind": "url", "version": "", "protocol": None,
-                                 "cdp_url": redact(spec.url)}, site)
+                                 "cdp_url": redact(spec.url), "budget_s": budget}, site,
+                      budget=budget)
     else:
         traces = {mode: Trace.load(path) for mode, path in spec.traces.items()}
         first = next(iter(traces.values()))
@@ -379,7 +490,7 @@ async def _opened(spec: BackendSpec, site: ScenarioServer) -> AsyncIterator[_Tar
                 "version": first.backend.get("version") or first.browser.get("Browser", ""),
                 "replayed": True, "traces": {m: str(p) for m, p in spec.traces.items()},
                 "recorded_on": time.strftime("%Y-%m-%d", time.gmtime(first.started_at))}
-        target = _Target(None, info, recorded_site, traces)
+        target = _Target(None, info, recorded_site, traces, budget=step_budget(timeout))
         # The live probe noted it in the first mode's trace.
         identity = next((note for note in (_probe_note(t, "probe.backend")
                                            for t in traces.values()) if note), None)
@@ -404,7 +515,7 @@ async def _identify(target: _Target, sup: Supervisor) -> None:
     info["protocol"] = sup.protocol
     browser = ""
     if sup.protocol == "cdp" and isinstance(target.connect, str):
-        browser = await browser_of(target.connect, 2.0)
+        browser = await browser_of(target.connect, target.budget)
     browser = (sup.state.engine or browser or str(sup.browser_version.get("product", "")))
     # chromium-bidi 17 swaps browserName and browserVersion: "Chrome/156.…/@<revision>".
     browser = browser.partition("/@")[0]
@@ -432,7 +543,8 @@ async def _supervise(target: _Target, mode: str, trace_path: Path | None,
                     yield sup
         return replayed()
     sup = await Supervisor.start(target.connect, bridge=mode == "bridge", dialog_timeout_s=30,
-                                 connect_timeout_s=5, command_timeout_s=5,
+                                 connect_timeout_s=target.budget,
+                                 command_timeout_s=target.budget,
                                  reconnect_attempts=0, record=trace_path, record_meta=meta)
     try:
         await _identify(target, sup)
@@ -442,34 +554,71 @@ async def _supervise(target: _Target, mode: str, trace_path: Path | None,
     return sup
 
 
+async def _probe_backend(spec: BackendSpec, repeat: int, site: ScenarioServer, out: Path,
+                         result: ProbeResult, progress: Callable[[str], None],
+                         timeout: float | None) -> None:
+    """Probe one backend; one that could not be probed at all is tried once more with
+    budgets twice as long (a busy machine), and its info says so (``retried``)."""
+    name = spec.label
+    first_reason = ""
+    for attempt in (1, 2):
+        try:
+            await _run_backend(spec, repeat, site, out, result, progress, timeout)
+        except _Unprobed as exc:
+            if attempt == 1 and exc.retryable:
+                first_reason = exc.reason
+                used = result.backends.get(name, {}).get("budget_s")
+                base = float(used) if isinstance(used, int | float) else step_budget(timeout)
+                timeout = 2 * base
+                continue
+            info = result.backends.setdefault(name, {
+                "kind": spec.name if spec.kind == "launch" else spec.kind, "version": "",
+                "protocol": ("bidi" if spec.name in BIDI_KINDS else "cdp")
+                if spec.kind == "launch" else None})
+            info["unreachable"] = exc.reason
+            info["error"] = exc.reason
+            kind = spec.name if spec.kind == "launch" else info.get("expected_as")
+            _fail_all(result, name, _Target(None, info, site, kind=kind), list(CHECKS),
+                      repeat, exc.reason, progress)
+        if first_reason:
+            result.backends[name]["retried"] = (
+                f"the first attempt could not probe it ({first_reason}); tried again with "
+                f"{timeout:g} s budgets")
+        return
+
+
 async def _run_backend(spec: BackendSpec, repeat: int, site: ScenarioServer, out: Path,
-                       result: ProbeResult, progress: Callable[[str], None]) -> None:
+                       result: ProbeResult, progress: Callable[[str], None],
+                       timeout: float | None) -> None:
+    """Run every check on one backend; raises _Unprobed when none could run."""
     name = spec.label
     try:
-        async with _opened(spec, site) as target:
+        async with _opened(spec, site, timeout) as target:
             result.backends[name] = target.info
-            unreachable = ""
+            unprobed = ""
             for mode in MODES:
                 checks = [c for c in CHECKS if c.mode == mode]
                 if target.recorded and mode not in target.recorded:
                     _fail_all(result, name, target, checks, repeat,
                               f"no {mode} trace was recorded", progress)
                     continue
-                if unreachable:  # the endpoint failed once; do not wait on it again
-                    _fail_all(result, name, target, checks, repeat, unreachable, progress)
+                if unprobed:  # the endpoint failed once; do not wait on it again
+                    _fail_all(result, name, target, checks, repeat, unprobed, progress)
+                    target.info.setdefault("unprobed", {})[mode] = unprobed
                     continue
                 path = out / f"{_slug(name)}.{mode}.jsonl.gz"
                 meta = {"probe": {"backend": name, "mode": mode, "site_a": site.site_a,
                                   "site_b": site.site_b, "site_https": site.site_https,
-                                  "repeat": repeat,
+                                  "repeat": repeat, "budget_s": target.budget,
                                   "checks": [c.name for c in checks]}}
                 try:
                     supervising = await _supervise(target, mode, path, meta)
                 except (CdpnbError, OSError) as exc:
-                    unreachable = f"cannot supervise: {exc}"
+                    unprobed = f"cannot supervise: {exc}"
                     if mode == MODES[0]:  # nothing at all could be probed
-                        result.backends[name]["unreachable"] = unreachable
-                    _fail_all(result, name, target, checks, repeat, unreachable, progress)
+                        raise _Unprobed(unprobed, retryable=not target.recorded) from None
+                    _fail_all(result, name, target, checks, repeat, unprobed, progress)
+                    target.info.setdefault("unprobed", {})[mode] = unprobed
                     continue
                 if not target.recorded:
                     result.traces.setdefault(name, {})[mode] = str(path)
@@ -487,18 +636,23 @@ async def _run_backend(spec: BackendSpec, repeat: int, site: ScenarioServer, out
                                 progress(f"{name}: {check.name}")
                     hints = result.backends[name].setdefault("hints", [])
                     hints.extend(h for h in sup.hints if h not in hints)
-    except (BrowserNotFound, CdpnbError, OSError) as exc:
-        reason = f"not installed ({exc})" if isinstance(exc, BrowserNotFound) else str(exc)
-        info = result.backends.setdefault(name, {
-            "kind": spec.name, "version": "", "error": reason,
-            "protocol": ("bidi" if spec.name in BIDI_KINDS else "cdp")
-            if spec.kind == "launch" else None})
-        info.setdefault("unreachable", reason)
+    except _Unprobed:
+        raise
+    except BrowserNotFound as exc:
+        if any(r.backend == name for r in result.results):
+            raise  # pragma: no cover - launch is the only source, before any check
+        raise _Unprobed(f"not installed ({exc})", retryable=False) from None
+    except (CdpnbError, OSError) as exc:
+        if not any(r.backend == name for r in result.results):
+            raise _Unprobed(str(exc), retryable=spec.kind != "replay") from None
+        # Lost after some checks ran: the rest fail with the reason; nothing is retried.
+        info = result.backends[name]
+        info.setdefault("unprobed", {})["rest"] = str(exc)
         done = {(r.check, r.run) for r in result.results if r.backend == name}
         missing = [c for c in CHECKS if (c.name, 0) not in done]
-        kind = spec.name if spec.kind == "launch" else None
-        _fail_all(result, name, _Target(None, info, site, kind=kind), missing, repeat, reason,
-                  progress)
+        kind = spec.name if spec.kind == "launch" else info.get("expected_as")
+        _fail_all(result, name, _Target(None, info, site, kind=kind), missing, repeat,
+                  str(exc), progress)
 
 
 def _fail_all(result: ProbeResult, name: str, target: _Target, checks: list[Check],
@@ -516,17 +670,20 @@ async def _run_check(name: str, version: str, kind: str | None, check: Check, ru
                      sup: Supervisor, target: _Target) -> CheckResult:
     began = time.monotonic()
     value: float | str | None
+    limit = CHECK_STEPS * target.budget
     try:
-        status, detail, value = await wait_for(check.driver(sup, target.site),
-                                               CHECK_TIMEOUT_S)
+        with stretched(target.budget / STEP_BUDGET_S):
+            status, detail, value = await wait_for(check.driver(sup, target.site), limit)
     except TimeoutError:
-        status, detail, value = "fail", f"no outcome within {CHECK_TIMEOUT_S:g} s", None
+        status, detail, value = "fail", f"no outcome within {limit:g} s", None
     except NotSupported as exc:
         status, detail, value = "fail", str(exc), None
     except (CdpnbError, AssertionError, StopIteration, KeyError) as exc:
         status, detail, value = "fail", f"{type(exc).__name__}: {exc}", None
     finding = value if isinstance(value, str) else None
     samples: tuple[float, ...] = tuple(getattr(value, "samples", ()))
+    closed_by: str | None = getattr(value, "closed_by", None)
+    open_ms: float | None = getattr(value, "open_ms", None)
     value = None if value is None or finding is not None else float(value)
     if target.recorded and check.name.startswith("latency."):
         # Timing a replay measures the replay server: show what was measured live.
@@ -540,31 +697,40 @@ async def _run_check(name: str, version: str, kind: str | None, check: Check, ru
         note["samples"] = [round(s, 4) for s in samples]
     if finding is not None:
         note["finding"] = finding
+    if closed_by is not None:
+        note["dialog_closed_by"] = closed_by
+        note["dialog_open_ms"] = open_ms
     with contextlib.suppress(CdpnbError):
         await sup.annotate("probe.check", note)
     return CheckResult(name, version, check.name, check.capability, run, status, detail, value,
                        time.monotonic() - began, expected_status(kind, check.name), samples,
-                       finding)
+                       finding, closed_by, open_ms)
 
 
 async def run_checks(connect: Any, checks: Sequence[Check], site: Site, *, backend: str,
                      kind: str | None, version: str = "", run: int = 0,
-                     record: Path | None = None, record_meta: dict[str, Any] | None = None
-                     ) -> list[CheckResult]:
+                     record: Path | None = None, record_meta: dict[str, Any] | None = None,
+                     timeout: float | None = None) -> list[CheckResult]:
     """Run ``checks`` (all of one mode) once, under one supervisor of ``connect`` (a
     launched backend or an endpoint URL), as :func:`probe` runs them: for callers that
     run some checks at a time on a backend they manage themselves (``cdpnb.campaign``).
 
     ``backend`` labels the results, ``kind`` picks the expected outcomes (None: the
     engine a URL says it is, as the probe does), ``run`` is the results' run number;
-    the supervisor records to ``record``. A supervisor that cannot start raises
-    (CdpnbError or OSError); what a check finds is its result.
+    the supervisor records to ``record``; ``timeout`` is a step's budget as in
+    :func:`probe` (None: ``STEP_BUDGET_S``, or stretched by how long ``connect`` took
+    to launch when it says so). A supervisor that cannot start raises (CdpnbError or
+    OSError); what a check finds is its result.
     """
     modes = {check.mode for check in checks}
     if len(modes) != 1:
         raise ValueError(f"run_checks needs checks of one mode, got {sorted(modes)}")
+    launched_s = getattr(connect, "started_in_s", None)
+    budget = step_budget(check_timeout("timeout", timeout, allow_none=True),
+                         launched_s if isinstance(launched_s, int | float) else None)
     target = _Target(connect, {"kind": kind, "version": version}, site, kind=kind,
-                     identified=kind is not None or not isinstance(connect, str))
+                     identified=kind is not None or not isinstance(connect, str),
+                     budget=budget)
     supervising = await _supervise(target, modes.pop(), record, record_meta or {})
     async with supervising as sup:
         version = version or str(target.info.get("version", ""))
@@ -598,6 +764,7 @@ async def probe(
     repeat: int = 1,
     progress: Progress = True,
     out: str | Path | None = None,
+    timeout: float | None = None,
 ) -> ProbeResult:
     """Run every probe check against each backend in turn (one browser at a time).
 
@@ -605,7 +772,15 @@ async def probe(
     elsewhere); ``False`` none; a callable gets one label per finished check.
     Traces go to ``out`` (a temporary folder if not given); ``result.traces`` has
     their paths.
+
+    ``timeout`` is the budget (s) of each step: connecting, setting up a session, a
+    command's reply; a check gets ``CHECK_STEPS`` of them and its own waits grow alike.
+    None (the default) fits it to the machine: ``STEP_BUDGET_S``, or ``LAUNCH_STRETCH``
+    times the backend's launch if that is longer (:func:`step_budget`). A backend that
+    could not be probed at all is tried once more with budgets twice as long; its
+    ``result.backends[name]["retried"]`` says why.
     """
+    timeout = check_timeout("timeout", timeout, allow_none=True)
     if isinstance(backends, str):
         backends = [backends]
     specs = [parse_backend(b) for b in backends]
@@ -617,5 +792,5 @@ async def probe(
     with (ScenarioServer() as site,
           progress_for(progress, len(specs) * len(CHECKS) * repeat) as tick):
         for spec in specs:
-            await _run_backend(spec, repeat, site, folder, result, tick)
+            await _probe_backend(spec, repeat, site, folder, result, tick, timeout)
     return result

@@ -41,7 +41,7 @@ _DECODE = msgspec.json.Decoder().decode
 
 def loads(data: str | bytes | bytearray | memoryview) -> Any:
     """JSON text (or its UTF-8 bytes) as Python values: msgspec's fast parser, exact for
-    integers of any size; what it refuses (a lone surrogate escape such as ``\ud800``,
+    integers of any size; what it refuses (a lone surrogate escape such as ``\\ud800``,
     which JavaScript strings may hold) goes to the standard library, which reads it as
     Python does. ValueError (UnicodeDecodeError included) or RecursionError when the
     text is not JSON."""

@@ -95,9 +95,10 @@ class BiDiDialogBridge(DialogBridge):
     the whole session (every context), and one preload script per page (top-level
     context) that covers its frames."""
 
-    def __init__(self, core: Core, *, bypass_csp: bool = False, key: str | None = None) -> None:
-        super().__init__(core, bypass_csp=bypass_csp, key=key)
-        self.script = bridge_script(self._key, header=True)
+    def __init__(self, core: Core, *, bypass_csp: bool = False, key: str | None = None,
+                 script: str | None = None) -> None:
+        super().__init__(core, bypass_csp=bypass_csp, key=key, script=script)
+        self.script = script or bridge_script(self._key, header=True)
         self._installing: set[str] = set()
         #: The one intercept of the bridge host, for the whole BiDi session.
         self._intercepting = False

@@ -65,8 +65,11 @@ _SCRIPT = """(() => {
       const xhr = new XHR();
       apply(open, xhr, ["POST", scheme + "//%(host)s%(path)s", false]);
       apply(setHeader, xhr, ["Content-Type", "text/plain"]);
-      apply(send, xhr, [stringify({key: key, type: type, message: message,
-                                   defaultPrompt: defaultPrompt})]);
+      // No prototype: JSON.stringify looks up toJSON on an object it serialises, and a
+      // page that defined Object.prototype.toJSON would be handed this object, key and
+      // all (measured: chromium, firefox, chromium+bidi). The values are strings.
+      apply(send, xhr, [stringify({__proto__: null, key: key, type: type,
+                                   message: message, defaultPrompt: defaultPrompt})]);
       if (apply(status, xhr, []) !== 200) return null;
       const answer = parse(apply(body, xhr, []));
       return typeof answer === "object" && answer !== null ? answer : null;
@@ -98,17 +101,17 @@ BRIDGE_HEADER = "X-Cdpnb-Bridge"
 
 
 #: WebDriver BiDi shows a paused request's headers, not its body: there the script also
-#: sends the call in BRIDGE_HEADER. (Over CDP the script stays as it was recorded, so
-#: recorded traces still replay.)
+#: sends the call in BRIDGE_HEADER. (A replay sends the script its recording sent:
+#: ``ReplayBackend.bridge_script``.)
 _WITH_HEADER = [
     ("  const stringify = JSON.stringify, parse = JSON.parse, toText = String;\n",
      "  const stringify = JSON.stringify, parse = JSON.parse, toText = String;\n"
      "  const toBase64 = window.btoa, bytes = window.unescape, "
      "encode = window.encodeURIComponent;\n"),
-    ("      apply(send, xhr, [stringify({key: key, type: type, message: message,\n"
-     "                                   defaultPrompt: defaultPrompt})]);\n",
-     "      const call = stringify({key: key, type: type, message: message,\n"
-     "                              defaultPrompt: defaultPrompt});\n"
+    ("      apply(send, xhr, [stringify({__proto__: null, key: key, type: type,\n"
+     "                                   message: message, defaultPrompt: defaultPrompt})]);\n",
+     "      const call = stringify({__proto__: null, key: key, type: type,\n"
+     "                              message: message, defaultPrompt: defaultPrompt});\n"
      "      apply(setHeader, xhr, [\"%(header)s\", toBase64(bytes(encode(call)))]);\n"
      "      apply(send, xhr, [call]);\n"),
 ]
@@ -150,7 +153,8 @@ def spawn_refusals(core: Core, changes: tuple[Change, ...],
 class DialogBridge:
     """Installs the bridge on sessions, checks paused bridge requests, answers them."""
 
-    def __init__(self, core: Core, *, bypass_csp: bool = False, key: str | None = None) -> None:
+    def __init__(self, core: Core, *, bypass_csp: bool = False, key: str | None = None,
+                 script: str | None = None) -> None:
         self.core = core
         self.bypass_csp = bypass_csp
         #: The supervisor's switch: install the bridge on every frame host attached.
@@ -160,7 +164,9 @@ class DialogBridge:
         self.installed: set[str | None] = set()
         # Fresh for each supervisor; a replay passes the recorded one (see ReplayBackend).
         self._key = key or secrets.token_urlsafe(18)
-        self.script = bridge_script(self._key)
+        #: A replay's recorded script, sent as it was recorded (None: this version's).
+        self.recorded_script = script
+        self.script = script or bridge_script(self._key)
 
     @property
     def key(self) -> str:

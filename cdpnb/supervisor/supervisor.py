@@ -114,7 +114,7 @@ class Supervisor:
 
     def __init__(self, url: str, options: SupervisorOptions,
                  recorder: Recorder | None = None, connector: Connector | None = None,
-                 bridge_key: str | None = None) -> None:
+                 bridge_key: str | None = None, bridge_script: str | None = None) -> None:
         self.url = url
         self.options = options
         self._core = Core(url, command_timeout_s=options.command_timeout_s,
@@ -123,7 +123,8 @@ class Supervisor:
         if recorder is not None:
             recorder.auto_flush = False  # the core flushes per batch of frames it reads
         self._core.recorder = recorder
-        self._bridge = DialogBridge(self._core, bypass_csp=options.bypass_csp, key=bridge_key)
+        self._bridge = DialogBridge(self._core, bypass_csp=options.bypass_csp, key=bridge_key,
+                                    script=bridge_script)
         self._pages = PageAttacher(self._core, self._bridge)
         self._dialogs = DialogControl(self._core, options.policy, options.dialog_timeout_s,
                                       self._bridge)
@@ -203,11 +204,14 @@ class Supervisor:
         """
         backend: dict[str, Any] | None = None
         bridge_key: str | None = None
+        bridge_script: str | None = None
         if not isinstance(url, str) and isinstance(getattr(url, "cdp_url", None), str):
             describe = getattr(url, "describe", None)
             backend = describe() if callable(describe) else None
             recorded_key = getattr(url, "bridge_key", None)  # a replay plays its recording's
             bridge_key = recorded_key if isinstance(recorded_key, str) else None
+            recorded_script = getattr(url, "bridge_script", None)
+            bridge_script = recorded_script if isinstance(recorded_script, str) else None
             connect = getattr(url, "connect_transport", None)
             if transport is None and callable(connect):
                 transport = connect  # e.g. cdpnb.testing.ScriptedBrowser
@@ -239,7 +243,7 @@ class Supervisor:
                                 cdpnb_version=__version__)
         elif redact:
             raise ValueError("redact= applies to a recording; pass record=path as well")
-        supervisor = cls(url, options, recorder, transport, bridge_key)
+        supervisor = cls(url, options, recorder, transport, bridge_key, bridge_script)
         kind = (backend or {}).get("kind")
         if options.bridge is True:
             supervisor._bridge_reason = "bridge=True"
@@ -295,7 +299,8 @@ class Supervisor:
     def _use_bidi_bridge(self) -> None:
         """The same bridge (key, switch) answered over BiDi's network interception."""
         old = self._bridge
-        bridge = BiDiDialogBridge(self._core, bypass_csp=False, key=old.key)
+        bridge = BiDiDialogBridge(self._core, bypass_csp=False, key=old.key,
+                                  script=old.recorded_script)
         bridge.enabled = old.enabled
         self._core.unrecorded = foreign_request
         self._unsubscribe_bridge()

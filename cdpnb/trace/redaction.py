@@ -15,6 +15,11 @@ real browser):
   ``Fetch.fulfillRequest``;
 - typed text: ``Input.insertText``, ``Input.imeSetComposition`` and each key of
   ``Input.dispatchKeyEvent`` (its text, key name, code and virtual key codes).
+
+Over WebDriver BiDi (Firefox ESR 153, chromium-bidi 17; tests/test_redaction.py checks
+each on both): a prompt's answer is sent in ``browsingContext.handleUserPrompt.userText``
+and echoed in ``browsingContext.userPromptClosed.userText``; the dialog bridge sends it
+in the JSON text of ``network.provideResponse``'s ``body.value``.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from cdpnb.protocol.credentials import hide_credentials
 
 __all__ = [
     "BASE64_JSON",
+    "JSON_TEXT",
     "REDACTED",
     "REDACTIONS",
     "SECRETS",
@@ -45,6 +51,8 @@ REDACTIONS = ("prompt_text", "typed_text", "url_credentials")
 REDACTED = "<redacted>"
 #: A path step: the value so far is base64 of a JSON document; the path goes on inside it.
 BASE64_JSON = "<base64 json>"
+#: A path step: the value so far is the text of a JSON document; the path goes on inside.
+JSON_TEXT = "<json>"
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +73,10 @@ SECRETS: tuple[Secret, ...] = (
     Secret("prompt_text", "cdpnb.dialogAnswering", ("prompt_text",)),
     Secret("prompt_text", "cdpnb.dialogAnswered", ("prompt_text",)),
     Secret("prompt_text", "Fetch.fulfillRequest", ("body", BASE64_JSON, "promptText")),
+    Secret("prompt_text", "browsingContext.handleUserPrompt", ("userText",)),
+    Secret("prompt_text", "browsingContext.userPromptClosed", ("userText",)),
+    Secret("prompt_text", "network.provideResponse",
+           ("body", "value", JSON_TEXT, "promptText")),
     Secret("typed_text", "Input.insertText", ("text",)),
     Secret("typed_text", "Input.imeSetComposition", ("text",)),
     *(Secret("typed_text", "Input.dispatchKeyEvent", (name,)) for name in _KEY_FIELDS),
@@ -81,17 +93,20 @@ def _hidden(value: Any, path: tuple[str, ...]) -> Any:
     if not path:
         return value if value is None or value == "" else REDACTED
     step, rest = path[0], path[1:]
-    if step == BASE64_JSON:
+    if step in (BASE64_JSON, JSON_TEXT):
         if not isinstance(value, str):
             return value
         try:
-            inner = json.loads(base64.b64decode(value, validate=True))
+            inner = json.loads(base64.b64decode(value, validate=True)
+                               if step == BASE64_JSON else value)
         except (binascii.Error, ValueError):
             return value  # not a bridge answer: nothing of ours in it
         hidden = _hidden(inner, rest)
         if hidden is inner:
             return value
-        return base64.b64encode(json.dumps(hidden).encode()).decode("ascii")
+        text = json.dumps(hidden)
+        return (base64.b64encode(text.encode()).decode("ascii") if step == BASE64_JSON
+                else text)
     if not isinstance(value, dict) or step not in value:
         return value
     inner = _hidden(value[step], rest)
