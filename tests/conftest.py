@@ -20,6 +20,7 @@ import pytest
 import cdpnb
 import cdpnb.backends.process as process_mod
 from cdpnb.probes import ScenarioServer
+from cdpnb.state import snapshot_of
 
 
 class _Collect(logging.Handler):
@@ -293,3 +294,21 @@ async def assert_the_bridge_key_stays_private(sup: cdpnb.Supervisor, site: Scena
         "JSON.stringify({probe: 1}); Array.from(window.__seen)")
     # ... and its source does not show it either
     assert await sup.evaluate(f"String(window.prompt).includes({json.dumps(key)})") is False
+
+
+async def assert_page_urls_stay_current(sup: cdpnb.Supervisor, site: ScenarioServer) -> None:
+    """``sup.pages`` says where each page is now: the supervisor's own after a
+    navigation and a same-document one, and a noopener popup once it loaded."""
+    first, second = site.url("/blank"), site.url("/two-site")
+    await sup.navigate(first)
+    await sup.navigate(second)
+    await settle(sup, lambda s: snapshot_of(s).pages[0].url == second, 10)
+    await sup.evaluate("history.pushState({}, '', '#moved'); 0")
+    await settle(sup, lambda s: snapshot_of(s).pages[0].url == second + "#moved", 10)
+    popup_url = site.url("/child", "b")
+    # (with a user gesture: Chromium's popup blocker stops a window.open without one)
+    await sup.evaluate(f"window.open({json.dumps(popup_url)}, '_blank', 'noopener'); 0",
+                       user_gesture=True)
+    await settle(sup, lambda s: any(p.url == popup_url and not p.main
+                                    for p in snapshot_of(s).pages), 15)
+    assert sup.snapshot().to_dict()["pages"][0]["url"] == second + "#moved"

@@ -344,3 +344,19 @@ def test_a_bridge_call_from_a_tab_nobody_supervises_is_refused_and_not_recorded(
     assert not foreign_request(bridge_request("other-tab", "x", blocked=True), state)
     assert not foreign_request(bridge_request(CROSS, "x", blocked=False), state)
     assert not foreign_request(created("other-tab-2", None), state)
+
+
+def test_a_page_whose_first_document_commits_unannounced_learns_its_url_from_load() -> None:
+    """chromium-bidi 17 sends no navigationCommitted for a noopener popup's first
+    document; its URL comes with domContentLoaded and load."""
+    state = page_state()
+    popup = "POPUP"
+    state = fold(state, created(popup, None, "about:blank", opener=TOP)).state
+    assert state.pages[popup].opener_target_id == TOP  # supervised: opened by our page
+    assert state.pages[popup].url in ("", "about:blank")
+    loaded = fold(state, ev("browsingContext.domContentLoaded", {
+        "context": popup, "navigation": "n", "timestamp": 1, "url": "http://a.test/p"})).state
+    assert loaded.frames[popup].url == loaded.pages[popup].url == "http://a.test/p"
+    again = fold(loaded, ev("browsingContext.load", {
+        "context": popup, "navigation": "n", "timestamp": 2, "url": "http://a.test/p"}))
+    assert again.state is loaded and again.changes == ()  # nothing new: nothing changed

@@ -18,7 +18,11 @@ import pytest
 
 import cdpnb
 from cdpnb.probes import ScenarioServer
-from tests.conftest import assert_the_bridge_key_stays_private, settle
+from tests.conftest import (
+    assert_page_urls_stay_current,
+    assert_the_bridge_key_stays_private,
+    settle,
+)
 from tests.test_firefox import REPORTING, open_probe_page, wait_report
 
 pytestmark = pytest.mark.browser
@@ -128,5 +132,14 @@ async def test_a_page_that_spies_on_every_intrinsic_never_sees_the_bridge_key(
     supervisor = await cdpnb.Supervisor.start(mapper, bridge=True, dialog_timeout_s=30)
     try:
         await assert_the_bridge_key_stays_private(supervisor, site, supervisor._bridge.key)
+    finally:
+        await supervisor.stop()
+
+
+async def test_the_pages_say_where_they_are_now_popups_included(
+        mapper: cdpnb.Backend, site: ScenarioServer) -> None:
+    supervisor = await cdpnb.Supervisor.start(mapper, dialog_timeout_s=30)
+    try:
+        await assert_page_urls_stay_current(supervisor, site)
     finally:
         await supervisor.stop()

@@ -20,7 +20,12 @@ import cdpnb
 from cdpnb.probes import ScenarioServer
 from cdpnb.protocol import Command, Event
 from cdpnb.state import fold_all
-from tests.conftest import assert_the_bridge_key_stays_private, settle, wait_report
+from tests.conftest import (
+    assert_page_urls_stay_current,
+    assert_the_bridge_key_stays_private,
+    settle,
+    wait_report,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -371,5 +376,37 @@ async def test_a_page_that_spies_on_every_intrinsic_never_sees_the_bridge_key(
     supervisor = await cdpnb.Supervisor.start(firefox, bridge=True, dialog_timeout_s=30)
     try:
         await assert_the_bridge_key_stays_private(supervisor, site, supervisor._bridge.key)
+    finally:
+        await supervisor.stop()
+
+
+async def test_a_start_that_fails_after_its_session_began_ends_it(
+        site: ScenarioServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Firefox keeps the one BiDi session of a connection closed without session.end
+    and refuses every later one: a start that failed after session.new (here its tab
+    never came, as under heavy load) must end its session, or the browser is lost."""
+    from cdpnb.supervisor.bidi import BiDiSession
+
+    async def no_tab(self: BiDiSession, reuse_context: str | None = None) -> str:
+        raise cdpnb.CommandTimeout("browsingContext.create got no reply within 20 s")
+
+    async with cdpnb.launch("firefox") as firefox:  # its own: a lost one spoils no other
+        with monkeypatch.context() as patched:
+            patched.setattr(BiDiSession, "open_page", no_tab)
+            with pytest.raises(cdpnb.CommandTimeout, match="browsingContext.create"):
+                await cdpnb.Supervisor.start(firefox, dialog_timeout_s=30)
+        sup = await cdpnb.Supervisor.start(firefox, dialog_timeout_s=30)
+        try:
+            await sup.navigate(site.url("/blank"))
+            assert await sup.evaluate("6 * 7") == 42
+        finally:
+            await sup.stop()
+
+
+async def test_the_pages_say_where_they_are_now_popups_included(
+        firefox: cdpnb.Backend, site: ScenarioServer) -> None:
+    supervisor = await cdpnb.Supervisor.start(firefox, dialog_timeout_s=30)
+    try:
+        await assert_page_urls_stay_current(supervisor, site)
     finally:
         await supervisor.stop()

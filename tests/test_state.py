@@ -1153,6 +1153,8 @@ EVENT_PARAMS: dict[str, st.SearchStrategy[Any]] = {
     "browsingContext.navigationCommitted": loose(context=IDS, url=st.text(max_size=6)),
     "browsingContext.fragmentNavigated": loose(context=IDS, url=st.text(max_size=6)),
     "browsingContext.historyUpdated": loose(context=IDS, url=st.text(max_size=6)),
+    "browsingContext.domContentLoaded": loose(context=IDS, url=st.text(max_size=6)),
+    "browsingContext.load": loose(context=IDS, url=st.text(max_size=6)),
     "browsingContext.userPromptOpened": loose(
         context=IDS, type=st.sampled_from(["alert", "confirm", "prompt", "beforeunload"]),
         handler=st.sampled_from(["accept", "dismiss", "ignore"]), message=st.text(max_size=4),
@@ -1267,3 +1269,22 @@ def test_a_crashed_session_is_remembered_until_reloaded_or_reconnected() -> None
     detached = fold(attached, Event("Target.detachedFromTarget", {"sessionId": "S1"},
                                     None, 0, 0)).state
     assert detached.crashed_sessions == frozenset()
+
+
+def test_a_page_keeps_the_url_of_its_top_frame_current() -> None:
+    """``sup.pages[i].url`` and the snapshot's pages are the page's URL now, not at attach:
+    a new document, and a same-document navigation, of the top frame; a child frame's
+    navigation leaves it alone."""
+    state = page_state()
+    assert state.pages[PS].url == ""  # (attached before the tree said where it is)
+    moved = fold(state, ev("Page.frameNavigated", {
+        "frame": frame(MAIN, "http://127.0.0.1:1/next", PAGE_ORIGIN), "type": "Navigation"},
+        PS, T0 + 1)).state
+    assert moved.pages[PS].url == "http://127.0.0.1:1/next"
+    hashed = fold(moved, ev("Page.navigatedWithinDocument", {
+        "frameId": MAIN, "url": "http://127.0.0.1:1/next#part"}, PS, T0 + 2)).state
+    assert hashed.pages[PS].url == "http://127.0.0.1:1/next#part"
+    child = fold(hashed, ev("Page.frameNavigated", {
+        "frame": frame(SRC, "http://127.0.0.1:1/inner", PAGE_ORIGIN, MAIN)}, PS, T0 + 3)).state
+    assert child.pages[PS].url == "http://127.0.0.1:1/next#part"
+    assert snapshot_of(child).pages[0].url == "http://127.0.0.1:1/next#part"

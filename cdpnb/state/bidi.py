@@ -222,8 +222,10 @@ def navigation_started(state: BrowserState, msg: Event, out: Out) -> BrowserStat
 
 
 def navigated(state: BrowserState, msg: Event, out: Out) -> BrowserState:
-    """``navigationCommitted`` / ``fragmentNavigated`` / ``historyUpdated``: the
-    frame's URL (a new document's child contexts are destroyed by their own events)."""
+    """``navigationCommitted`` / ``fragmentNavigated`` / ``historyUpdated`` (and
+    ``domContentLoaded`` / ``load``, which carry the URL of a document whose commit
+    chromium-bidi did not announce): the frame's URL, and its page's for a top context
+    (a new document's child contexts are destroyed by their own events)."""
     cid = ident(msg.params["context"], "context")
     old = state.frames.get(cid)
     url = msg.params.get("url")

@@ -178,7 +178,10 @@ def frame_navigated(state: BrowserState, msg: Event, out: Out) -> BrowserState:
     out.append(FrameNavigated(frames[fid]))
     page = state.pages.get(page_session_of(state, msg.session_id) or "")
     if page is not None:
-        page = page.model_copy(update={"last_commit": msg.wall})
+        update: dict[str, object] = {"last_commit": msg.wall}
+        if page.target_id == fid:  # the page's own top frame: its URL is the page's
+            update["url"] = frames[fid].url
+        page = page.model_copy(update=update)
         state = state.evolve(pages={**state.pages, page.session_id: page})
     # A dialog still open in the frame's old document went with it (a Closed would
     # have come first had anyone answered it).
@@ -193,7 +196,12 @@ def navigated_within_document(state: BrowserState, msg: Event, out: Out) -> Brow
     frames = dict(state.frames)
     frames[fid] = old.model_copy(update={"url": str(msg.params.get("url", old.url))})
     out.append(FrameNavigated(frames[fid]))
-    return state.evolve(frames=frames)
+    state = state.evolve(frames=frames)
+    page = state.pages.get(page_session_of(state, msg.session_id) or "")
+    if page is not None and page.target_id == fid:
+        page = page.model_copy(update={"url": frames[fid].url})
+        state = state.evolve(pages={**state.pages, page.session_id: page})
+    return state
 
 
 def frame_detached(state: BrowserState, msg: Event, out: Out) -> BrowserState:

@@ -67,6 +67,10 @@ EVENT_RULES: dict[str, Rule] = {
     "browsingContext.navigationCommitted": bidi.navigated,
     "browsingContext.fragmentNavigated": bidi.navigated,
     "browsingContext.historyUpdated": bidi.navigated,
+    # chromium-bidi 17 sends no navigationCommitted for a noopener popup's first
+    # document: its URL comes with domContentLoaded and load (measured).
+    "browsingContext.domContentLoaded": bidi.navigated,
+    "browsingContext.load": bidi.navigated,
     "browsingContext.userPromptOpened": bidi.user_prompt_opened,
     "browsingContext.userPromptClosed": bidi.user_prompt_closed,
     "script.realmCreated": bidi.realm_created,

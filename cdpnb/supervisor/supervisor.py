@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 from cdpnb import __version__
 from cdpnb.errors import (
     CDPError,
+    CdpnbError,
     CdpnbWarning,
     CommandTimeout,
     ConnectionLost,
@@ -278,6 +279,13 @@ class Supervisor:
                 await self._pages.enable()
         except BaseException:
             self._stopped = True
+            if self._core.protocol == "bidi" and self._bidi.session_id is not None:
+                # Measured on Firefox ESR 153: the browser keeps the one BiDi session of
+                # a connection that closed without session.end, and refuses every later
+                # session.new ("Maximum number of active sessions"): a start that failed
+                # after session.new ends what it made, or the browser is lost to cdpnb.
+                with contextlib.suppress(CdpnbError):
+                    await self._bidi.stop()
             await self._core.close()
             if self.recorder is not None:
                 self.recorder.close()
