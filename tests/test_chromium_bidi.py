@@ -18,11 +18,7 @@ import pytest
 
 import cdpnb
 from cdpnb.probes import ScenarioServer
-from tests.conftest import (
-    assert_page_urls_stay_current,
-    assert_the_bridge_key_stays_private,
-    settle,
-)
+from tests.conftest import settle
 from tests.test_firefox import REPORTING, open_probe_page, wait_report
 
 pytestmark = pytest.mark.browser
@@ -122,24 +118,3 @@ async def test_a_dropped_connection_resumes_on_a_new_browser_with_the_bridge_and
                 assert await wait_report(site, name) == f"after the drop: {name}"
     finally:
         await proxy.close()
-
-
-async def test_a_page_that_spies_on_every_intrinsic_never_sees_the_bridge_key(
-        mapper: cdpnb.Backend, site: ScenarioServer) -> None:
-    """A page that replaces JSON, Object/Array/String.prototype members, XMLHttpRequest,
-    fetch and Function.prototype.call/apply after the bridge was installed (its
-    Object.prototype.toJSON once read the key): over WebDriver BiDi, chromium-bidi."""
-    supervisor = await cdpnb.Supervisor.start(mapper, bridge=True, dialog_timeout_s=30)
-    try:
-        await assert_the_bridge_key_stays_private(supervisor, site, supervisor._bridge.key)
-    finally:
-        await supervisor.stop()
-
-
-async def test_the_pages_say_where_they_are_now_popups_included(
-        mapper: cdpnb.Backend, site: ScenarioServer) -> None:
-    supervisor = await cdpnb.Supervisor.start(mapper, dialog_timeout_s=30)
-    try:
-        await assert_page_urls_stay_current(supervisor, site)
-    finally:
-        await supervisor.stop()

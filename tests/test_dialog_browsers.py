@@ -22,14 +22,7 @@ import websockets
 
 import cdpnb
 from cdpnb.probes import ScenarioServer
-from tests.conftest import (
-    assert_page_urls_stay_current,
-    assert_the_bridge_key_stays_private,
-    open_two_site,
-    reports,
-    settle,
-    wait_report,
-)
+from tests.conftest import open_two_site, reports, settle, wait_report
 
 pytestmark = pytest.mark.browser
 
@@ -362,24 +355,3 @@ async def test_a_waiter_ends_at_once_when_the_supervisor_stops(any_browser: cdpn
     with pytest.raises(cdpnb.SupervisorStopped):
         await waiting
     assert time.monotonic() - began < 3
-
-
-async def test_a_page_that_spies_on_every_intrinsic_never_sees_the_bridge_key(
-        any_browser: cdpnb.Backend, site: ScenarioServer) -> None:
-    """A page that replaces JSON, Object/Array/String.prototype members, XMLHttpRequest,
-    fetch and Function.prototype.call/apply after the bridge was installed (its
-    Object.prototype.toJSON once read the key): over CDP, chromium and headless-shell."""
-    supervisor = await cdpnb.Supervisor.start(any_browser, bridge=True, dialog_timeout_s=30)
-    try:
-        await assert_the_bridge_key_stays_private(supervisor, site, supervisor._bridge.key)
-    finally:
-        await supervisor.stop()
-
-
-async def test_the_pages_say_where_they_are_now_popups_included(
-        any_browser: cdpnb.Backend, site: ScenarioServer) -> None:
-    supervisor = await cdpnb.Supervisor.start(any_browser, dialog_timeout_s=30)
-    try:
-        await assert_page_urls_stay_current(supervisor, site)
-    finally:
-        await supervisor.stop()

@@ -20,12 +20,7 @@ import cdpnb
 from cdpnb.probes import ScenarioServer
 from cdpnb.protocol import Command, Event
 from cdpnb.state import fold_all
-from tests.conftest import (
-    assert_page_urls_stay_current,
-    assert_the_bridge_key_stays_private,
-    settle,
-    wait_report,
-)
+from tests.conftest import settle, wait_report
 
 pytestmark = pytest.mark.browser
 
@@ -368,18 +363,6 @@ async def test_a_dropped_connection_cannot_be_resumed_and_says_so_at_once(
             await proxy.close()
 
 
-async def test_a_page_that_spies_on_every_intrinsic_never_sees_the_bridge_key(
-        firefox: cdpnb.Backend, site: ScenarioServer) -> None:
-    """A page that replaces JSON, Object/Array/String.prototype members, XMLHttpRequest,
-    fetch and Function.prototype.call/apply after the bridge was installed (its
-    Object.prototype.toJSON once read the key): over WebDriver BiDi, Firefox."""
-    supervisor = await cdpnb.Supervisor.start(firefox, bridge=True, dialog_timeout_s=30)
-    try:
-        await assert_the_bridge_key_stays_private(supervisor, site, supervisor._bridge.key)
-    finally:
-        await supervisor.stop()
-
-
 async def test_a_start_that_fails_after_its_session_began_ends_it(
         site: ScenarioServer, monkeypatch: pytest.MonkeyPatch) -> None:
     """Firefox keeps the one BiDi session of a connection closed without session.end
@@ -401,12 +384,3 @@ async def test_a_start_that_fails_after_its_session_began_ends_it(
             assert await sup.evaluate("6 * 7") == 42
         finally:
             await sup.stop()
-
-
-async def test_the_pages_say_where_they_are_now_popups_included(
-        firefox: cdpnb.Backend, site: ScenarioServer) -> None:
-    supervisor = await cdpnb.Supervisor.start(firefox, dialog_timeout_s=30)
-    try:
-        await assert_page_urls_stay_current(supervisor, site)
-    finally:
-        await supervisor.stop()
