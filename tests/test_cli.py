@@ -3,6 +3,7 @@ that fits an 80-column terminal."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import signal
@@ -213,3 +214,38 @@ def test_every_exit_status_is_documented_in_the_readme() -> None:
     readme = (ROOT / "README.md").read_text()
     for code in EXIT_STATUSES:
         assert f"| {code} |" in readme, code
+
+
+#: Text an endpoint, a page or a trace could hold to steer a terminal: retitle it, clear
+#: it, write the clipboard (OSC 52), overwrite the line, reorder it, and rich markup.
+STEER = ("\x1b]0;pwned\x07\x1b[2J\x1b]52;c;aGk=\x07\rback\u202eesrever"
+         "[link=http://evil.test]click[/link]")
+
+
+def _assert_inert(out: str) -> None:
+    for raw in ("\x1b", "\x07", "\r", "\u202e"):
+        assert raw not in out, repr(raw)
+    assert "\\x1b]0;pwned" in out and "\\u202e" in out
+    assert "[link=http://evil.test]click[/link]" in out  # shown as text, not a link
+
+
+def test_text_from_a_result_or_a_trace_cannot_steer_the_terminal(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "300")
+    data = json.loads((PROBES / "probe.json").read_text())
+    data["backends"]["chromium"]["version"] = "Chrome/156" + STEER
+    data["results"][0].update(status="fail", detail=STEER)
+    (tmp_path / "probe.json").write_text(json.dumps(data))
+    assert cli.main(["matrix", str(tmp_path), "--reasons"]) == 0
+    _assert_inert(capsys.readouterr().out)
+
+    lines = gzip.decompress(CHROMIUM.read_bytes()).decode().splitlines(keepends=True)
+    header = json.loads(lines[0])
+    header["browser"] = {"Browser": "Chrome/156" + STEER}
+    header["backend"] = {**(header.get("backend") or {}), "kind": "chromium" + STEER,
+                         "version": "Chrome/156" + STEER}
+    hostile = tmp_path / f"hostile{STEER[:4]}.jsonl"
+    hostile.write_text(json.dumps(header) + "\n" + "".join(lines[1:]))
+    assert cli.main(["compare", str(CHROMIUM), str(hostile)]) == 0
+    _assert_inert(capsys.readouterr().out)

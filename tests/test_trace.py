@@ -243,3 +243,33 @@ def test_a_trace_with_write_errors_is_not_complete(tmp_path: Path) -> None:
     recorder.write_errors = 1
     recorder.close()
     assert not Trace.load(path).complete
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".jsonl.gz", ".jsonl.zst"])
+def test_traces_and_their_tables_are_private_to_their_owner(tmp_path: Path,
+                                                            suffix: str) -> None:
+    """A trace holds prompt answers: 0600 whatever the umask, like ssh keys; a file that
+    was there before is made private too; its Parquet export and a campaign cell alike."""
+    import os
+    import stat
+
+    import pyarrow as pa
+
+    from cdpnb.campaign.layout import Layout
+
+    umask = os.umask(0o022)  # what a login shell has: new files 0644 but for this
+    try:
+        path = tmp_path / f"run{suffix}"
+        path.write_text("")
+        path.chmod(0o644)
+        recorder = Recorder(path)
+        recorder(Event("Page.javascriptDialogOpening", {"message": "secret?"}, "S", 1.0, 1.0))
+        recorder.close()
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+        exported = Trace.load(path).to_parquet(tmp_path / "run.parquet")
+        assert stat.S_IMODE(exported.stat().st_mode) == 0o600
+        cell = tmp_path / "campaign" / "cell.parquet"
+        Layout(tmp_path / "campaign").write(cell, pa.table({"a": [1]}))
+        assert stat.S_IMODE(cell.stat().st_mode) == 0o600
+    finally:
+        os.umask(umask)

@@ -30,6 +30,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from cdpnb.campaign.cells import Cell
+from cdpnb.trace.private import create_private
 
 __all__ = ["CHECKS_SCHEMA", "LATENCIES_SCHEMA", "Layout"]
 
@@ -116,6 +117,7 @@ class Layout:
         path.parent.mkdir(parents=True, exist_ok=True)
         temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
         try:
+            create_private(temporary)  # cells hold what their traces hold: 0600
             pq.write_table(table, temporary)
             os.replace(temporary, path)
         finally:

@@ -24,6 +24,7 @@ from cdpnb.campaign import CampaignProgress, CampaignResult, run_campaign
 from cdpnb.cli import output
 from cdpnb.cli.status import FAILED, OK
 from cdpnb.probes import available_backends
+from cdpnb.terminal_text import inert
 
 __all__ = ["add_arguments", "campaign_command", "check_campaign_args"]
 
@@ -90,7 +91,7 @@ def _progress() -> Iterator[Callable[[CampaignProgress], None]]:
     """A bar and one line per busy worker on stderr (nothing when it is no terminal)."""
     console = output.err()
     bar = Progress(TextColumn("campaign"), BarColumn(bar_width=None), MofNCompleteColumn(),
-                   TimeElapsedColumn(), TextColumn("{task.fields[counts]}"),
+                   TimeElapsedColumn(), TextColumn("{task.fields[counts]}", markup=False),
                    console=console, expand=True)
     task = bar.add_task("campaign", total=None, counts="")
     workers = Text("")
@@ -104,9 +105,9 @@ def _progress() -> Iterator[Callable[[CampaignProgress], None]]:
                 announced = True
             bar.update(task, total=progress.total, completed=progress.finished,
                        counts=f"failed {progress.failed} · retried {progress.retried}")
-            workers.plain = "\n".join(
+            workers.plain = inert("\n".join(
                 f"  {worker}: {len(cells)} running ({cells[0]}{', …' if len(cells) > 1 else ''})"
-                for worker, cells in progress.running.items())
+                for worker, cells in progress.running.items()))
             live.refresh()
 
         yield show

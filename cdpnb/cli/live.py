@@ -45,7 +45,7 @@ def _status_line() -> Iterator[Callable[[str], None]]:
     console = output.err()
     live = Live(Text(""), console=console, transient=True, auto_refresh=False)
     with live:
-        yield lambda line: live.update(Text(line, no_wrap=True, overflow="ellipsis"),
+        yield lambda line: live.update(output.text(line, no_wrap=True, overflow="ellipsis"),
                                        refresh=True)
 
 

@@ -19,14 +19,15 @@ from rich.table import Table
 from rich.text import Text
 
 from cdpnb.probes.display import cell_kind
+from cdpnb.terminal_text import inert
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from cdpnb.probes import ProbeResult
 
-__all__ = ["compare_table", "err", "matrix_table", "matrix_tables", "out", "print_json",
-           "reasons_table"]
+__all__ = ["InertConsole", "compare_table", "err", "matrix_table", "matrix_tables", "out",
+           "print_json", "reasons_table", "text"]
 
 _MARKS = {"✓": "green", "✗": "red", "~": "yellow"}
 LEGEND = ("✓ works  ~ partly  ✗ does not  words: how the engine does it  figures: median ms\n"
@@ -37,14 +38,32 @@ LEGEND = ("✓ works  ~ partly  ✗ does not  words: how the engine does it  fig
 _GAP = 3
 
 
+class InertConsole(Console):
+    """A console on which no printed string can steer the terminal: every string it
+    renders goes through :func:`cdpnb.terminal_text.inert`, and none is read as rich
+    markup or emoji codes (page text such as ``[link=…]`` stays text). cdpnb styles
+    its own output with ``style=``, never with markup."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(markup=False, emoji=False, highlight=False, **options)
+
+    def render_str(self, text: str, **options: Any) -> Text:
+        return super().render_str(inert(text), **options)
+
+
+def text(value: str, **options: Any) -> Text:
+    """A rich ``Text`` of ``value`` made inert (for text built outside ``print``)."""
+    return Text(inert(value), **options)
+
+
 def out() -> Console:
     """The console for results (stdout)."""
-    return Console(file=sys.stdout, highlight=False, soft_wrap=False)
+    return InertConsole(file=sys.stdout, soft_wrap=False)
 
 
 def err() -> Console:
     """The console for progress, hints and status (stderr)."""
-    return Console(file=sys.stderr, highlight=False, soft_wrap=False)
+    return InertConsole(file=sys.stderr, soft_wrap=False)
 
 
 def print_json(value: Any) -> None:
@@ -90,16 +109,16 @@ def _header_lines(result: ProbeResult, backend: str) -> list[str]:
 
 def _backend_header(result: ProbeResult, backend: str) -> Text:
     name, version, replayed = _header_parts(result, backend)
-    label = Text(name, style="bold")
+    label = text(name, style="bold")
     if version:
-        label.append(f"\n{version}", style="dim")
+        label.append(inert(f"\n{version}"), style="dim")
     if replayed:
         label.append("\nreplayed", style="dim")
     return label
 
 
 def _mark(cell: str) -> Text:
-    return Text(cell, style=_MARKS.get(cell[:1], ""))
+    return text(cell, style=_MARKS.get(cell[:1], ""))
 
 
 def matrix_tables(result: ProbeResult, width: int) -> list[Table]:

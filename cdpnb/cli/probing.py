@@ -19,6 +19,7 @@ from cdpnb.cli.status import FAILED, OK, SURPRISES
 from cdpnb.probes import CHECKS, ProbeResult, available_backends, probe, recorded_probes
 from cdpnb.probes.run import STEP_BUDGET_S
 from cdpnb.probes.specs import BackendSpec
+from cdpnb.terminal_text import inert
 
 __all__ = ["check_args", "check_timeout_option", "matrix_command", "probe_command",
            "retry_command"]
@@ -71,14 +72,14 @@ def _choose_backends(args: argparse.Namespace) -> list[str]:
 @contextmanager
 def _progress(total: int) -> Iterator[Callable[[str], None]]:
     """A bar on stderr that fits the terminal (nothing when stderr is not one)."""
-    label = TextColumn("{task.fields[label]}", table_column=Column(
+    label = TextColumn("{task.fields[label]}", markup=False, table_column=Column(
         ratio=1, no_wrap=True, overflow="ellipsis", min_width=8))
     bar = Progress(TextColumn("probe"), BarColumn(bar_width=None, table_column=Column(
         ratio=1, min_width=10)), MofNCompleteColumn(), TimeElapsedColumn(), label,
         console=output.err(), transient=True, expand=True)
     task = bar.add_task("probe", total=total, label="")
     with bar:
-        yield lambda text: bar.update(task, advance=1, label=text)
+        yield lambda text: bar.update(task, advance=1, label=inert(text))
 
 
 def _report(result: ProbeResult, args: argparse.Namespace, written: Path | None) -> int:

@@ -14,6 +14,7 @@ import contextlib
 import sys
 from collections.abc import Callable, Iterator
 
+from cdpnb.terminal_text import inert
 from cdpnb.transport.engine import engine
 
 __all__ = ["Progress", "progress_for"]
@@ -40,7 +41,7 @@ def progress_for(progress: Progress, total: int) -> Iterator[Callable[[str], Non
                leave=True)
 
     def tick(label: str) -> None:
-        bar.set_postfix_str(label, refresh=False)
+        bar.set_postfix_str(inert(label), refresh=False)
         bar.update()
 
     try:

@@ -32,6 +32,7 @@ from cdpnb.trace.columns import Columns
 from cdpnb.trace.dtypes import text_array
 from cdpnb.trace.format import Record, TraceFormatError
 from cdpnb.trace.nogc import gc_paused
+from cdpnb.trace.private import create_private
 from cdpnb.trace.scan import Refused, match_replies
 from cdpnb.trace.trace import Trace
 
@@ -68,6 +69,7 @@ def to_parquet(trace: Trace, path: str | os.PathLike[str]) -> Path:
              "problems": list(trace.problems)}
     metadata = {**(table.schema.metadata or {}), PARQUET_KEY: encode_json(about).encode()}
     path.parent.mkdir(parents=True, exist_ok=True)
+    create_private(path)  # a trace's tables hold what the trace holds: 0600
     pq.write_table(table.replace_schema_metadata(metadata), path)
     return path
 

@@ -24,6 +24,7 @@ from typing import IO, Any
 from cdpnb.protocol import Command, ErrorReply, Fault, Reply
 from cdpnb.trace.compressed import ZstdWriter
 from cdpnb.trace.format import Record, dumps, encode, footer, header, verbatim_tail
+from cdpnb.trace.private import create_private
 from cdpnb.trace.redaction import REDACTIONS, redact_line, redact_message
 
 __all__ = ["Recorder", "check_redactions"]
@@ -92,7 +93,8 @@ class Recorder:
         self._write_header()
 
     def _open(self) -> IO[bytes] | gzip.GzipFile | ZstdWriter:
-        """The file, new, compressed as its name says."""
+        """The file, new and private (0600), compressed as its name says."""
+        create_private(self.path)
         if self._gzip:
             return gzip.GzipFile(self.path, "wb")
         if self.path.suffix == ".zst":
