@@ -193,8 +193,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return compare_command(args)
         if args.command == "record":
-            from cdpnb.cli.live import record_command
+            from cdpnb.cli.live import check_record_url, record_command
 
+            check_record_url(parser, args)
             return record_command(args)
         if args.command == "replay":
             from cdpnb.cli.live import replay_command

@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from typing import Any
+from urllib.parse import urlsplit
 
 from rich.live import Live
 from rich.text import Text
@@ -18,13 +19,14 @@ from cdpnb.backends import Backend, launch
 from cdpnb.backends.replay import ReplayBackend, replay
 from cdpnb.cli import output
 from cdpnb.cli.status import FAILED, OK
-from cdpnb.errors import CdpnbError
+from cdpnb.errors import CdpnbError, NavigationError
 from cdpnb.supervisor import Supervisor
+from cdpnb.terminal_text import inert
 from cdpnb.trace import TraceFormatError
 from cdpnb.transport import redact
 from cdpnb.transport.waits import wait_for
 
-__all__ = ["record_command", "replay_command"]
+__all__ = ["check_record_url", "record_command", "replay_command"]
 
 #: Seconds between status-line redraws.
 TICK_S = 0.25
@@ -96,28 +98,52 @@ async def _record(args: argparse.Namespace) -> int:
         return FAILED
     console.print(f"recording to {args.out} until Ctrl-C or SIGTERM", overflow="fold")
     began = time.monotonic()
+    failed = ""
     try:
         try:
             await sup.navigate(args.url)
+        except NavigationError as exc:  # the browser could not load it: nothing to record
+            failed = str(exc)
         except CdpnbError as exc:  # still worth recording: a dialog may hold the load
-            console.print(f"navigating to {redact(args.url)}: {exc}", style="yellow")
-        await _run_until_stopped(stop, args.duration, lambda: _record_status(sup, began),
-                                 lambda: sup.hints)
+            console.print(f"{exc} (recording goes on)", style="yellow")
+        if not failed:
+            await _run_until_stopped(stop, args.duration, lambda: _record_status(sup, began),
+                                     lambda: sup.hints)
     finally:
-        summary = {"trace": str(args.out), "url": redact(args.url),
-                   "duration_s": round(time.monotonic() - began, 3),
-                   "messages": sum(sup.recorder.counts.values()) if sup.recorder else 0,
-                   "dialogs": sup.state.dialog_seq, "frames": len(sup.state.frames)}
+        duration_s = round(time.monotonic() - began, 3)
         await sup.stop()
         if backend is not None:
             await backend.aclose()
+    summary: dict[str, Any] = {
+        "trace": str(args.out), "url": redact(args.url), "duration_s": duration_s,
+        "messages": sum(sup.recorder.counts.values()) if sup.recorder else 0,
+        "dialogs": sup.state.dialog_seq, "frames": len(sup.state.frames)}
+    lost = sup.recorder.write_errors if sup.recorder else 0
+    if failed:
+        failed += f"; the trace so far is in {args.out}"
+    elif lost:
+        failed = (f"{lost} lines of the trace could not be written to {args.out} (is the "
+                  "disk full?): messages are missing from it")
+    summary.update(write_errors=lost, error=failed or None)
     if args.json:
         output.print_json(summary)
+    elif failed:
+        console.print(f"cdpnb record: {failed}", style="red")
     else:
         output.out().print(f"recorded {summary['messages']} messages in "
                            f"{summary['duration_s']:.1f} s to {summary['trace']} "
                            f"({summary['dialogs']} dialogs, {summary['frames']} frames)")
-    return OK
+    return FAILED if failed else OK
+
+
+def check_record_url(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """``record``'s URL is one a browser loads (usage error, exit 2, otherwise)."""
+    parts = urlsplit(args.url)
+    scheme = parts.scheme.lower()
+    if scheme not in ("http", "https", "file", "data", "about") or (
+            scheme in ("http", "https") and not parts.hostname):
+        parser.error(f"URL must be an absolute http://, https://, file:, data: or about: "
+                     f"URL, got {inert(redact(args.url))!r}")
 
 
 def record_command(args: argparse.Namespace) -> int:

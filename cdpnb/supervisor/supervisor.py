@@ -927,8 +927,16 @@ class Supervisor:
         unsubscribe = core.subscribe(on_message, methods=["Page.lifecycleEvent"], now=True)
         shown = redact_url(url)
         try:
-            reply = await core.send("Page.navigate", {"url": url}, session,
-                                    max(0.001, deadline - loop.time()))
+            try:
+                reply = await core.send("Page.navigate", {"url": url}, session,
+                                        max(0.001, deadline - loop.time()))
+            except CDPError as exc:
+                # Chromium 156 refuses a URL it cannot parse with an error reply (-32000
+                # "Cannot navigate to invalid URL"), not an errorText: the same failure.
+                if "URL" not in exc.message:
+                    raise
+                raise NavigationError(f"navigating to {shown} failed: "
+                                      f"{hide_credentials(exc.message)}") from None
             if reply.get("errorText"):
                 why = hide_credentials(str(reply["errorText"]))
                 raise NavigationError(f"navigating to {shown} failed: {why}")

@@ -5,6 +5,7 @@ recorded with ``redact=``). No I/O beyond creating the file."""
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 __all__ = ["PRIVATE_MODE", "create_private"]
@@ -20,7 +21,10 @@ def create_private(path: str | os.PathLike[str]) -> Path:
     path = Path(path)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_MODE)
     try:
-        os.fchmod(fd, PRIVATE_MODE)
+        # Only a file of its own: a device or a pipe named as the output (/dev/full,
+        # /dev/stdout) keeps the mode it has for everyone else.
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            os.fchmod(fd, PRIVATE_MODE)
     finally:
         os.close(fd)
     return path
