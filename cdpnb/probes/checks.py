@@ -300,6 +300,25 @@ async def _page_got(sup: Supervisor, frame_id: str) -> Any:
         await asyncio.sleep(0.02)
 
 
+async def _answer(sup: Supervisor, dialog: PendingDialog | DialogRecord, seen_ms: float,
+                  action: str, text: str | None = None) -> tuple[str | None, DialogSeen]:
+    """Answer ``dialog`` ANSWER_AFTER_S after it was seen, as an agent deciding would:
+    (None, our close) when our answer closed it, else (why not, whose close). Who
+    closed it, and when, is the record of a race with another client where one is."""
+    if isinstance(dialog, DialogRecord):
+        return _closed_early(dialog), DialogSeen(seen_ms, dialog.closed_by, dialog.open_ms)
+    await asyncio.sleep(ANSWER_AFTER_S)
+    try:
+        record = await sup.respond(action, prompt_text=text, dialog_id=dialog.id)
+    except CdpnbError as exc:
+        closed = next((d for d in sup.state.recent_dialogs if d.id == dialog.id), None)
+        if closed is not None and closed.closed_by != "agent":  # the other one was first
+            return (f"{_closed_early(closed)}; answering failed: {exc}",
+                    DialogSeen(seen_ms, closed.closed_by, closed.open_ms))
+        return f"seen, but answering failed: {exc}", DialogSeen(seen_ms)
+    return None, DialogSeen(seen_ms, record.closed_by, record.open_ms)
+
+
 def dialog_check(kind: str, frame: str, via: str) -> Driver:
     call, action, text, expected = DIALOG_ROUND_TRIPS[kind]
 
@@ -319,25 +338,14 @@ def dialog_check(kind: str, frame: str, via: str) -> Driver:
             return "partial", f"seen via {dialog.via}, not {via}", seen_ms
         if dialog.frame_id != frame_id:
             return "partial", f"seen with frame_id {dialog.frame_id}, not {frame_id}", seen_ms
-        if isinstance(dialog, DialogRecord):
-            return ("partial", _closed_early(dialog),
-                    DialogSeen(seen_ms, dialog.closed_by, dialog.open_ms))
-        await asyncio.sleep(ANSWER_AFTER_S)
-        try:
-            record = await sup.respond(action, prompt_text=text, dialog_id=dialog.id)
-        except CdpnbError as exc:
-            closed = next((d for d in sup.state.recent_dialogs if d.id == dialog.id), None)
-            if closed is not None and closed.closed_by != "agent":
-                # Another client answered first: the race, measured (who, and when).
-                return ("partial", f"{_closed_early(closed)}; answering failed: {exc}",
-                        DialogSeen(seen_ms, closed.closed_by, closed.open_ms))
-            return "partial", f"seen, but answering failed: {exc}", seen_ms
-        outcome = DialogSeen(seen_ms, record.closed_by, record.open_ms)
+        missed, outcome = await _answer(sup, dialog, seen_ms, action, text)
+        if missed is not None:
+            return "partial", missed, outcome
         got = await _page_got(sup, frame_id)
         if got != expected:
             return ("partial", f"answered, but page JS got {got!r}, expected {expected!r}",
                     outcome)
-        return ("ok", f"seen with its frame and answered (closed {record.open_ms:.0f} ms "
+        return ("ok", f"seen with its frame and answered (closed {outcome.open_ms:.0f} ms "
                 f"after it opened); page JS got {got[1]!r}", outcome)
 
     return drive
@@ -367,10 +375,11 @@ async def beforeunload(sup: Supervisor, site: Site) -> Outcome:
     await sup.navigate(site.url("/beforeunload"), timeout=within(10))
     how = await user_activation(sup)
     mark = sup.state.dialog_seq
+    began = time.monotonic()
     leaving = asyncio.ensure_future(sup.navigate(site.url("/blank"), timeout=within(10)))
     seen = asyncio.ensure_future(_next_dialog(sup, mark))
     try:
-        return await _answer_beforeunload(sup, how, mark, leaving, seen)
+        return await _answer_beforeunload(sup, how, mark, began, leaving, seen)
     finally:
         # Cancelled (the check's time ran out) or done: neither task outlives the check.
         for task in (seen, leaving):
@@ -378,7 +387,7 @@ async def beforeunload(sup: Supervisor, site: Site) -> Outcome:
         await asyncio.gather(seen, leaving, return_exceptions=True)
 
 
-async def _answer_beforeunload(sup: Supervisor, how: str, mark: int,
+async def _answer_beforeunload(sup: Supervisor, how: str, mark: int, began: float,
                                leaving: asyncio.Future[Any],
                                seen: asyncio.Future[PendingDialog | DialogRecord]) -> Outcome:
     await asyncio.wait({leaving, seen}, return_when=asyncio.FIRST_COMPLETED)
@@ -390,17 +399,13 @@ async def _answer_beforeunload(sup: Supervisor, how: str, mark: int,
         dialog = await seen
     except CdpnbError as exc:
         return "fail", f"no beforeunload dialog after {how}: {exc}", None
-    if isinstance(dialog, DialogRecord):
+    missed, outcome = await _answer(sup, dialog, (time.monotonic() - began) * 1000, "accept")
+    if missed is not None:
         await asyncio.gather(leaving, return_exceptions=True)
-        return "partial", _closed_early(dialog), None
-    await asyncio.sleep(ANSWER_AFTER_S)
-    try:
-        await sup.respond("accept", dialog_id=dialog.id)
-    except CdpnbError as exc:
-        await asyncio.gather(leaving, return_exceptions=True)
-        return "partial", f"seen, but answering failed: {exc}", None
+        return "partial", missed, outcome
     await leaving
-    return "ok", f"beforeunload seen after {how}; accepting let the navigation go on", None
+    return ("ok", f"beforeunload seen after {how}; accepting let the navigation go on",
+            outcome)
 
 
 #: The sandboxed frame's prompt, reporting what it returned by navigating itself: a
