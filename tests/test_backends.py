@@ -34,9 +34,6 @@ from cdpnb.backends import LAUNCHABLE, backend_available
 CHROMIUM = "/usr/lib/chromium/chromium"
 NODE_WS = re.compile(r"^ws://127\.0\.0\.1:(\d+)/[0-9a-f-]{36}$")
 BROWSER_WS = re.compile(r"^ws://127\.0\.0\.1:(\d+)/devtools/browser/[0-9A-Fa-f-]+$")
-#: From javascriptDialogOpening to …Closed, measured on a 2-core machine: median ≈4 ms,
-#: 0.5–16 ms in 80 dialogs, plus one outlier of 194 ms while other tests ran.
-DISMISSED_WITHIN_S = 0.05
 
 
 # --- helpers ------------------------------------------------------------------------
@@ -363,19 +360,18 @@ async def test_dialog_on_a_page_another_client_creates(kind: str) -> None:
                                  session_id=session)
                 await cdp.event("Page.javascriptDialogClosed")
                 return
-            took = []
             for _ in range(3):
                 cdp.events.clear()
-                opened_at = await alert(cdp, session)
-                closed_at, closed = await cdp.event("Page.javascriptDialogClosed", timeout=1.0)
-                took.append(closed_at - opened_at)
+                await alert(cdp, session)
+                # How soon is a measurement (median ≈4 ms quiet on 2 cores, 0.5-16 ms in
+                # 80 dialogs; over a second seen beside two CPU-bound processes:
+                # the probe records it, cdpnb.probes.expected.RACES); that Playwright
+                # dismissed it, unanswered by us, is the behaviour; the wait bounds a hang.
+                _, closed = await cdp.event("Page.javascriptDialogClosed", timeout=30.0)
                 assert closed["result"] is False  # dismissed, not accepted
                 reply = await cdp.call("Page.handleJavaScriptDialog", {"accept": True},
                                        session_id=session)
                 assert reply["error"]["message"] == "No dialog is showing", reply
-            # the median, so one scheduling hiccup on a busy 2-core machine is no failure
-            median = sorted(took)[1]
-            assert median < DISMISSED_WITHIN_S, f"dismissed after {median * 1000:.1f} ms"
         finally:
             await cdp.close()
 
