@@ -46,6 +46,7 @@ from typing import Any
 from websockets.asyncio.client import ClientConnection, connect
 
 import cdpnb
+from cdpnb.busy import busy_processes
 from cdpnb.probes import ScenarioServer
 from cdpnb.protocol import Event
 from cdpnb.state import BrowserState
@@ -486,12 +487,16 @@ def main() -> int:
                         help="round trips per client (dialogs: a third, prompts: a sixth)")
     parser.add_argument("--ingest-messages", type=int, default=200_000)
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--busy", type=int, default=0, metavar="N",
+                        help="run beside N CPU-bound processes (cdpnb.busy): the ratios "
+                             "under load (default 0: as the machine is)")
     args = parser.parse_args()
-    if args.rounds < 6 or args.ingest_messages < 1000:
-        parser.error("--rounds must be >= 6 and --ingest-messages >= 1000")
-    results = asyncio.run(run(args.rounds, args.ingest_messages))
+    if args.rounds < 6 or args.ingest_messages < 1000 or args.busy < 0:
+        parser.error("--rounds must be >= 6, --ingest-messages >= 1000, --busy >= 0")
+    with busy_processes(args.busy):
+        results = asyncio.run(run(args.rounds, args.ingest_messages))
     results["machine"] = {"python": sys.version.split()[0], "cpus": os.cpu_count(),
-                          "platform": platform.platform(),
+                          "platform": platform.platform(), "busy_processes": args.busy,
                           "load": os.getloadavg(), "when": time.strftime("%Y-%m-%d %H:%M")}
     print(table(results))
     args.out.parent.mkdir(parents=True, exist_ok=True)
