@@ -48,8 +48,37 @@ def test_help_fits_80_columns_without_rest_markup(command: str) -> None:
 
 
 def test_version() -> None:
-    done = cdpnb_command("--version")
-    assert done.returncode == 0 and done.stdout.strip() == f"cdpnb {cdpnb.__version__}"
+    for flag in ("--version", "-V"):
+        done = cdpnb_command(flag)
+        assert done.returncode == 0 and done.stdout.strip() == f"cdpnb {cdpnb.__version__}"
+
+
+def test_bare_cdpnb_shows_what_it_can_do() -> None:
+    done = cdpnb_command()
+    assert done.returncode == 0 and done.stderr == ""
+    assert "WebDriver BiDi" in done.stdout and "cdpnb probe " in done.stdout
+    assert_fits(done.stdout)
+
+
+def test_errors_and_warnings_speak_words_not_python(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "not-a-result.json").write_text("{}")
+    assert cli.main(["matrix", str(tmp_path / "not-a-result.json")]) == 1
+    assert cli.main(["matrix", str(tmp_path / "missing.json")]) == 1
+    err = " ".join(capsys.readouterr().err.split())  # (as wrapped to the terminal)
+    assert "it has no 'results'" in err and "No such file or directory" in err
+    assert "KeyError" not in err and "FileNotFoundError" not in err and "[Errno" not in err
+    cut = tmp_path / "cut.jsonl"
+    text = gzip.decompress(CHROMIUM.read_bytes())
+    cut.write_bytes(text[: len(text) // 2])  # a trace a crash cut short
+    assert cli.main(["compare", str(CHROMIUM), str(cut)]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("warning: ") and ".py:" not in err, err
+
+
+def test_probe_takes_repeats_as_campaign_does() -> None:
+    args = cli.build_parser().parse_args(["probe", "--repeats", "3"])
+    assert args.repeat == 3
 
 
 def test_matrix_of_a_saved_result_is_transposed_and_fits(capsys: pytest.CaptureFixture[str],
@@ -99,7 +128,7 @@ def test_matrix_of_a_missing_file_exits_1(tmp_path: Path) -> None:
 
 def test_usage_errors_exit_2() -> None:
     for args in (["probe", "--backends", "nope"], ["probe", "--repeat", "0"],
-                 ["compare", str(CHROMIUM)], ["nope"], []):
+                 ["compare", str(CHROMIUM)], ["nope"], ["probe", "--timeout", "-1"]):
         done = cdpnb_command(*args)
         assert done.returncode == 2, (args, done.stderr)
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from cdpnb import __version__
 from cdpnb.backends import LAUNCHABLE
+from cdpnb.cli import output
 from cdpnb.cli.status import EXIT_STATUSES, FAILED, INTERRUPTED, OK, SURPRISES, USAGE
 from cdpnb.errors import CdpnbWarning
 from cdpnb.probes import available_backends, parse_backend
@@ -27,10 +28,11 @@ __all__ = ["DATASETS", "EXIT_STATUSES", "FAILED", "INTERRUPTED", "OK", "SURPRISE
 DATASETS = Path(__file__).resolve().parent.parent.parent / "datasets" / "probes"
 
 DESCRIPTION = """\
-cdpnb: a research tool for the Chrome DevTools Protocol.
+cdpnb: a research tool for browser debugging protocols (the Chrome DevTools
+Protocol and WebDriver BiDi).
 
   cdpnb probe               probe every backend installed here, print the matrix
-  cdpnb record URL --out F  supervise a page and record every CDP message to F
+  cdpnb record URL --out F  supervise a page and record every message to F
   cdpnb replay TRACE        serve a recorded trace as a CDP endpoint
   cdpnb matrix RESULT       show a saved probe result (probe.json)
   cdpnb compare A B         what two traces did, side by side
@@ -96,8 +98,8 @@ def _add_duration(parser: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cdpnb", description=DESCRIPTION, epilog=_epilog(),
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--version", action="version", version=f"cdpnb {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parser.add_argument("-V", "--version", action="version", version=f"cdpnb {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = _command(commands, "probe", "probe backends and print the capability matrix",
                  "Run the probe checks against each backend (one at a time) and print the "
@@ -106,7 +108,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--backends", default=None, metavar="LIST",
                    help=f"comma-separated: {', '.join(LAUNCHABLE)}, a CDP URL, or "
                         "replay:TRACE (default: every backend installed here)")
-    p.add_argument("--repeat", type=int, default=1, help="runs of every check (default 1)")
+    p.add_argument("--repeat", "--repeats", type=int, default=1, dest="repeat",
+                   help="runs of every check (default 1)")
     _add_timeout(p)
     p.add_argument("--out", default=None, metavar="DIR",
                    help="folder for probe.json, matrix.md and the traces")
@@ -174,8 +177,18 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    # The CLI shows a supervisor's hints itself, apart from the progress and status.
-    warnings.simplefilter("ignore", CdpnbWarning)
+    if args.command is None:  # bare `cdpnb`: what it can do, not an error
+        parser.print_help()
+        return OK
+    with warnings.catch_warnings():
+        # The CLI shows a supervisor's hints itself, apart from the progress and status;
+        # other warnings (a trace cut short) as one line, not a source location.
+        warnings.simplefilter("ignore", CdpnbWarning)
+        warnings.showwarning = output.show_warning
+        return _run(parser, args)
+
+
+def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     try:
         if args.command == "probe":
             from cdpnb.cli.probing import check_args, probe_command

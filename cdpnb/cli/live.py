@@ -160,7 +160,8 @@ async def _replay(args: argparse.Namespace) -> int:
     try:
         backend = await replay(args.trace, speed=args.speed)
     except (OSError, TraceFormatError, TypeError, ValueError) as exc:
-        output.err().print(f"cdpnb replay: cannot serve {args.trace}: {exc}", style="red")
+        output.err().print(f"cdpnb replay: cannot serve {args.trace}: {output.reason(exc)}",
+                           style="red")
         return FAILED
     info = {"cdp_url": backend.cdp_url, "http_url": backend.http_url,
             "trace": str(args.trace), "recorded": backend.trace.label,

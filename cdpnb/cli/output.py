@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from cdpnb.probes import ProbeResult
 
 __all__ = ["InertConsole", "compare_table", "err", "matrix_table", "matrix_tables", "out",
-           "print_json", "reasons_table", "text"]
+           "print_json", "reason", "reasons_table", "show_warning", "text"]
 
 _MARKS = {"✓": "green", "✗": "red", "~": "yellow"}
 LEGEND = ("✓ works  ~ partly  ✗ does not  words: how the engine does it  figures: median ms\n"
@@ -54,6 +54,23 @@ class InertConsole(Console):
 def text(value: str, **options: Any) -> Text:
     """A rich ``Text`` of ``value`` made inert (for text built outside ``print``)."""
     return Text(inert(value), **options)
+
+
+def reason(exc: BaseException) -> str:
+    """Why something failed, in words (no Python class names): an OSError's own words
+    (``No such file or directory``), a missing key named, else the message."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    if isinstance(exc, KeyError):
+        return f"it has no {exc.args[0]!r}" if exc.args else "a key is missing"
+    text = str(exc)
+    return text or type(exc).__name__
+
+
+def show_warning(message: Warning | str, category: type[Warning], filename: str,
+                 lineno: int, file: Any = None, line: str | None = None) -> None:
+    """``warnings.showwarning`` for the CLI: ``warning: …`` on stderr, not a source line."""
+    err().print(f"warning: {message}", style="yellow")
 
 
 def out() -> Console:

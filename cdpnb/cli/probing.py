@@ -172,6 +172,6 @@ def matrix_command(args: argparse.Namespace) -> int:
         result = load_result(args.result)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         output.err().print(f"cdpnb matrix: cannot read a probe result from {args.result}: "
-                           f"{type(exc).__name__}: {exc}")
+                           f"{output.reason(exc)}")
         return FAILED
     return _report(result, args, None)

@@ -17,7 +17,7 @@ def compare_command(args: argparse.Namespace) -> int:
         try:
             traces.append(Trace.load(path))
         except (OSError, TraceFormatError) as exc:
-            output.err().print(f"cdpnb compare: cannot read {path}: {exc}")
+            output.err().print(f"cdpnb compare: cannot read {path}: {output.reason(exc)}")
             return FAILED
     frame = compare(*traces)
     if args.json:
