@@ -25,7 +25,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 __all__ = ["Comparison", "bootstrap_interval", "cliffs_delta", "compare_samples",
-           "median", "p95", "permutation_p", "smallest_p", "wilson_interval"]
+           "median", "p95", "permutation_p", "plain", "smallest_p", "wilson_interval"]
 
 Statistic = Callable[[NDArray[np.float64]], NDArray[np.float64]]
 #: Resamples for a bootstrap interval, and the most permutations tried before sampling.
@@ -149,6 +149,23 @@ class Comparison:
         return asdict(self)
 
 
+def plain(value: float, *, signed: bool = False) -> str:
+    """A figure with three significant digits and never an exponent (``100``, not
+    ``1e+02``; ``1234``, not ``1.23e+03``); ``—`` when it is not a number.
+
+    >>> plain(100.0), plain(1234.5), plain(-1.618), plain(0.000123), plain(2.0, signed=True)
+    ('100', '1234', '-1.62', '0.000123', '+2')
+    """
+    if not math.isfinite(value):
+        return "—"
+    sign = "+" if signed else ""
+    if abs(value) >= 1000:
+        return f"{value:{sign}.0f}"
+    if value != 0 and abs(value) < 1e-4:
+        return f"{value:{sign}.2e}"
+    return f"{value:{sign}.3g}"
+
+
 def compare_samples(a: ArrayLike, b: ArrayLike, *, labels: Sequence[str] = ("a", "b"),
                     confidence: float = 0.95, seed: int = 0) -> Comparison:
     """Whether ``b``'s runs differ from ``a``'s by more than the run-to-run noise.
@@ -179,18 +196,25 @@ def compare_samples(a: ArrayLike, b: ArrayLike, *, labels: Sequence[str] = ("a",
     alpha = 1 - confidence
     beyond = bool(p < alpha and (low > 0 or high < 0))
     ratio = median_b / median_a if median_a else math.nan
+    # The difference is always b − a, and every verdict says so.
+    measured = (f"{name_b} − {name_a} = {plain(difference, signed=True)} ms, "
+                f"{confidence:.0%} CI {plain(low)} to {plain(high)} ms, "
+                f"permutation p={p:.3g}")
     if beyond:
         slower, faster = (name_b, name_a) if difference > 0 else (name_a, name_b)
-        verdict = (f"{slower} slower than {faster} by {abs(difference):.3g} ms "
-                   f"(×{max(ratio, 1 / ratio) if ratio else math.nan:.2f}; "
-                   f"{confidence:.0%} CI {low:.3g} to {high:.3g} ms): beyond the run-to-run "
-                   f"noise (permutation p={p:.3g}, Cliff's δ={delta:+.2f} {effect})")
+        verdict = (f"{slower} slower than {faster} by {plain(abs(difference))} ms "
+                   f"(×{max(ratio, 1 / ratio) if ratio else math.nan:.2f}): beyond the "
+                   f"run-to-run noise ({measured}, Cliff's δ={delta:+.2f} {effect})")
     elif smallest_p(x.size, y.size) >= alpha:
         verdict = (f"too few runs to tell ({x.size} and {y.size}: the smallest possible "
                    f"p is {smallest_p(x.size, y.size):.2g})")
     else:
-        verdict = (f"no difference beyond the run-to-run noise (permutation p={p:.3g}, "
-                   f"{confidence:.0%} CI of the difference {low:.3g} to {high:.3g} ms)")
+        why = [f"p is not below {alpha:g}"] if p >= alpha else []
+        if low <= 0 <= high:
+            why.append("the interval holds 0")
+        verdict = (f"no difference beyond the run-to-run noise ({measured}): a difference "
+                   f"needs p below {alpha:g} and an interval clear of 0, and "
+                   f"{' and '.join(why)}")
     return Comparison(x.size, y.size, median_a, median_b, difference, low, high, ratio, p,
                       p_mw, delta, effect, beyond, verdict)
 

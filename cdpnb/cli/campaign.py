@@ -21,6 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from cdpnb.campaign import CampaignProgress, CampaignResult, run_campaign
+from cdpnb.campaign.stats import plain
 from cdpnb.cli import output
 from cdpnb.cli.status import FAILED, OK
 from cdpnb.probes import available_backends
@@ -119,7 +120,7 @@ def _with_interval(value: float, low: float, high: float, percent: bool = False)
         return "—"
     if percent:
         return f"{value:.0%} ({low * 100:.0f}–{high * 100:.0f})"
-    return f"{value:.2g} ({low:.2g}–{high:.2g})"
+    return f"{plain(value)} ({plain(low)}–{plain(high)})"
 
 
 def _summary_table(summary: Any, by: str) -> Table:
