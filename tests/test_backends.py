@@ -360,18 +360,30 @@ async def test_dialog_on_a_page_another_client_creates(kind: str) -> None:
                                  session_id=session)
                 await cdp.event("Page.javascriptDialogClosed")
                 return
-            for _ in range(3):
+            # Playwright attaches to the new page on its own time: a dialog opened before
+            # it did is never reported to it, so it stays open (seen beside two CPU-bound
+            # processes: no dismissal in 30 s). Such a dialog is ours to close; once
+            # Playwright is there it dismisses each one. How soon is a measurement
+            # (median ≈4 ms quiet on 2 cores, 0.5-16 ms in 80 dialogs; the probe records
+            # it, cdpnb.probes.expected.RACES), not asserted here.
+            dismissed = before_attached = 0
+            while dismissed < 3 and before_attached < 20:
                 cdp.events.clear()
                 await alert(cdp, session)
-                # How soon is a measurement (median ≈4 ms quiet on 2 cores, 0.5-16 ms in
-                # 80 dialogs; over a second seen beside two CPU-bound processes:
-                # the probe records it, cdpnb.probes.expected.RACES); that Playwright
-                # dismissed it, unanswered by us, is the behaviour; the wait bounds a hang.
-                _, closed = await cdp.event("Page.javascriptDialogClosed", timeout=30.0)
+                try:
+                    _, closed = await cdp.event("Page.javascriptDialogClosed", timeout=5.0)
+                except AssertionError:  # not Playwright's page yet
+                    before_attached += 1
+                    await cdp.result("Page.handleJavaScriptDialog", {"accept": True},
+                                     session_id=session)
+                    await cdp.event("Page.javascriptDialogClosed")
+                    continue
                 assert closed["result"] is False  # dismissed, not accepted
                 reply = await cdp.call("Page.handleJavaScriptDialog", {"accept": True},
                                        session_id=session)
                 assert reply["error"]["message"] == "No dialog is showing", reply
+                dismissed += 1
+            assert dismissed == 3, f"Playwright never took the page ({before_attached} tries)"
         finally:
             await cdp.close()
 
