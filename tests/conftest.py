@@ -147,7 +147,7 @@ async def sup(chromium: cdpnb.Backend) -> AsyncIterator[cdpnb.Supervisor]:
     await supervisor.stop()
 
 
-async def settle(supervisor: cdpnb.Supervisor, predicate: Any, timeout: float = 5.0) -> None:
+async def settle(supervisor: cdpnb.Supervisor, predicate: Any, timeout: float = 20.0) -> None:
     """Wait until ``predicate(supervisor.state)`` holds (state arrives by events)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
@@ -179,7 +179,8 @@ def page_targets(backend: cdpnb.Backend) -> list[str]:
         return [t["id"] for t in json.loads(reply.read()) if t.get("type") == "page"]
 
 
-def wait_target_closed(backend: cdpnb.Backend, target: str | None, timeout: float = 3.0) -> bool:
+def wait_target_closed(backend: cdpnb.Backend, target: str | None,
+                       timeout: float = 15.0) -> bool:
     """Target.closeTarget answers before the browser has destroyed the target."""
     deadline = time.monotonic() + timeout
     while target in page_targets(backend):
@@ -201,7 +202,7 @@ def reports(site: ScenarioServer) -> dict[str, Any]:
     return out
 
 
-async def wait_report(site: ScenarioServer, name: str, timeout: float = 5.0) -> Any:
+async def wait_report(site: ScenarioServer, name: str, timeout: float = 20.0) -> Any:
     """The value frame ``name`` reports, once it has (fails after ``timeout``)."""
     deadline = time.monotonic() + timeout
     while name not in reports(site):

@@ -77,7 +77,7 @@ class RawCDP:
         result: dict[str, Any] = reply["result"]
         return result
 
-    async def event(self, method: str, timeout: float = 5.0) -> tuple[float, dict[str, Any]]:
+    async def event(self, method: str, timeout: float = 20.0) -> tuple[float, dict[str, Any]]:
         """The first ``method`` event received (also one that came before the call)."""
         deadline = time.monotonic() + timeout
         while True:

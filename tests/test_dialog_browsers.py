@@ -37,7 +37,7 @@ def alive(backend: cdpnb.Backend) -> bool:
     return psutil.pid_exists(backend.pid) and psutil.Process(backend.pid).status() != "zombie"
 
 
-async def hinted(sup: cdpnb.Supervisor, text: str, timeout: float = 5.0) -> str:
+async def hinted(sup: cdpnb.Supervisor, text: str, timeout: float = 20.0) -> str:
     deadline = time.monotonic() + timeout
     while True:
         found = [h for h in sup.hints if text in h]
@@ -72,7 +72,7 @@ async def open_reporting(sup: cdpnb.Supervisor, call: str, name: str,
     before = sup.state.dialog_seq
     await sup.evaluate(REPORTING.format(call=call, name=name), frame_id=frame_id)
     wanted = f"d-{before + 1}"
-    state = await sup.wait_for(lambda s: s.dialog_seq > before, 5)
+    state = await sup.wait_for(lambda s: s.dialog_seq > before, 20)
     pending = [d for d in state.pending_dialogs if d.id == wanted]
     return pending[0] if pending else next(r for r in state.recent_dialogs if r.id == wanted)
 

@@ -67,7 +67,7 @@ def session_members(sid: int) -> list[int]:
     return members
 
 
-def wait_until_gone(pid: int, timeout: float = 3.0) -> list[int]:
+def wait_until_gone(pid: int, timeout: float = 15.0) -> list[int]:
     """Wait for the browser's pid and every process of its session to be gone;
     return whatever is still there at the deadline."""
     deadline = time.monotonic() + timeout

@@ -431,7 +431,7 @@ class RawBiDi:
     def seen(self, method: str) -> list[dict[str, Any]]:
         return [e["params"] for e in self.events if e["method"] == method]
 
-    async def event(self, method: str, timeout: float = 5.0) -> dict[str, Any]:
+    async def event(self, method: str, timeout: float = 20.0) -> dict[str, Any]:
         deadline = time.monotonic() + timeout
         while not self.seen(method):
             left = deadline - time.monotonic()
@@ -471,7 +471,7 @@ async def evaluate(bidi: RawBiDi, context: str, expression: str) -> dict[str, An
     return value
 
 
-async def until(condition: Callable[[], bool], timeout: float = 5.0) -> None:
+async def until(condition: Callable[[], bool], timeout: float = 20.0) -> None:
     """Poll ``condition`` (about processes, which send no events) until it holds or the
     time is up; the caller asserts."""
     deadline = time.monotonic() + timeout

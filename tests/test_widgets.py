@@ -19,7 +19,7 @@ HOSTILE = "<img src=x onerror=\"window.pwned=1\"><script>window.pwned=2</script>
 pytestmark = pytest.mark.browser
 
 
-async def _redrawn(view: SupervisorView, predicate: object, timeout: float = 5.0) -> None:
+async def _redrawn(view: SupervisorView, predicate: object, timeout: float = 20.0) -> None:
     """Wait for the view's own refresh timer (not a manual refresh) to show something."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
