@@ -120,29 +120,20 @@ async def test_a_page_that_spies_on_every_intrinsic_never_sees_the_bridge_key(
     fetch and Function.prototype.call/apply after the bridge was installed (its
     Object.prototype.toJSON once read the key) gets its prompt answered and never the
     key."""
-    sup = await cdpnb.Supervisor.start(every_path, bridge=True, dialog_timeout_s=30)
-    try:
+    async with await cdpnb.Supervisor.start(every_path, bridge=True, dialog_timeout_s=30) as sup:
         await assert_the_bridge_key_stays_private(sup, site, sup._bridge.key)
-    finally:
-        await sup.stop()
 
 
 async def test_the_pages_say_where_they_are_now_popups_included(
         every_path: cdpnb.Backend, site: ScenarioServer) -> None:
-    sup = await cdpnb.Supervisor.start(every_path, dialog_timeout_s=30)
-    try:
+    async with await cdpnb.Supervisor.start(every_path, dialog_timeout_s=30) as sup:
         await assert_page_urls_stay_current(sup, site)
-    finally:
-        await sup.stop()
 
 
 async def test_a_url_the_browser_cannot_load_is_a_navigation_error_that_names_it(
         every_path: cdpnb.Backend, site: ScenarioServer) -> None:
-    sup = await cdpnb.Supervisor.start(every_path, dialog_timeout_s=30)
-    try:
+    async with await cdpnb.Supervisor.start(every_path, dialog_timeout_s=30) as sup:
         with pytest.raises(cdpnb.NavigationError, match="navigating to not a url failed: "):
             await sup.navigate("not a url")
         await sup.navigate(site.url("/blank"))  # the page is still usable
         assert await sup.evaluate("location.pathname") == "/blank"
-    finally:
-        await sup.stop()

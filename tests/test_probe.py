@@ -365,7 +365,7 @@ def test_an_unprobed_backend_is_one_line_with_the_command_to_retry(
     with pytest.raises(SystemExit) as exited:
         cli.main(["probe", "--backends", "headless-shell", "--timeout", "0"])
     assert exited.value.code == 2
-    assert "--timeout must be a number of seconds > 0" in capsys.readouterr().err
+    assert "--timeout must be a positive number of seconds, got 0.0" in capsys.readouterr().err
 
 
 def test_probe_rejects_bad_arguments() -> None:

@@ -19,6 +19,7 @@ from cdpnb.cli.status import FAILED, OK, SURPRISES
 from cdpnb.probes import CHECKS, ProbeResult, available_backends, probe, recorded_probes
 from cdpnb.probes.run import STEP_BUDGET_S
 from cdpnb.probes.specs import BackendSpec
+from cdpnb.supervisor.options import check_timeout
 from cdpnb.terminal_text import inert
 
 __all__ = ["check_args", "check_timeout_option", "matrix_command", "probe_command",
@@ -41,9 +42,10 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace,
 
 def check_timeout_option(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """``--timeout`` is a number of seconds > 0 (usage error, exit 2, otherwise)."""
-    timeout = getattr(args, "timeout", None)
-    if timeout is not None and not 0 < timeout < float("inf"):
-        parser.error(f"--timeout must be a number of seconds > 0, got {timeout:g}")
+    try:
+        check_timeout("--timeout", getattr(args, "timeout", None), allow_none=True)
+    except (TypeError, ValueError) as exc:
+        parser.error(str(exc))
 
 
 def _choose_backends(args: argparse.Namespace) -> list[str]:
