@@ -357,6 +357,62 @@ async def test_bridge_requests_without_the_key_or_twice_per_frame_are_refused() 
     await sup.stop()
 
 
+def bridge_key(b: ScriptedBrowser) -> str:
+    script = b.commands("Page.addScriptToEvaluateOnNewDocument")[0].params["source"]
+    return re.search(r'const key = "([^"]+)"', script).group(1)  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("news", ["Page.frameRequestedNavigation",
+                                  "Page.frameStartedNavigating"])
+@pytest.mark.parametrize("where", [None, CHILD])
+async def test_a_navigation_lets_a_bridged_call_go_before_the_next_message_is_read(
+        news: str, where: str | None) -> None:
+    """A bridged dialog in the navigating frame (or under it) ends with the navigation's
+    first news, and its paused call is let go with a dismissal from the reader's own
+    thread: the dismissal is on the wire before the browser's next message is read (the
+    unload that would abort the call and make the script fall back to a native dialog
+    in a frame going away)."""
+    b = browser(True)
+    sup = await start(b, bridge=True)
+    page, key = b.page_session_id, bridge_key(b)
+    frame = where or b.page_frame_id
+    call = {"key": key, "type": "confirm", "message": "leave?", "defaultPrompt": ""}
+    await b.emit("Fetch.requestPaused", paused("R-1", call, frame), page)
+    [dialog] = sup.snapshot().pending_dialogs
+    params: dict[str, Any] = {"frameId": b.page_frame_id, "url": PAGE_URL + "?next"}
+    params.update({"reason": "scriptInitiated", "disposition": "currentTab"}
+                  if news == "Page.frameRequestedNavigation" else
+                  {"loaderId": "L-2", "navigationType": "differentDocument"})
+    b.push(news, params, page)
+    # (push returns once the supervisor folded the event: the release is already sent)
+    [release] = b.commands("Fetch.fulfillRequest")
+    assert release.params["requestId"] == "R-1" and release.params["responseCode"] == 200
+    assert json.loads(base64.b64decode(release.params["body"])) == {
+        "accept": False, "promptText": None}
+    [record] = [r for r in sup.snapshot().recent_dialogs if r.id == dialog.id]
+    assert (record.closed_by, record.reason, record.via) == ("browser", "navigation", "bridge")
+    assert sup.snapshot().pending_dialogs == ()
+    await sup.stop()
+
+
+async def test_a_new_tab_or_a_download_does_not_end_a_bridged_dialog() -> None:
+    b = browser(True)
+    sup = await start(b, bridge=True)
+    page, key = b.page_session_id, bridge_key(b)
+    call = {"key": key, "type": "alert", "message": "hi", "defaultPrompt": ""}
+    await b.emit("Fetch.requestPaused", paused("R-1", call, CHILD), page)
+    for disposition in ("newTab", "newWindow", "download"):
+        await b.emit("Page.frameRequestedNavigation", {
+            "frameId": b.page_frame_id, "reason": "linkClicked", "url": PAGE_URL,
+            "disposition": disposition}, page)
+    await b.emit("Page.frameStartedNavigating", {
+        "frameId": b.page_frame_id, "url": PAGE_URL + "#x", "loaderId": "L",
+        "navigationType": "sameDocument"}, page)
+    assert [d.via for d in sup.snapshot().pending_dialogs] == ["bridge"]
+    assert b.commands("Fetch.fulfillRequest") == []
+    await sup.stop()
+
+
 # -- class 6: auto-dismiss detection --------------------------------------------------------
 
 

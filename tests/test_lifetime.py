@@ -136,6 +136,30 @@ def test_a_closed_browser_dismisses_its_reaper_and_leaves_no_singleton_dir() -> 
     assert not browser.workdir.exists()
 
 
+@pytest.mark.logs_warnings
+def test_a_browser_that_outlives_its_close_keeps_its_reaper(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """``close()`` dismisses the reaper only once nothing of the program is left: a
+    browser once outlived a loaded suite run with its reaper dismissed, so nothing
+    watched it. Here a helper of the group is said to survive (a stand-in pid): the
+    reaper stays, a warning names it, and the reaper still ends the group if the
+    owner dies (a later close that finds nothing left dismisses it)."""
+    real_members = reaper.members
+    with cdpnb.launch("chromium") as backend:
+        browser = backend._browser
+        assert browser.reaper is not None
+        guard = browser.reaper
+        monkeypatch.setattr(reaper, "members",
+                            lambda pgid: [*real_members(pgid), 999_999_999])
+        with caplog.at_level("WARNING", logger="cdpnb.backends"):
+            browser.close()
+        assert "left 999999999 running after being ended; its reaper stays" in caplog.text
+        assert _alive(guard.pid) and not _alive(browser.pid)
+        monkeypatch.setattr(reaper, "members", real_members)
+    # closed again on the way out, with nothing left now: the reaper is dismissed
+    assert not _alive(guard.pid)
+
+
 def test_what_a_killed_reaper_left_is_swept_by_the_next_launch(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, leftovers: list[int]) -> None:
     tmp = tmp_path / "tmp"

@@ -1127,6 +1127,9 @@ EVENT_PARAMS: dict[str, st.SearchStrategy[Any]] = {
     "Page.frameNavigated": loose(frame=FRAME, type=st.text(max_size=4)),
     "Page.frameDetached": loose(frameId=IDS, reason=st.sampled_from(["swap", "remove"])),
     "Page.navigatedWithinDocument": loose(frameId=IDS, url=st.text(max_size=5)),
+    "Page.frameRequestedNavigation": loose(frameId=IDS, url=st.text(max_size=3),
+                                           disposition=st.sampled_from(
+                                               ["currentTab", "newTab", "download"])),
     "Page.frameStartedNavigating": loose(frameId=IDS, url=st.text(max_size=3),
                                          navigationType=st.sampled_from(
                                              ["differentDocument", "sameDocument"])),
@@ -1288,3 +1291,24 @@ def test_a_page_keeps_the_url_of_its_top_frame_current() -> None:
         "frame": frame(SRC, "http://127.0.0.1:1/inner", PAGE_ORIGIN, MAIN)}, PS, T0 + 3)).state
     assert child.pages[PS].url == "http://127.0.0.1:1/next#part"
     assert snapshot_of(child).pages[0].url == "http://127.0.0.1:1/next#part"
+
+
+def test_a_bidi_prompt_closed_before_it_was_announced_is_still_recorded() -> None:
+    """Firefox sends ``userPromptClosed`` alone for a prompt whose frame navigated ~10 ms
+    after the call: a record the browser closed, never a silent drop; a second close of
+    the same frame soon after (late news) is not another dialog."""
+    state = fold_all(bidi_page_setup())
+    closed = ev("browsingContext.userPromptClosed",
+                {"context": OOP, "accepted": False, "type": "prompt"}, None, T0 + 1.0)
+    state, changes = fold(state, closed)
+    [record] = state.recent_dialogs
+    assert (record.type, record.frame_id, record.closed_by, record.reason, record.accepted,
+            record.url) == ("prompt", OOP, "browser", "unannounced", False, CHILD_URL)
+    assert [type(c).__name__ for c in changes] == ["DialogClosed"]
+    assert state.pending_dialogs == () and state.dialog_seq == 1
+    again = ev("browsingContext.userPromptClosed",
+               {"context": OOP, "accepted": True, "type": "prompt"}, None, T0 + 1.2)
+    assert fold(state, again).state is state
+    elsewhere = ev("browsingContext.userPromptClosed",
+                   {"context": "not-ours", "accepted": True, "type": "alert"}, None, T0 + 1.3)
+    assert fold(state, elsewhere).state is state

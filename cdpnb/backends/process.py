@@ -13,6 +13,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import json
+import logging
 import os
 import shutil
 import subprocess
@@ -37,6 +38,7 @@ OWNER_FILE = "cdpnb-owner.json"
 WORKDIR_PREFIX = "cdpnb-"
 
 T = TypeVar("T")
+log = logging.getLogger("cdpnb.backends")
 
 _live: dict[int, LocalProcess] = {}
 _live_lock = threading.Lock()
@@ -96,13 +98,26 @@ class LocalProcess:
         return adopted
 
     def close(self) -> None:
-        """End the process by its pid and remove its work directory. Idempotent."""
+        """End the process by its pid and remove its work directory. Idempotent.
+
+        The reaper is dismissed only once nothing of the program is left: a browser
+        outlived two of six loaded test-suite runs with its reaper gone (dismissed) and
+        its work dir removed, so whatever survives ``close`` now stays watched, and is
+        ended when this Python exits, however it exits."""
         with _live_lock:
             _live.pop(self.process.pid, None)
-        _end(self.process, None if self.reaper is None else self.reaper.pgid_start)
+        leader_start = None if self.reaper is None else self.reaper.pgid_start
+        _end(self.process, leader_start)
         reaper.remove_workdir(str(self.workdir))
-        if self.reaper is not None:
-            self.reaper.dismiss()
+        if self.reaper is None:
+            return
+        left = _left_behind(self.process, leader_start)
+        if left:
+            log.warning("cdpnb: %s (pid %d) left %s running after being ended; its reaper "
+                        "stays to end them when this Python exits", self.kind,
+                        self.process.pid, ", ".join(map(str, left)))
+            return
+        self.reaper.dismiss()
 
 
 def chosen_binary(executable: str | os.PathLike[str] | None, env_var: str) -> str | None:
@@ -317,9 +332,18 @@ def _end(process: subprocess.Popen[bytes], leader_start: str | None) -> None:
             process.wait(3.0)
         except subprocess.TimeoutExpired:
             process.kill()
-            process.wait(3.0)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(10.0)  # (what still runs after is _left_behind's to say)
     if leader_start is not None:
         reaper.end_group(process.pid, leader_start)
+
+
+def _left_behind(process: subprocess.Popen[bytes], leader_start: str | None) -> list[int]:
+    """The pids of the program, or of its process group, still running after _end."""
+    left = [process.pid] if process.poll() is None else []
+    if leader_start is not None:
+        left += [pid for pid in reaper.members(process.pid) if pid != process.pid]
+    return left
 
 
 @atexit.register

@@ -29,7 +29,7 @@ import signal
 import sys
 import time
 
-__all__ = ["end_group", "main", "remove_workdir", "start_time"]
+__all__ = ["end_group", "main", "members", "remove_workdir", "start_time"]
 
 
 def start_time(pid: int) -> str | None:
@@ -44,7 +44,7 @@ def start_time(pid: int) -> str | None:
     return text[text.rindex(b")") + 2:].split()[19].decode()
 
 
-def _members(pgid: int) -> list[int]:
+def members(pgid: int) -> list[int]:
     """Live, non-zombie processes in process group ``pgid``."""
     found: list[int] = []
     try:
@@ -74,7 +74,7 @@ def end_group(pgid: int, pgid_start: str | None, timeout: float = 5.0) -> bool:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
     deadline = time.monotonic() + timeout
-    while _members(pgid) and time.monotonic() < deadline:
+    while members(pgid) and time.monotonic() < deadline:
         time.sleep(0.02)
     return True
 

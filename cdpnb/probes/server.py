@@ -183,6 +183,17 @@ class ScenarioServer:
                 self.end_headers()
                 self.wfile.write(data)
 
+            def do_POST(self) -> None:
+                # navigator.sendBeacon('/report?...'): a report that survives its
+                # document's unloading (an image's request does not, on Firefox).
+                length = int(self.headers.get("Content-Length") or 0)
+                if length:
+                    self.rfile.read(min(length, 1 << 16))
+                owner.requests.append((self.headers.get("Host", ""), self.path))
+                self.send_response(204)
+                self.send_header("Cache-Control", "no-store")
+                self.end_headers()
+
             def log_message(self, format: str, *args: object) -> None:
                 pass
 

@@ -54,8 +54,10 @@ from cdpnb.state.console import MAX_TEXT, append_entry
 from cdpnb.state.dialogs import (
     BROWSER_CLOSES,
     DIALOG_TYPES,
+    bridged_dialogs_navigated,
     close_dialogs_of,
     closed_natively,
+    closed_with_page,
     dialogs_gone_with_frames,
 )
 from cdpnb.state.frames import descendants, ident
@@ -184,6 +186,8 @@ def context_destroyed(state: BrowserState, msg: Event, out: Out) -> BrowserState
         state = close_dialogs_of(state, pending, msg.wall,
                                  "cdpnb" if page.replacing else "browser",
                                  "page_replaced" if page.replacing else "page_closed", out)
+        if not page.replacing:
+            state = closed_with_page(state, cid, msg.wall, out)
     state = _drop_frames(state, doomed, "remove" if page is None else "page_closed", out)
     if page is None:
         return dialogs_gone_with_frames(state, doomed, msg.wall, "frame_removed", out)
@@ -205,8 +209,10 @@ def _drop_frames(state: BrowserState, doomed: set[str], reason: str, out: Out) -
 
 def navigation_started(state: BrowserState, msg: Event, out: Out) -> BrowserState:
     """A navigation of a page's top context: its open prompts (but beforeunload, which
-    the navigation waits for) are about to be closed by the browser."""
+    the navigation waits for) are about to be closed by the browser. Bridged dialogs
+    in the navigating context or under it end at once, whichever context navigates."""
     cid = ident(msg.params["context"], "context")
+    state = bridged_dialogs_navigated(state, cid, msg.wall, out)
     if cid not in state.pages:
         return state
     changed = [d.model_copy(update={"unanswerable": "navigation"})
@@ -286,14 +292,43 @@ def user_prompt_closed(state: BrowserState, msg: Event, out: Out) -> BrowserStat
     cid = ident(p["context"], "context")
     dialog = next((d for d in state.pending_dialogs
                    if d.via == "native" and d.frame_id == cid), None)
-    if dialog is None:
-        return state  # closed with its frame or page already, or not ours
     accepted = p.get("accepted")
     if not isinstance(accepted, bool):
         raise ValueError(f"userPromptClosed.accepted must be a boolean, got {accepted!r}")
+    if dialog is None:
+        return _closed_unannounced(state, msg, cid, accepted, out)
     text = p.get("userText")
     return closed_natively(state, dialog, dialog.page_session_id, msg.wall, accepted,
                            text if isinstance(text, str) else None, out)
+
+
+#: A close of a prompt in a frame whose dialog cdpnb closed this recently (with its
+#: frame, or its page) is that dialog's late news, not another prompt.
+LATE_CLOSE_S = 1.0
+
+
+def _closed_unannounced(state: BrowserState, msg: Event, cid: str, accepted: bool,
+                        out: Out) -> BrowserState:
+    """A prompt closed that was never announced: Firefox ESR 153 sends
+    ``userPromptClosed`` alone for a prompt whose frame navigated ~10 ms after the call
+    (measured). It is kept as a record the browser closed (``reason="unannounced"``;
+    its message was never told), so that no dialog goes unrecorded."""
+    page = page_of_context(state, cid)
+    if page is None:
+        return state  # closed with its frame or page already, or not ours
+    if any(r.frame_id == cid and 0.0 <= msg.wall - r.closed_at <= LATE_CLOSE_S
+           for r in state.recent_dialogs):
+        return state  # the late news of one closed here already
+    kind = msg.params.get("type")
+    frame = state.frames.get(cid)
+    seq = state.dialog_seq + 1
+    dialog = PendingDialog(
+        id=f"d-{seq}", type=kind if kind in DIALOG_TYPES else "alert", message="",
+        frame_id=cid, session_id=page.session_id, url=frame.url if frame else "",
+        opened_at=msg.wall, page_session_id=page.session_id)
+    state = state.evolve(dialog_seq=seq)
+    return close_dialogs_of(state, [dialog], msg.wall, "browser", "unannounced", out,
+                            accepted=accepted)
 
 
 # -- script realms ------------------------------------------------------------------

@@ -22,6 +22,7 @@ from cdpnb.state.models import (
 
 __all__ = [
     "BridgeEnabled",
+    "BridgeRequestAbandoned",
     "BridgeRequestRefused",
     "CapabilityMissing",
     "Change",
@@ -150,6 +151,18 @@ class BridgeRequestRefused:
 
 
 @dataclass(frozen=True, slots=True)
+class BridgeRequestAbandoned:
+    """A bridged dialog ended without an answer (its frame navigated or went, its page
+    closed): the page's paused call is still to be let go, with a dismissal, so that
+    nothing waits on it and the page's script never falls back to a native dialog in
+    a document that is going away."""
+
+    session_id: str | None
+    request_id: str
+    dialog_id: str
+
+
+@dataclass(frozen=True, slots=True)
 class ConnectionChanged:
     connected: bool
     reason: str
@@ -172,5 +185,5 @@ Change = (
     DialogOpened | DialogClosed | DialogAmended | DialogUnanswerable | PageOpened
     | PageClosed | PageHazard | FrameAdded | FrameNavigated | FrameRemoved
     | SessionAttached | SessionDetached | CapabilityMissing | BridgeEnabled
-    | BridgeRequestRefused | ConnectionChanged | ConsoleError | Malformed
+    | BridgeRequestRefused | BridgeRequestAbandoned | ConnectionChanged | ConsoleError | Malformed
 )

@@ -24,7 +24,7 @@ from cdpnb.state.changes import (
     PageClosed,
     PageOpened,
 )
-from cdpnb.state.dialogs import close_dialogs_of
+from cdpnb.state.dialogs import close_dialogs_of, closed_with_page
 from cdpnb.state.frames import detached_from_target, ident, target_crashed
 from cdpnb.state.models import BrowserState, PageInfo, SessionInfo
 
@@ -91,6 +91,8 @@ def page_detached(state: BrowserState, msg: Event, out: Out) -> BrowserState:
         state = close_dialogs_of(state, doomed, msg.wall,
                                  "cdpnb" if page.replacing else "browser",
                                  "page_replaced" if page.replacing else "page_closed", out)
+        if not page.replacing:
+            state = closed_with_page(state, sid, msg.wall, out)
         pages = {k: v for k, v in state.pages.items() if k != sid}
         state = state.evolve(pages=pages)
         if page.main:

@@ -51,6 +51,7 @@ EVENT_RULES: dict[str, Rule] = {
     "Page.frameAttached": frames.frame_attached,
     "Page.frameNavigated": frames.frame_navigated,
     "Page.frameDetached": frames.frame_detached,
+    "Page.frameRequestedNavigation": dialogs.navigation_requested,
     "Page.frameStartedNavigating": dialogs.navigation_started,
     "Page.navigatedWithinDocument": frames.navigated_within_document,
     "Page.javascriptDialogOpening": _chain(dialogs.dialog_opening, engines.non_blocking_dialog),

@@ -35,10 +35,11 @@ FRAME_HOSTS = ("page", "iframe")
 
 async def _enable_frame_host(core: Core, session_id: str, *, lifecycle: bool,
                              bridge: DialogBridge | None) -> None:
-    if bridge is not None and bridge.enabled:
-        # Before anything can run in it: a child still waits for the debugger here.
-        await bridge.install(session_id)
+    installing = bridge is not None and bridge.enabled
     calls = [
+        # First, before anything can run in it (a child still waits for the debugger
+        # here), yet sent with the rest (see DialogBridge.install_commands).
+        *(bridge.install_commands(session_id) if bridge is not None and installing else ()),
         core.send("Page.enable", session_id=session_id),
         core.send("Runtime.enable", session_id=session_id),
         core.send("Target.setAutoAttach", AUTO_ATTACH, session_id=session_id),
@@ -47,6 +48,8 @@ async def _enable_frame_host(core: Core, session_id: str, *, lifecycle: bool,
         calls.append(core.send("Page.setLifecycleEventsEnabled", {"enabled": True},
                                session_id=session_id))
     await asyncio.gather(*calls)
+    if bridge is not None and installing:
+        bridge.installed.add(session_id)
     # After Page.enable, so the tree and the events that follow it line up.
     await core.send("Page.getFrameTree", session_id=session_id)
 

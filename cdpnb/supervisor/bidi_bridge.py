@@ -29,6 +29,7 @@ from __future__ import annotations
 import base64
 import json
 import logging
+from collections.abc import Awaitable
 from typing import Any
 
 from cdpnb.errors import CDPError
@@ -43,7 +44,7 @@ from cdpnb.supervisor.bridge import (
     DialogBridge,
     bridge_script,
     is_bridge_url,
-    spawn_refusals,
+    spawn_bridge_replies,
 )
 from cdpnb.supervisor.core import Core
 
@@ -125,6 +126,10 @@ class BiDiDialogBridge(DialogBridge):
             "functionDeclaration": f"() => {{ {self.script} }}", "contexts": [page]})
         self.installed.add(page)
 
+    def install_commands(self, session_id: str | None) -> list[Awaitable[Any]]:
+        """BiDi has no paused page to set up before it runs: the install itself."""
+        return [self.install(session_id)]
+
     def forget_sessions(self) -> None:
         """After a reconnect the BiDi session, its intercept and scripts are new."""
         super().forget_sessions()
@@ -154,7 +159,7 @@ class BiDiDialogBridge(DialogBridge):
     # -- the stream ---------------------------------------------------------------------
 
     def __call__(self, message: Message, changes: tuple[Change, ...]) -> None:
-        spawn_refusals(self.core, changes, self._refuse)
+        spawn_bridge_replies(self.core, changes, self._refuse, self._release)
         if type(message) is not Event or message.method != "network.beforeRequestSent":
             return
         params = message.params
@@ -191,12 +196,16 @@ class BiDiDialogBridge(DialogBridge):
             "defaultPrompt": call.get("defaultPrompt", ""), "frameId": frame_id,
             "requestId": request_id}, session)
 
-    async def _respond(self, request_id: str, status: int, body: str) -> None:
+    @staticmethod
+    def _response(request_id: str, status: int, body: str) -> dict[str, Any]:
         params: dict[str, Any] = {"request": request_id, "statusCode": status,
                                   "headers": _headers(("Content-Type", "application/json"))}
         if body:
             params["body"] = {"type": "string", "value": body}
-        await self.core.send("network.provideResponse", params)
+        return params
+
+    async def _respond(self, request_id: str, status: int, body: str) -> None:
+        await self.core.send("network.provideResponse", self._response(request_id, status, body))
 
     async def _continue(self, session_id: str | None, request_id: str) -> None:
         try:
@@ -218,5 +227,13 @@ class BiDiDialogBridge(DialogBridge):
         text = prompt_text
         if accept and dialog.type == "prompt" and text is None:
             text = ""
-        await self._respond(dialog.request_id, 200,
-                            json.dumps({"accept": accept, "promptText": text}))
+        await self.core.send(*self._fulfil_command(dialog.request_id, accept, text))
+
+    def _release(self, session_id: str | None, request_id: str) -> None:
+        # (BiDi has no sessions on the wire: the request id names it.)
+        super()._release(None, request_id)
+
+    def _fulfil_command(self, request_id: str, accept: bool, prompt_text: str | None
+                        ) -> tuple[str, dict[str, Any]]:
+        return "network.provideResponse", self._response(
+            request_id, 200, json.dumps({"accept": accept, "promptText": prompt_text}))

@@ -21,23 +21,25 @@ open (the first one blocks that frame's script, so the second cannot be its own)
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import hmac
 import json
 import logging
 import secrets
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 from urllib.parse import urlsplit
 
 from cdpnb.errors import CDPError, CommandTimeout, ConnectionLost, TargetGone
 from cdpnb.protocol import Event, Message
 from cdpnb.state import Change, PendingDialog
-from cdpnb.state.changes import BridgeRequestRefused
+from cdpnb.state.changes import BridgeRequestAbandoned, BridgeRequestRefused
 from cdpnb.supervisor.core import Core
 
-__all__ = ["BRIDGE_HEADER", "BRIDGE_HOST", "DialogBridge", "bridge_script", "is_bridge_url"]
+__all__ = ["BRIDGE_CHANGES", "BRIDGE_HEADER", "BRIDGE_HOST", "DialogBridge", "bridge_script",
+           "is_bridge_url"]
 
 log = logging.getLogger("cdpnb.supervisor")
 
@@ -48,6 +50,8 @@ PATTERNS = [{"urlPattern": f"*://{BRIDGE_HOST}/*", "requestStage": "Request"}]
 #: A bridged call's JSON is page-made: bounded before it is parsed.
 MAX_REQUEST_BYTES = 64 * 1024
 _EXPECTED = (CDPError, CommandTimeout, ConnectionLost, TargetGone)
+#: The changes a bridge answers in the page (on the reader's thread: subscribe now=True).
+BRIDGE_CHANGES = (BridgeRequestRefused, BridgeRequestAbandoned)
 
 _SCRIPT = """(() => {
   if (window.__cdpnbBridge) return;
@@ -138,16 +142,25 @@ def is_bridge_url(url: str) -> bool:
         return False
 
 
-def spawn_refusals(core: Core, changes: tuple[Change, ...],
-                   refuse: Callable[[str | None, str, str], Coroutine[Any, Any, None]]) -> None:
-    """Answer every bridge request the reducer refused (no key, a second call from a
-    frame with one open, a context no supervised page holds) with an error status, in
-    the background: either protocol's bridge does this first."""
+def spawn_bridge_replies(
+        core: Core, changes: tuple[Change, ...],
+        refuse: Callable[[str | None, str, str], Coroutine[Any, Any, None]],
+        release: Callable[[str | None, str], object]) -> None:
+    """Answer every bridge request the reducers turned away (no key, a second call from
+    a frame with one open, a context no supervised page holds) with an error status, in
+    the background; and let go of every bridged call whose dialog ended without an
+    answer (its frame navigated or went) with a dismissal, at once, from the thread
+    that read the news (``release`` posts it: see ``_release``). Either protocol's
+    bridge does this first."""
     for change in changes:
-        if type(change) is BridgeRequestRefused:
+        kind = type(change)
+        if kind is BridgeRequestRefused:
             assert isinstance(change, BridgeRequestRefused)
             core.spawn(refuse(change.session_id, change.request_id, change.reason),
                        name=f"cdpnb-bridge-refuse-{change.request_id}")
+        elif kind is BridgeRequestAbandoned:
+            assert isinstance(change, BridgeRequestAbandoned)
+            release(change.session_id, change.request_id)
 
 
 class DialogBridge:
@@ -173,15 +186,31 @@ class DialogBridge:
         """The secret the page script carries (a replay of this run needs the same)."""
         return self._key
 
-    async def install(self, session_id: str | None) -> None:
-        """On one page or child session; for a child, while it still waits."""
+    def install_commands(self, session_id: str | None) -> list[Awaitable[Any]]:
+        """The commands that install the bridge on a page or child session, to be
+        gathered with the rest of its set-up and ``Runtime.runIfWaitingForDebugger``:
+        a session runs its commands in the order they come, so the script is
+        registered before the page runs, yet nothing waits for a reply first.
+
+        Measured on Chromium 156: a ``noopener`` popup (or a ``target=_blank`` link)
+        paused by the browser-level auto-attach does not reply to
+        ``Page.addScriptToEvaluateOnNewDocument`` until it runs, so awaiting that reply
+        before releasing it froze the tab for good."""
         core = self.core
+        calls: list[Awaitable[Any]] = []
         if self.bypass_csp:
-            await core.send("Page.setBypassCSP", {"enabled": True}, session_id=session_id)
-        await core.send("Fetch.enable", {"patterns": PATTERNS}, session_id=session_id)
-        await core.send("Page.addScriptToEvaluateOnNewDocument",
-                        {"source": self.script, "runImmediately": True},
-                        session_id=session_id)
+            calls.append(core.send("Page.setBypassCSP", {"enabled": True},
+                                   session_id=session_id))
+        calls.append(core.send("Fetch.enable", {"patterns": PATTERNS}, session_id=session_id))
+        calls.append(core.send("Page.addScriptToEvaluateOnNewDocument",
+                               {"source": self.script, "runImmediately": True},
+                               session_id=session_id))
+        return calls
+
+    async def install(self, session_id: str | None) -> None:
+        """On one page or child session, already running (see ``install_commands`` for
+        one that waits for the debugger)."""
+        await asyncio.gather(*self.install_commands(session_id))
         self.installed.add(session_id)
 
     def switch_on(self, reason: str) -> None:
@@ -235,7 +264,7 @@ class DialogBridge:
     # -- the stream ---------------------------------------------------------------------
 
     def __call__(self, message: Message, changes: tuple[Change, ...]) -> None:
-        spawn_refusals(self.core, changes, self._refuse)
+        spawn_bridge_replies(self.core, changes, self._refuse, self._release)
         if type(message) is not Event or message.method != "Fetch.requestPaused":
             return
         params = message.params
@@ -307,6 +336,28 @@ class DialogBridge:
         except _EXPECTED as exc:
             log.info("cdpnb: refusing bridge request %s failed: %s", request_id, exc)
 
+    def _release(self, session_id: str | None, request_id: str) -> None:
+        """The dialog ended with its document: the call returns as if dismissed (alert
+        returns, confirm false, prompt null). Posted from the reader's thread, before
+        it reads on: the browser aborts a paused call when its frame unloads, and the
+        script then falls back to a native dialog in a frame that is going away, which
+        Chromium 156 keeps as a dangling dialog (a crash at the page's next dialog).
+        Released through the engine loop, the release lost that race 1 run in 10
+        beside two CPU-bound processes (measured); an error reply (the browser aborted
+        it first) is only recorded."""
+        self.core.post(*self._fulfil_command(request_id, False, None), session_id=session_id)
+
+    def _fulfil_command(self, request_id: str, accept: bool, prompt_text: str | None
+                        ) -> tuple[str, dict[str, Any]]:
+        body = json.dumps({"accept": accept, "promptText": prompt_text}).encode()
+        return "Fetch.fulfillRequest", {
+            "requestId": request_id,
+            "responseCode": 200,
+            "responseHeaders": [{"name": "Content-Type", "value": "application/json"},
+                                {"name": "Access-Control-Allow-Origin", "value": "*"}],
+            "body": base64.b64encode(body).decode("ascii"),
+        }
+
     # -- answering ----------------------------------------------------------------------
 
     async def fulfil(self, dialog: PendingDialog, accept: bool, prompt_text: str | None) -> None:
@@ -317,14 +368,8 @@ class DialogBridge:
         text = prompt_text
         if accept and dialog.type == "prompt" and text is None:
             text = ""
-        body = json.dumps({"accept": accept, "promptText": text}).encode()
-        await self.core.send("Fetch.fulfillRequest", {
-            "requestId": dialog.request_id,
-            "responseCode": 200,
-            "responseHeaders": [{"name": "Content-Type", "value": "application/json"},
-                                {"name": "Access-Control-Allow-Origin", "value": "*"}],
-            "body": base64.b64encode(body).decode("ascii"),
-        }, session_id=dialog.session_id)
+        await self.core.send(*self._fulfil_command(dialog.request_id, accept, text),
+                             session_id=dialog.session_id)
 
 
 def _post_data(request: dict[str, Any]) -> str:

@@ -306,6 +306,31 @@ class Core:
             with self._lock:
                 self._replies.pop(cmd.id, None)
 
+    def post(self, method: str, params: dict[str, Any] | None = None,
+             session_id: str | None = None) -> bool:
+        """Send one command now, from whatever thread calls (a listener on the reader's
+        own thread, say), and wait for nothing: its reply is folded and recorded like
+        any other, and nobody awaits it. For what must reach the browser before the
+        next message is read (letting go of a bridged call before its frame unloads).
+        False when the connection is down (nothing was sent)."""
+        transport = self._transport
+        if self.stopping or transport is None or not self.state.connected:
+            return False
+        conn = self._conn
+        with self._lock:
+            cmd, text = conn.command(method, params, session_id, wall=time.time(),
+                                     mono=time.monotonic())
+            data = text.encode()
+            self._apply(cmd, data)
+        try:
+            transport.send(data)
+        except Exception as exc:  # the connection went as we wrote: its loss says so
+            with self._lock:
+                conn.abandon(cmd.id)
+            log.info("cdpnb: posting %s failed: %s", method, exc)
+            return False
+        return True
+
     def _wait_blocked(self, future: BlockedReply, command_id: int, method: str,
                       session_id: str | None, limit: float) -> dict[str, Any]:
         try:

@@ -27,7 +27,12 @@ from cdpnb.errors import (
 from cdpnb.protocol import Message
 from cdpnb.state import Change, DialogRecord, PendingDialog
 from cdpnb.state.changes import DialogClosed, DialogOpened, DialogUnanswerable
-from cdpnb.state.dialogs import FAST_REMOTE_MS, UNANSWERABLE, answerable_dialog
+from cdpnb.state.dialogs import (
+    FAST_REMOTE_MS,
+    PAGE_CLOSE_CLOSES_S,
+    UNANSWERABLE,
+    answerable_dialog,
+)
 from cdpnb.supervisor.bridge import DialogBridge
 from cdpnb.supervisor.core import Core
 from cdpnb.supervisor.options import Policy, check_timeout
@@ -104,9 +109,20 @@ class DialogControl:
         self._cancel_watchdog(record.id)
         if (record.closed_by == "remote" and record.via == "native"
                 and record.open_ms <= FAST_REMOTE_MS and self.on_fast_remote is not None):
-            self.on_fast_remote(record)
+            # Judged once the page had time to say it closed: a tab's close reports its
+            # dialog closed first, and the record is then amended to the browser's
+            # (cdpnb.state.dialogs.closed_with_page). Only a close still someone
+            # else's then is an auto-dismissing client.
+            asyncio.get_running_loop().call_later(
+                PAGE_CLOSE_CLOSES_S * 2, self._judge_fast_remote, record.id)
         if self.on_closed is not None:
             self.on_closed(record)
+
+    def _judge_fast_remote(self, dialog_id: str) -> None:
+        record = next((r for r in self.core.state.recent_dialogs if r.id == dialog_id), None)
+        if record is not None and record.closed_by == "remote" \
+                and self.on_fast_remote is not None:
+            self.on_fast_remote(record)
 
     def _cancel_watchdog(self, dialog_id: str) -> None:
         handle = self._watchdogs.pop(dialog_id, None)

@@ -119,9 +119,10 @@ class PageAttacher:
         page); otherwise a page that went meanwhile is only counted."""
         core = self.core
         try:
-            if self.bridge is not None and self.bridge.enabled:
-                await self.bridge.install(session_id)
-            calls = [core.send("Page.enable", session_id=session_id),
+            bridge = self.bridge if self.bridge is not None and self.bridge.enabled else None
+            # Before anything can run in it, all sent at once (see install_commands).
+            calls = [*(bridge.install_commands(session_id) if bridge is not None else ()),
+                     core.send("Page.enable", session_id=session_id),
                      core.send("Runtime.enable", session_id=session_id),
                      core.send("Page.setLifecycleEventsEnabled", {"enabled": True},
                                session_id=session_id),
@@ -129,6 +130,8 @@ class PageAttacher:
             if waiting:
                 calls.append(core.send("Runtime.runIfWaitingForDebugger", session_id=session_id))
             await asyncio.gather(*calls)
+            if bridge is not None:
+                bridge.installed.add(session_id)
             await core.send("Page.getFrameTree", session_id=session_id)
             core.stats["pages-adopted"] += 1
         except _EXPECTED as exc:

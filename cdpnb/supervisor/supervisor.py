@@ -40,7 +40,11 @@ from cdpnb.state import (
     PendingDialog,
     Snapshot,
 )
-from cdpnb.state.changes import BridgeRequestRefused, PageClosed, PageHazard, PageOpened
+from cdpnb.state.changes import (
+    PageClosed,
+    PageHazard,
+    PageOpened,
+)
 from cdpnb.state.snapshot import (
     FRAME_TREE_ENTRIES,
     FRAME_TREE_OOPIF_DEPTH,
@@ -61,7 +65,7 @@ from cdpnb.supervisor.actions import click as click_target
 from cdpnb.supervisor.attach import ChildAttacher, attach_page
 from cdpnb.supervisor.bidi import BiDiSession, SessionHeld
 from cdpnb.supervisor.bidi_bridge import BiDiDialogBridge, foreign_request
-from cdpnb.supervisor.bridge import DialogBridge
+from cdpnb.supervisor.bridge import BRIDGE_CHANGES, DialogBridge
 from cdpnb.supervisor.core import Core, settle
 from cdpnb.supervisor.dialogs import DialogControl
 from cdpnb.supervisor.evaluation import OBJECT_GROUP, Budget, Evaluator, context_gone
@@ -145,8 +149,7 @@ class Supervisor:
         # On the receiving thread: a paused bridge call becomes its dialog in the same
         # breath, whatever the engine loop is busy with.
         self._unsubscribe_bridge = self._core.subscribe(
-            self._bridge, methods=["Fetch.requestPaused"], changes=[BridgeRequestRefused],
-            now=True)
+            self._bridge, methods=["Fetch.requestPaused"], changes=BRIDGE_CHANGES, now=True)
         self._core.subscribe(self._on_changes, changes=[PageHazard, PageClosed, PageOpened])
         #: Advice cdpnb has for this endpoint or page (also issued as CdpnbWarning).
         self.hints: list[str] = []
@@ -316,8 +319,7 @@ class Supervisor:
         for holder in (self._pages, self._dialogs, self._recovery, self._children):
             holder.bridge = bridge
         self._unsubscribe_bridge = self._core.subscribe(
-            bridge, methods=["network.beforeRequestSent"], changes=[BridgeRequestRefused],
-            now=True)
+            bridge, methods=["network.beforeRequestSent"], changes=BRIDGE_CHANGES, now=True)
 
     async def stop(self) -> None:
         """Close the page target this supervisor created and the connection. Idempotent."""
