@@ -1197,7 +1197,10 @@ NOTE_PARAMS: dict[str, st.SearchStrategy[Any]] = {
                                         reason=st.text(max_size=3)),
     "cdpnb.dialogsNonBlocking": loose(engine=st.sampled_from(["Lightpanda/1.0", ""]),
                                       source=st.text(max_size=3)),
-    "cdpnb.bidiSession": loose(session_id=st.text(max_size=3), popups=st.booleans()),
+    "cdpnb.bidiSession": loose(session_id=st.text(max_size=3), popups=st.booleans(),
+                               browser=st.sampled_from(["Firefox/153.7.0esr",
+                                                        "Chrome/156.0", ""])),
+    "cdpnb.pageAbandoned": loose(context=IDS),
 }
 
 
@@ -1312,3 +1315,43 @@ def test_a_bidi_prompt_closed_before_it_was_announced_is_still_recorded() -> Non
     elsewhere = ev("browsingContext.userPromptClosed",
                    {"context": "not-ours", "accepted": True, "type": "alert"}, None, T0 + 1.3)
     assert fold(state, elsewhere).state is state
+
+
+def test_chromium_behind_bidi_follows_chromiums_dialog_model() -> None:
+    """The BiDi session's browser names the engine: on Chrome, overlapping prompts, a
+    frame removed over its prompt and an abandoned page follow Chromium's measured
+    model, as over CDP; on Firefox they do not (one prompt per tab, no crash)."""
+    def opened(cid: str, at: float) -> Event:
+        return ev("browsingContext.userPromptOpened", {
+            "context": cid, "type": "prompt", "message": cid, "handler": "ignore"}, None, at)
+
+    def setup(browser: str) -> BrowserState:
+        return fold_all([*bidi_page_setup(), note("cdpnb.bidiSession", {
+            "session_id": "s", "browser": browser, "popups": True}, T0 + 0.03)])
+
+    chrome = fold_all([opened(MAIN, T0 + 1), opened(OOP, T0 + 1.02)],
+                      setup("Chrome/156.0.8078.108"))
+    assert chrome.engine == "Chrome/156.0.8078.108"
+    assert [(d.id, d.unanswerable, d.has_browser_handler)
+            for d in chrome.pending_dialogs] == [("d-1", "superseded", True),
+                                                 ("d-2", "orphaned", True)]
+    firefox = fold_all([opened(MAIN, T0 + 1), opened(OOP, T0 + 1.02)],
+                       setup("Firefox/153.7.0esr"))
+    assert [(d.unanswerable, d.has_browser_handler) for d in firefox.pending_dialogs] == [
+        (None, None), (None, None)]
+    # a frame removed over its prompt: a hazard on Chrome only
+    gone = ev("browsingContext.contextDestroyed", {"context": OOP}, None, T0 + 2)
+    for browser, hazard in (("Chrome/156.0", True), ("Firefox/153.7.0esr", False)):
+        state = fold_all([opened(OOP, T0 + 1), gone], setup(browser))
+        [record] = state.recent_dialogs
+        assert (record.closed_by, record.reason) == ("browser", "frame_removed")
+        assert (state.pages[MAIN].hazard is not None) == hazard
+    # an abandoned page leaves the state as a replaced one
+    state = fold_all([opened(MAIN, T0 + 1),
+                      note("cdpnb.pageReplacing", {"session_id": MAIN, "reason": "r"},
+                           T0 + 2),
+                      note("cdpnb.pageAbandoned", {"context": MAIN}, T0 + 2.1)],
+                     setup("Chrome/156.0"))
+    assert state.pages == {} and state.page_session_id is None and state.page_gone is None
+    assert [(r.closed_by, r.reason) for r in state.recent_dialogs] == [
+        ("cdpnb", "page_replaced")]

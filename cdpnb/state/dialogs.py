@@ -55,6 +55,7 @@ from cdpnb.state.models import BrowserState, DialogAnswer, DialogRecord, Pending
 
 __all__ = [
     "BROWSER_CLOSES",
+    "DANGLING_DIALOG_ENGINES",
     "DIALOG_TYPES",
     "FAST_REMOTE_MS",
     "PAGE_CLOSE_CLOSES_S",
@@ -62,11 +63,13 @@ __all__ = [
     "UNANSWERABLE",
     "answerable_dialog",
     "bridged_dialogs_navigated",
+    "browser_handler_of",
     "close_all_pending",
     "close_dialogs_of",
     "closed_natively",
     "closed_with_page",
     "dialogs_gone_with_frames",
+    "native_dialog_opened",
     "navigation_requested",
     "navigation_started",
 ]
@@ -180,20 +183,9 @@ def dialog_opening(state: BrowserState, msg: Event, out: Out) -> BrowserState:
     if handler is not None and not isinstance(handler, bool):
         raise ValueError(f"hasBrowserHandler must be a boolean, got {handler!r}")
     page = msg.session_id
-    older_becomes, newer_becomes = OVERLAP[handler]
-    changed: list[PendingDialog] = []
-    overlapped = False
-    for d in _native_on(state, page):
-        if d.unanswerable in BROWSER_CLOSES:
-            continue  # already on its way out
-        overlapped = True
-        if older_becomes == "handle_taken" and d.unanswerable is not None:
-            continue  # it lost the handle before; nothing new
-        changed.append(d.model_copy(update={"unanswerable": older_becomes}))
-    seq = state.dialog_seq + 1
     frame_id = p.get("frameId")
     dialog = PendingDialog(
-        id=f"d-{seq}",
+        id=f"d-{state.dialog_seq + 1}",
         type=kind,
         message=str(p.get("message", "")),
         default_prompt=str(p.get("defaultPrompt", "") or ""),
@@ -202,11 +194,31 @@ def dialog_opening(state: BrowserState, msg: Event, out: Out) -> BrowserState:
         url=str(p.get("url", "")),
         opened_at=msg.wall,
         has_browser_handler=handler,
-        unanswerable=newer_becomes if overlapped else None,
         page_session_id=page,
     )
+    return native_dialog_opened(state, dialog, out)
+
+
+def native_dialog_opened(state: BrowserState, dialog: PendingDialog, out: Out) -> BrowserState:
+    """A native dialog opened on its page (``dialog.page_session_id``): what it and the
+    page's other open dialogs become, by the browser's overlap model (``OVERLAP``, by
+    ``dialog.has_browser_handler``). The one opening for CDP's
+    ``javascriptDialogOpening`` and, on Chromium, BiDi's ``userPromptOpened``."""
+    older_becomes, newer_becomes = OVERLAP[dialog.has_browser_handler]
+    changed: list[PendingDialog] = []
+    overlapped = False
+    for d in _native_on(state, dialog.page_session_id):
+        if d.unanswerable in BROWSER_CLOSES:
+            continue  # already on its way out
+        overlapped = True
+        if older_becomes == "handle_taken" and d.unanswerable is not None:
+            continue  # it lost the handle before; nothing new
+        changed.append(d.model_copy(update={"unanswerable": older_becomes}))
+    if overlapped:
+        dialog = dialog.model_copy(update={"unanswerable": newer_becomes})
     state = _replace(state, changed)
-    state = state.evolve(dialog_seq=seq, pending_dialogs=(*state.pending_dialogs, dialog))
+    state = state.evolve(dialog_seq=state.dialog_seq + 1,
+                         pending_dialogs=(*state.pending_dialogs, dialog))
     if overlapped:
         state = _count(state, "dialog-overlaps")
     out.append(DialogOpened(dialog))
@@ -532,8 +544,8 @@ def dialogs_gone_with_frames(state: BrowserState, gone: set[str], at: float, rea
     state = close_dialogs_of(state, doomed, at, "browser", reason, out)
     for dialog in doomed:
         page = state.pages.get(dialog.page_session_id or "")
-        if dialog.via == "native" and dialog.has_browser_handler and page is not None \
-                and page.hazard is None:
+        if dialog.via == "native" and _keeps_dangling_dialogs(state, dialog) \
+                and page is not None and page.hazard is None:
             hazard = (f"{dialog.id} ({dialog.type}) was open in frame {dialog.frame_id} when "
                       "that frame went; Chromium 156 keeps a dangling dialog and crashes "
                       "(SIGSEGV) at this page's next native dialog, navigation, reload or "
@@ -542,6 +554,26 @@ def dialogs_gone_with_frames(state: BrowserState, gone: set[str], at: float, rea
             state = state.evolve(pages={**state.pages, page.session_id: page})
             out.append(PageHazard(page))
     return state
+
+
+#: Engines (BiDi's ``browserName/version``) that keep the dangling dialog of a frame
+#: removed with its dialog open and crash at the page's next one: Chromium over
+#: chromium-bidi (measured: the next ``confirm()`` ended the browser), where the
+#: ``hasBrowserHandler`` fact of CDP is not told.
+DANGLING_DIALOG_ENGINES = ("Chrome/",)
+
+
+def _keeps_dangling_dialogs(state: BrowserState, dialog: PendingDialog) -> bool:
+    # CDP says: chromium True, headless-shell False; over BiDi the state says it for the
+    # engines it knows (see browser_handler_of).
+    return dialog.has_browser_handler is True
+
+
+def browser_handler_of(state: BrowserState) -> bool | None:
+    """``hasBrowserHandler`` for an endpoint that does not tell it (WebDriver BiDi): True
+    for Chromium (``DANGLING_DIALOG_ENGINES``, measured over chromium-bidi: the same
+    overlap, ghost-dialog and release behaviour as over CDP), None (unknown) else."""
+    return True if (state.engine or "").startswith(DANGLING_DIALOG_ENGINES) else None
 
 
 def navigation_started(state: BrowserState, msg: Event, out: Out) -> BrowserState:

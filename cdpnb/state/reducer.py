@@ -106,6 +106,7 @@ NOTE_RULES: dict[str, Rule] = {
     "cdpnb.bridgeDialogOpening": dialogs.bridge_dialog_opening,
     "cdpnb.bridgeRequestRefused": dialogs.bridge_request_refused,
     "cdpnb.bidiSession": bidi.bidi_session,
+    "cdpnb.pageAbandoned": bidi.page_abandoned,
     "cdpnb.dialogsNonBlocking": engines.dialogs_non_blocking,
 }
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from cdpnb.errors import (
@@ -41,13 +42,14 @@ from cdpnb.errors import (
 )
 from cdpnb.protocol import bidi_error_name
 from cdpnb.protocol.credentials import hide_credentials
-from cdpnb.state import BrowserState, PendingDialog
+from cdpnb.state import BrowserState, PageInfo, PendingDialog
 from cdpnb.supervisor.core import Core
 from cdpnb.supervisor.evaluation import MAX_DEPTH, Budget
 from cdpnb.supervisor.values import RemoteObject, Undefined, from_remote_value
 from cdpnb.transport import redact
 
-__all__ = ["BIDI_EVENTS", "PROMPTS_IGNORED", "BiDiSession", "bidi_version"]
+__all__ = ["BIDI_EVENTS", "PROMPTS_IGNORED", "BiDiSession", "abandon_bidi_page", "bidi_version",
+           "cdp_of_tab"]
 
 log = logging.getLogger("cdpnb.supervisor")
 
@@ -148,6 +150,10 @@ class BiDiSession:
         core = self.core
         state = core.state
         for page in sorted(state.pages.values(), key=lambda p: p.main):
+            if page.hazard is not None:
+                # Closing it would end the browser: left open (frozen where possible).
+                await abandon_bidi_page(core, page)
+                continue
             try:
                 await core.send("browsingContext.close", {"context": page.target_id},
                                 timeout=STOP_TIMEOUT_S)
@@ -247,6 +253,36 @@ class BiDiSession:
             why = hide_credentials(exc.message)
             raise NavigationError(f"navigating to {shown} failed: {why}") from None
         return {"url": url, "frame_id": context, "loader_id": reply.get("navigation")}
+
+
+async def cdp_of_tab(core: Core, context: str, timeout: float = 5.0
+                     ) -> Callable[[str, dict[str, Any] | None], Awaitable[dict[str, Any]]]:
+    """A CDP ``send(method, params)`` for a tab behind chromium-bidi, through its
+    ``goog:cdp.getSession`` / ``goog:cdp.sendCommand`` commands (measured: chromium-bidi
+    17): what cdpnb does over CDP to free a page (a release, a freeze) it can then do
+    over BiDi on Chromium. CDPError where the endpoint has no such commands (Firefox)."""
+    session = str((await core.send("goog:cdp.getSession", {"context": context},
+                                   timeout=timeout))["session"])
+
+    async def send(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        reply = await core.send("goog:cdp.sendCommand", {
+            "method": method, "params": params or {}, "session": session}, timeout=timeout)
+        result = reply.get("result")
+        return result if isinstance(result, dict) else {}
+
+    return send
+
+
+async def abandon_bidi_page(core: Core, page: PageInfo) -> None:
+    """Leave a BiDi page Chromium would crash on open, frozen where the endpoint lets
+    us (chromium-bidi's ``goog:cdp`` commands reach the tab's CDP session: measured,
+    chromium-bidi 17), and stop supervising it (``cdpnb.pageAbandoned``)."""
+    try:
+        cdp = await cdp_of_tab(core, page.target_id)
+        await cdp("Page.setWebLifecycleState", {"state": "frozen"})
+    except (CDPError, CommandTimeout, ConnectionLost, TargetGone, LookupError, TypeError) as exc:
+        log.info("cdpnb: freezing page %s failed: %s", page.target_id, exc)
+    core.note("cdpnb.pageAbandoned", {"context": page.target_id}, page.session_id)
 
 
 def _blocking_prompt(state: BrowserState, context: str) -> PendingDialog | None:

@@ -28,11 +28,13 @@ import contextlib
 import json
 import logging
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from cdpnb.errors import CDPError, CommandTimeout, ConnectionLost, TargetGone
 from cdpnb.state import DialogRecord, PageInfo, PendingDialog
 from cdpnb.state.dialogs import BROWSER_CLOSES, answerable_dialog
 from cdpnb.supervisor.attach import attach_page
+from cdpnb.supervisor.bidi import abandon_bidi_page, cdp_of_tab
 from cdpnb.supervisor.bridge import DialogBridge
 from cdpnb.supervisor.core import Core
 from cdpnb.supervisor.pages import PageAttacher
@@ -86,6 +88,17 @@ class Recovery:
             self.core.spawn(self.bridge.install_everywhere(page.session_id),
                             name="cdpnb-bridge-hazard")
 
+    @property
+    def busy(self) -> bool:
+        """Whether a page is being freed (released, or replaced by a fresh one) now."""
+        return bool(self._busy)
+
+    async def settled(self, timeout: float) -> None:
+        """Once no page is being freed (at most ``timeout`` s): a call that needs the
+        supervisor's page waits for the fresh one a replacement is opening."""
+        with contextlib.suppress(TimeoutError):
+            await self.core.wait_until(lambda s: not self._busy, timeout)
+
     def schedule(self, page_session_id: str) -> None:
         if page_session_id in self._busy:
             return
@@ -135,19 +148,19 @@ class Recovery:
                                             "reason": "released"}, sid)
         ok = False
         try:
-            history = await core.send("Page.getNavigationHistory", session_id=sid, timeout=5)
+            send = await self._cdp_of(page)
+            history = await send("Page.getNavigationHistory", None)
             entry = history["entries"][history["currentIndex"]]
             url = str(entry["url"])
             target = url if "#" in url else url + "#"
-            await core.send("Page.navigate", {"url": target}, session_id=sid, timeout=5)
+            await send("Page.navigate", {"url": target})
             await core.wait_until(
                 lambda s: all(d.id != dialog.id for d in s.pending_dialogs), RELEASE_WAIT_S)
             ok = True
             if target != url:
                 with contextlib.suppress(*_EXPECTED):
                     restore = f"history.replaceState(history.state, '', {json.dumps(url)})"
-                    await core.send("Runtime.evaluate", {"expression": restore},
-                                    session_id=sid, timeout=5)
+                    await send("Runtime.evaluate", {"expression": restore})
         except (*_EXPECTED, TimeoutError, LookupError, TypeError) as exc:
             log.info("cdpnb: releasing %s failed: %s", dialog.id, exc)
         finally:
@@ -161,6 +174,18 @@ class Recovery:
                       "same-document navigation of the top frame; the page stays as it was.")
         return ok
 
+    async def _cdp_of(self, page: PageInfo
+                      ) -> Callable[[str, dict[str, Any] | None], Awaitable[dict[str, Any]]]:
+        """CDP on ``page``'s own session: directly, or through chromium-bidi."""
+        core = self.core
+        if core.protocol == "bidi":
+            return await cdp_of_tab(core, page.target_id)
+
+        async def send(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+            return await core.send(method, params, session_id=page.session_id, timeout=5)
+
+        return send
+
     async def replace(self, page: PageInfo, why: str) -> None:
         """End ``page`` (closed, or abandoned if touching it would crash the browser)
         and, for the supervisor's own page, open a fresh one."""
@@ -168,7 +193,9 @@ class Recovery:
         sid = page.session_id
         core.note("cdpnb.pageReplacing", {"session_id": sid, "reason": why}, sid)
         try:
-            if core.protocol == "bidi":
+            if core.protocol == "bidi" and page.hazard is not None:
+                await abandon_bidi_page(core, page)
+            elif core.protocol == "bidi":
                 await core.send("browsingContext.close", {"context": page.target_id},
                                 timeout=5)
             elif page.hazard is not None:

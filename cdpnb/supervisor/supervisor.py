@@ -108,6 +108,9 @@ AUTO_DISMISSING_KINDS = frozenset({"chromium+playwright"})
 
 #: How long evaluate() waits for a just-committed frame's execution context.
 CONTEXT_GRACE_S = 2.0
+#: How long navigate() waits for a page being freed (released, or replaced by a fresh
+#: one: closing the old takes up to 5 s, then a page is created and set up).
+REPLACEMENT_WAIT_S = 15.0
 
 
 class Supervisor:
@@ -880,8 +883,19 @@ class Supervisor:
         limit = check_timeout("timeout", timeout)
         assert limit is not None
         if self._core.protocol == "bidi":
-            return await self._call(self._bidi.navigate(url, limit))
+            return await self._call(self._navigate_bidi(url, limit))
         return await self._call(self._navigate(url, limit))
+
+    async def _navigate_bidi(self, url: str, timeout: float) -> dict[str, Any]:
+        if self._recovery.busy:
+            await engine.run(self._recovery.settled(REPLACEMENT_WAIT_S))
+        state = self._core.state
+        page = state.pages.get(state.page_session_id or "")
+        if page is not None and page.hazard is not None:
+            # As over CDP: never navigate a page Chromium would crash on; a fresh one.
+            await engine.run(self._recovery.replace(
+                page, "navigate() was asked on a page Chromium would crash on"))
+        return await self._bidi.navigate(url, timeout)
 
     async def _prepare_navigation(self) -> None:
         """What a navigation of our page must not run into. A page Chromium would crash
@@ -889,6 +903,8 @@ class Supervisor:
         when it navigates (measured: "Not attached to an active page", forever), so
         an open dialog is dismissed first, as Chromium does itself; a dialog it can no
         longer answer means a fresh page."""
+        if self._recovery.busy:
+            await engine.run(self._recovery.settled(REPLACEMENT_WAIT_S))
         state = self._core.state
         page = state.pages.get(state.page_session_id or "")
         if page is None:
