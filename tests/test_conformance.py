@@ -282,6 +282,18 @@ async def test_a_dismissal_is_the_dismissers_whatever_the_browser_says_it_was(
         assert sup.hints == [] and not sup.bridge_enabled
 
 
+async def open_page_with_a_cross_site_frame(sup: cdpnb.Supervisor, site: ScenarioServer,
+                                            prefix: str) -> str:
+    """Navigate to a fresh page (``<iframe id=f>`` of the other site's /child) and
+    return the frame's id once it is in the tree."""
+    kid = site.url("/child", "b")
+    top = site.add(f"/{prefix}-{uuid.uuid4().hex[:8]}",
+                   f'<!doctype html><title>top</title><iframe id=f src="{kid}"></iframe>')
+    await sup.navigate(top)
+    await settle(sup, lambda s: any(f.url == kid for f in s.frames.values()))
+    return next(f.frame_id for f in sup.state.frames.values() if f.url == kid)
+
+
 #: Paths whose browser closes a frame's prompt when its parent navigates the frame:
 #: Firefox, 50-70 ms after (measured). Chromium keeps it open and answerable, and the
 #: frame's navigation waits for the answer (CDP and chromium-bidi, measured).
@@ -294,13 +306,8 @@ async def test_a_frame_navigated_by_its_parent_over_its_prompt(
     elsewhere: where the browser closes it, the record says the navigation did (it once
     said someone else, on Firefox); where the browser keeps it, it stays answerable,
     the answer reaches it, and the frame's navigation completes after."""
-    name = f"/framenav-{uuid.uuid4().hex[:8]}"
-    kid = site.url("/child", "b")
-    top = site.add(name, f'<!doctype html><title>top</title><iframe id=f src="{kid}"></iframe>')
     async with await cdpnb.Supervisor.start(every_path, dialog_timeout_s=60) as sup:
-        await sup.navigate(top)
-        await settle(sup, lambda s: any(f.url == kid for f in s.frames.values()))
-        frame = next(f.frame_id for f in sup.state.frames.values() if f.url == kid)
+        frame = await open_page_with_a_cross_site_frame(sup, site, "framenav")
         await sup.evaluate("setTimeout(() => { window.__got = prompt('stay?'); }, 0); 0",
                            frame_id=frame)
         dialog = await sup.wait_for_dialog(20)
@@ -348,13 +355,8 @@ async def test_a_frame_removed_over_its_prompt_leaves_the_browser_and_the_page_u
 
 async def _ghost_then_carry_on(every_path: cdpnb.Backend, site: ScenarioServer,
                                hazardous: bool) -> None:
-    name = f"/ghost-{uuid.uuid4().hex[:8]}"
-    kid = site.url("/child", "b")
-    top = site.add(name, f'<!doctype html><title>top</title><iframe id=f src="{kid}"></iframe>')
     async with await cdpnb.Supervisor.start(every_path, dialog_timeout_s=60) as sup:
-        await sup.navigate(top)
-        await settle(sup, lambda s: any(f.url == kid for f in s.frames.values()))
-        frame = next(f.frame_id for f in sup.state.frames.values() if f.url == kid)
+        frame = await open_page_with_a_cross_site_frame(sup, site, "ghost")
         await sup.evaluate("setTimeout(() => prompt('ghost?'), 0); 0", frame_id=frame)
         ghost = await sup.wait_for_dialog(20)
         await sup.evaluate("document.getElementById('f').remove(); 0")
@@ -397,17 +399,12 @@ async def test_overlapping_prompts_never_wedge_the_page(
     does with two (close one, keep both, queue one), every prompt the browser still
     answers is answered, cdpnb frees what it cannot answer, each record says who
     closed it and why, and the browser and the page carry on."""
-    name = f"/overlap-{uuid.uuid4().hex[:8]}"
-    kid = site.url("/child", "b")
-    top = site.add(name, f'<!doctype html><title>top</title><iframe id=f src="{kid}"></iframe>')
     replaced = every_path.kind == "headless-shell"
     advice = (pytest.warns(cdpnb.CdpnbWarning, match="released it|replaced by a fresh")
               if every_path.kind != "firefox" else contextlib.nullcontext())
     with advice:
         async with await cdpnb.Supervisor.start(every_path, dialog_timeout_s=60) as sup:
-            await sup.navigate(top)
-            await settle(sup, lambda s: any(f.url == kid for f in s.frames.values()))
-            frame = next(f.frame_id for f in sup.state.frames.values() if f.url == kid)
+            frame = await open_page_with_a_cross_site_frame(sup, site, "overlap")
             await sup.evaluate("setTimeout(() => prompt('page?'), 0); 0")
             first = await sup.wait_for_dialog(20)
             await sup.evaluate("setTimeout(() => prompt('frame?'), 20); 0", frame_id=frame)
