@@ -159,11 +159,18 @@ window.ask = (name) => {{ const got = prompt('where to?', 'default');
 #: there, which BiDi reports too (measured: frames 1 and 3 of 4 bridged, in turn).
 BRIDGED_IN_CROSS_SITE_FRAME = {"chromium+bidi": ("bridge", "native")}
 
-#: Firefox spins its event loop in a synchronous XHR and unloads the navigating
-#: document (the page's, or the frame's going with its page) while the call is still in
-#: it: the call returns into a document that is gone, and writes nothing (measured).
-GONE_BEFORE_ITS_CALL_RETURNS: dict[tuple[str, str], str | None] = {
-    ("firefox", "page"): None, ("firefox", "cross-site frame"): None}
+#: What a released call's document keeps (``"null"``: the call returned dismissed; None:
+#: its document was gone before it returned). Firefox spins its event loop in a
+#: synchronous XHR and unloads the navigating page's document while the call is still
+#: in it (measured: every time); a cross-site frame going with its page is gone before
+#: the call returns in some runs on Firefox and on chromium-bidi, whose
+#: ``navigationStarted`` comes later than CDP's ``frameRequestedNavigation`` (measured:
+#: both ways within a few runs). Never anything but null: nobody answered it.
+RELEASED_CALL_KEEPS: dict[tuple[str, str], set[str | None]] = {
+    ("firefox", "page"): {None},
+    ("firefox", "cross-site frame"): {None, "null"},
+    ("chromium+bidi", "cross-site frame"): {None, "null"},
+}
 
 
 @pytest.mark.parametrize("where", ["page", "cross-site frame"])
@@ -206,7 +213,7 @@ async def test_a_navigation_over_a_bridged_dialog_ends_it_and_the_page_moves_on(
         await settle(sup, lambda s: any(f.url == kid for f in s.frames.values()))
         again = None if asking is None else next(
             f.frame_id for f in sup.state.frames.values() if f.url == kid)
-        kept = {GONE_BEFORE_ITS_CALL_RETURNS.get((every_path.kind, where), "null")}
+        kept = set(RELEASED_CALL_KEEPS.get((every_path.kind, where), {"null"}))
         if dialog.via == "native":
             # (chromium+bidi's fallback, above: Chromium closes a native prompt whose
             # frame goes with its page, and the frame may be gone before the call
@@ -332,18 +339,25 @@ async def test_a_frame_navigated_by_its_parent_over_its_prompt(
 
 #: Paths whose browser keeps the dangling dialog of a frame removed with its dialog
 #: open and crashes at the page's next native dialog, navigation, reload or close
-#: (Chromium 156, measured over CDP and over chromium-bidi): the page is marked with
-#: that hazard, gets the bridge, and is abandoned (frozen), never closed or navigated.
+#: (Chromium 156, measured over CDP and over chromium-bidi): the page is frozen at once
+#: and abandoned, never closed or navigated, and the supervisor gets a fresh page.
 DANGLING_DIALOG_PATHS = {"chromium", "chromium+bidi"}
+
+#: A page that kept ``window.confirm`` before anything of cdpnb's ran in it, and calls
+#: it a moment after its frame went: a bridge put on the page cannot stop that call.
+KEEPS_CONFIRM = ("<!doctype html><title>keeper</title>"
+                 "<script>const keep = window.confirm;</script>"
+                 '<iframe id=f src="{kid}"></iframe>')
 
 
 async def test_a_frame_removed_over_its_prompt_leaves_the_browser_and_the_page_usable(
         every_path: cdpnb.Backend, site: ScenarioServer) -> None:
     """A cross-site frame's prompt is open when the page removes the frame (a ghost
-    dialog). The record says the frame went with it; the page's next dialog is seen
-    and answered (through the bridge where the browser would crash on a native one);
-    the browser lives on; ``navigate()`` works (on a fresh page where the old one must
-    not be navigated), and so does stopping."""
+    dialog) and calls a ``confirm`` it kept from before 300 ms later. The record says
+    the frame went with the prompt; where the browser would crash at the page's next
+    dialog, the page is frozen at once (the kept confirm never runs) and the supervisor
+    given a fresh page; elsewhere the confirm is seen and answered. The browser lives
+    on, and ``navigate()`` and stopping work."""
     hazardous = every_path.kind in DANGLING_DIALOG_PATHS
     # the hazard is told, and so is the page's replacement; elsewhere nothing is
     advice = (pytest.warns(cdpnb.CdpnbWarning, match="crashes|replaced by a fresh")
@@ -355,28 +369,38 @@ async def test_a_frame_removed_over_its_prompt_leaves_the_browser_and_the_page_u
 
 async def _ghost_then_carry_on(every_path: cdpnb.Backend, site: ScenarioServer,
                                hazardous: bool) -> None:
+    kid = site.url("/child", "b")
+    top = site.add(f"/keeper-{uuid.uuid4().hex[:8]}", KEEPS_CONFIRM.format(kid=kid))
     async with await cdpnb.Supervisor.start(every_path, dialog_timeout_s=60) as sup:
-        frame = await open_page_with_a_cross_site_frame(sup, site, "ghost")
+        await sup.navigate(top)
+        await settle(sup, lambda s: any(f.url == kid for f in s.frames.values()))
+        frame = next(f.frame_id for f in sup.state.frames.values() if f.url == kid)
+        first_page = sup.page_target_id
         await sup.evaluate("setTimeout(() => prompt('ghost?'), 0); 0", frame_id=frame)
         ghost = await sup.wait_for_dialog(20)
-        await sup.evaluate("document.getElementById('f').remove(); 0")
+        # Removed by the call itself (Firefox runs no timer of the tab while a prompt is
+        # up); where the page is frozen and abandoned as the frame goes, the call's own
+        # reply may never come (its session detached: TargetGone).
+        with contextlib.suppress(*((cdpnb.TargetGone,) if hazardous else ())):
+            await sup.evaluate("document.getElementById('f').remove(); setTimeout(() => "
+                               "{ window.__got = keep('kept?'); }, 300); 0")
         await settle(sup, lambda s: any(r.id == ghost.id for r in s.recent_dialogs))
         [record] = [r for r in sup.state.recent_dialogs if r.id == ghost.id]
         assert (record.closed_by, record.reason) == ("browser", "frame_removed"), record
-        page = sup.state.pages[sup.page_session_id or ""]
-        assert (page.hazard is not None) == hazardous
-        if hazardous:  # the bridge is on for the page before its next dialog
-            await settle(sup, lambda s: sup.page_session_id in sup._bridge.installed)
-        await sup.evaluate("setTimeout(() => { window.__got = confirm('next?'); }, 0); 0")
-        after = await sup.wait_for_dialog(20)
-        assert after.via == ("bridge" if hazardous else "native")
-        await sup.respond("accept", dialog_id=after.id)
-        assert await sup.evaluate("new Promise(done => { const look = () => window.__got === "
-                                  "undefined ? setTimeout(look, 20) : done(window.__got); "
-                                  "look(); })", timeout=10) is True
+        if hazardous:
+            await settle(sup, lambda s: s.page_target_id not in (None, first_page))
+            await asyncio.sleep(0.6)  # past the kept confirm's moment: it never came
+            assert sup.state.dialog_seq == 1 and sup.stats()["pages-replaced"] == 1
+        else:
+            kept = await sup.wait_for_dialog(20)
+            assert (kept.via, kept.type) == ("native", "confirm")
+            await sup.respond("accept", dialog_id=kept.id)
+            assert await sup.evaluate("new Promise(done => { const look = () => "
+                                      "window.__got === undefined ? setTimeout(look, 20) : "
+                                      "done(window.__got); look(); })", timeout=10) is True
+        assert every_path.running and sup.connected
         await sup.navigate(site.url("/blank"))
         assert await sup.evaluate("location.pathname") == "/blank"
-        assert (sup.page_target_id != page.target_id) == hazardous  # a fresh page, or the same
         assert every_path.running and sup.connected
 
 

@@ -153,34 +153,31 @@ async def _ghost_then_keep_going(sup: cdpnb.Supervisor, site: ScenarioServer, tr
     chromium = backend.kind == "chromium"
     frames = await open_two_site(sup, site)
     await open_reporting(sup, "prompt('ghost', 'g')", "oopif", frames["oopif"])
-    await sup.evaluate("document.getElementById('oopif').remove(); 0")
+    # (from a timer: on Chromium the page is frozen and abandoned as the frame goes, and
+    # the reply to an evaluate that removed it directly may never come: TargetGone)
+    await sup.evaluate("setTimeout(() => document.getElementById('oopif').remove(), 0); 0")
     await settle(sup, lambda s: not s.pending_dialogs)
     record = sup.snapshot().recent_dialogs[-1]
     assert (record.closed_by, record.reason) == ("browser", "frame_removed")
     await asyncio.sleep(1.0)  # past the watchdog: it must not answer a ghost
     assert answers_sent(trace) == []
     assert alive(backend)
-    assert await sup.evaluate("1 + 1") == 2
     if chromium:
-        # Chromium 156 crashes at this page's next native dialog: cdpnb put the bridge
-        # on it, so the next dialog is bridged and the browser survives.
-        await hinted(sup, "crashes")
-        assert sup.pages[0].hazard is not None
-        deadline = time.monotonic() + 5
-        while not await sup.evaluate("!!window.__cdpnbBridge"):
-            assert time.monotonic() < deadline
-            await asyncio.sleep(0.05)
+        # Chromium 156 crashes at this page's next native dialog, navigation, reload or
+        # close: cdpnb froze it at once and gave the supervisor a fresh page.
+        await hinted(sup, "froze it at once")
+        await hinted(sup, "replaced by a fresh")
+        assert sup.stats()["pages-replaced"] == 1 and sup.pages[0].hazard is None
+        frames = await open_two_site(sup, site)
+    assert await sup.evaluate("1 + 1") == 2
     dialog = await open_reporting(sup, "prompt('after', 'a')", "main", frames["main"])
-    assert dialog.via == ("bridge" if chromium else "native")
+    assert dialog.via == "native"
     await sup.respond("accept", prompt_text="still fine", dialog_id=dialog.id)
     assert await wait_report(site, "main") == "still fine"
     assert alive(backend)
-    if chromium:
-        # navigate() gives the supervisor a fresh page instead of touching this one
-        await sup.navigate(site.url("/blank"))
-        assert await sup.evaluate("document.title") == "blank"
-        assert sup.stats()["pages-replaced"] == 1
-        assert alive(backend)
+    await sup.navigate(site.url("/blank"))
+    assert await sup.evaluate("document.title") == "blank"
+    assert alive(backend)
 
 
 # -- class 3: a dialog during a navigation ------------------------------------------------

@@ -37,7 +37,7 @@ that no answer, rule or release of ours explains was someone else's: ``remote``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from cdpnb.protocol import Event, Note, Reply
@@ -67,6 +67,7 @@ __all__ = [
     "close_all_pending",
     "close_dialogs_of",
     "closed_natively",
+    "closed_with_frames",
     "closed_with_page",
     "dialogs_gone_with_frames",
     "native_dialog_opened",
@@ -533,6 +534,8 @@ def dialogs_gone_with_frames(state: BrowserState, gone: set[str], at: float, rea
     headless-shell 156), so they are closed here and never answered. On chromium the
     page keeps a dangling dialog that crashes the browser at its next dialog,
     navigation or close: the page is marked with that hazard."""
+    if reason == "frame_removed":
+        state = closed_with_frames(state, gone, at, out)
     doomed = [d for d in state.pending_dialogs if d.frame_id in gone]
     if not doomed:
         return state
@@ -623,14 +626,32 @@ def closed_with_page(state: BrowserState, page_session: str, at: float,
     looked like another client dismissing the dialog within 50 ms, and cdpnb warned of
     an auto-dismisser and turned the bridge on. Headless-shell and Firefox report no
     close, only the page's end."""
+    return _closed_just_before(state, lambda r: r.page_session_id == page_session, at,
+                               "page_closed", out)
+
+
+def closed_with_frames(state: BrowserState, frames: set[str], at: float,
+                       out: Out) -> BrowserState:
+    """Frames went (removed): their dialogs that closed just before, unanswered by us,
+    went with them (``browser`` / ``frame_removed``). Firefox ESR 153 reports a removed
+    frame's prompt closed either just after its ``contextDestroyed`` or, as often,
+    ~50 ms before it (measured): that close is the removal's, not someone else's."""
+    return _closed_just_before(state, lambda r: r.frame_id in frames, at, "frame_removed",
+                               out)
+
+
+def _closed_just_before(state: BrowserState, match: Callable[[DialogRecord], bool],
+                        at: float, reason: str, out: Out) -> BrowserState:
+    """Amend the ``remote`` records that ``match`` and closed within
+    PAGE_CLOSE_CLOSES_S before ``at`` (not accepted: an end dismisses) to the browser's
+    close for ``reason``."""
     records = list(state.recent_dialogs)
     amended = fast = 0
     for i, record in enumerate(records):
-        if (record.page_session_id == page_session and record.closed_by == "remote"
-                and record.reason is None and record.accepted is not True
+        if (record.closed_by == "remote" and record.reason is None
+                and record.accepted is not True and match(record)
                 and 0.0 <= at - record.closed_at <= PAGE_CLOSE_CLOSES_S):
-            records[i] = record.model_copy(update={"closed_by": "browser",
-                                                   "reason": "page_closed"})
+            records[i] = record.model_copy(update={"closed_by": "browser", "reason": reason})
             out.append(DialogAmended(records[i]))
             amended += 1
             if record.via == "native" and record.open_ms <= FAST_REMOTE_MS:

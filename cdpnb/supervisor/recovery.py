@@ -16,9 +16,10 @@ Acts on the reducers' changes (``DialogUnanswerable``, ``DialogClosed``,
   one created and set up. A popup is closed.
 
 A page marked with a hazard (a Chromium bug that crashes the browser at its next
-native dialog, navigation, reload or close) gets the dialog bridge, so its dialogs
-stop being native; it is never closed or navigated: replacing it abandons it, frozen
-(``Page.setWebLifecycleState``), and detached. Each action is said in a
+native dialog, navigation, reload or close) is frozen at once
+(``Page.setWebLifecycleState``, sent from the reader's thread: none of its script runs
+again) and abandoned: detached and left open, never closed or navigated; the
+supervisor gets a fresh page in its place. Each action is said in a
 ``cdpnb.*`` note, counted in ``stats()`` and announced as a ``CdpnbWarning`` hint.
 """
 
@@ -31,7 +32,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from cdpnb.errors import CDPError, CommandTimeout, ConnectionLost, TargetGone
-from cdpnb.state import DialogRecord, PageInfo, PendingDialog
+from cdpnb.protocol import Message
+from cdpnb.state import Change, DialogRecord, PageInfo, PendingDialog
+from cdpnb.state.changes import PageHazard
 from cdpnb.state.dialogs import BROWSER_CLOSES, answerable_dialog
 from cdpnb.supervisor.attach import attach_page
 from cdpnb.supervisor.bidi import abandon_bidi_page, cdp_of_tab
@@ -78,15 +81,38 @@ class Recovery:
         if page is not None and self._stuck(page):
             self.schedule(page)
 
+    def freeze_at_once(self, message: Message, changes: tuple[Change, ...]) -> None:
+        """On the reader's thread, as the hazard is folded: freeze the page (CDP) before
+        the next message is read, so that none of its script runs again. Measured on
+        Chromium 156: a page that kept ``window.confirm`` in a variable before anything
+        of cdpnb's was in it called it after its frame went with a dialog open, and the
+        browser died (SIGSEGV) ~21 ms later, every page with it; a bridge put on the
+        page could not stop a call the page had kept."""
+        for change in changes:
+            if type(change) is PageHazard and self.core.protocol == "cdp":
+                assert isinstance(change, PageHazard)
+                self.core.post("Page.setWebLifecycleState", {"state": "frozen"},
+                               session_id=change.page.session_id)
+
     def on_hazard(self, page: PageInfo) -> None:
-        self.hint(f"page {page.target_id}: {page.hazard}. cdpnb switched the dialog bridge "
-                  "on for it (its alert/confirm/prompt no longer go native), will not "
-                  "navigate, reload or close it, and gives the supervisor a fresh page "
-                  "instead when you navigate.")
+        self.hint(f"page {page.target_id}: {page.hazard}. cdpnb froze it at once (none of "
+                  "its script runs again, so it cannot open that dialog) and abandons it: "
+                  "it is left open, never navigated, reloaded or closed.")
         self.core.stats["pages-hazardous"] += 1
-        if page.session_id not in self.bridge.installed:
-            self.core.spawn(self.bridge.install_everywhere(page.session_id),
-                            name="cdpnb-bridge-hazard")
+        if page.session_id in self._busy:
+            return
+        self._busy.add(page.session_id)
+        self.core.spawn(self._abandon(page), name=f"cdpnb-abandon-{page.session_id[:8]}")
+
+    async def _abandon(self, page: PageInfo) -> None:
+        try:
+            current = self.core.state.pages.get(page.session_id)
+            if current is not None:
+                await self.replace(current, "its frame went with a dialog open, and Chromium "
+                                            "would crash at its next dialog, navigation, "
+                                            "reload or close")
+        finally:
+            self._busy.discard(page.session_id)
 
     @property
     def busy(self) -> bool:
@@ -210,8 +236,9 @@ class Recovery:
         except _EXPECTED as exc:
             log.info("cdpnb: ending page %s failed: %s", page.target_id, exc)
         core.stats["pages-replaced" if page.main else "popups-closed"] += 1
+        kept = "abandoned (left open, frozen)" if page.hazard else "closed"
         if not page.main:
-            self.hint(f"popup {page.target_id} was closed: {why}.")
+            self.hint(f"popup {page.target_id} was {kept}: {why}.")
             return
         if core.protocol == "bidi" and self.open_bidi_page is not None:
             await self.open_bidi_page()
@@ -219,7 +246,6 @@ class Recovery:
             await attach_page(core, bridge=self.bridge, pages=self.pages)
         new = core.state.page_target_id or "?"
         self.replacements.append((page.target_id, new))
-        kept = "abandoned (left open, frozen)" if page.hazard else "closed"
         self.hint(f"the supervisor's page {page.target_id} was {kept} and replaced by a fresh "
                   f"about:blank page {new}: {why}. Frame ids from before are gone; navigate "
                   "again.")

@@ -153,6 +153,7 @@ class Supervisor:
         # breath, whatever the engine loop is busy with.
         self._unsubscribe_bridge = self._core.subscribe(
             self._bridge, methods=["Fetch.requestPaused"], changes=BRIDGE_CHANGES, now=True)
+        self._core.subscribe(self._recovery.freeze_at_once, changes=[PageHazard], now=True)
         self._core.subscribe(self._on_changes, changes=[PageHazard, PageClosed, PageOpened])
         #: Advice cdpnb has for this endpoint or page (also issued as CdpnbWarning).
         self.hints: list[str] = []
