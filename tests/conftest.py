@@ -121,6 +121,17 @@ def site() -> Iterator[ScenarioServer]:
         yield server
 
 
+#: The paths of the dialog contract: native CDP (two builds) and WebDriver BiDi (two).
+PATHS = ("chromium", "headless-shell", "firefox", "chromium+bidi")
+
+
+@pytest.fixture(scope="module", params=PATHS)
+def every_path(request: pytest.FixtureRequest) -> Iterator[cdpnb.Backend]:
+    """A browser of each path, once per module (pytest groups the tests by it)."""
+    with cdpnb.launch(request.param) as backend:
+        yield backend
+
+
 @pytest.fixture(scope="session")
 def chromium() -> Iterator[cdpnb.Backend]:
     with cdpnb.launch("chromium") as backend:

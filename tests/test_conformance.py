@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import json
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,16 +21,6 @@ from cdpnb.probes import ScenarioServer
 from cdpnb.probes.checks import user_activation
 from cdpnb.state import snapshot_of
 from tests.conftest import settle
-
-PATHS = ("chromium", "headless-shell", "firefox", "chromium+bidi")
-
-
-@pytest.fixture(scope="module", params=PATHS)
-def every_path(request: pytest.FixtureRequest) -> Iterator[cdpnb.Backend]:
-    """A browser of each path, once for the module (pytest groups the tests by it)."""
-    with cdpnb.launch(request.param) as backend:
-        yield backend
-
 
 #: A page that turns every intrinsic the bridge script might touch after it was
 #: installed into a spy: what any of them is handed goes to window.__seen (kept with a
