@@ -58,6 +58,7 @@ from cdpnb.state.dialogs import (
     browser_handler_of,
     close_dialogs_of,
     closed_natively,
+    closed_with_frames,
     closed_with_page,
     dialogs_gone_with_frames,
     native_dialog_opened,
@@ -202,6 +203,9 @@ def _context_gone(state: BrowserState, cid: str, at: float, out: Out) -> Browser
             state = closed_with_page(state, cid, at, out)
     state = _drop_frames(state, doomed, "remove" if page is None else "page_closed", out)
     if page is None:
+        if (state.engine or "").startswith(CLOSES_ON_FRAME_NAVIGATION):
+            # (the same engines close a removed frame's prompt, at times just before)
+            state = closed_with_frames(state, doomed, at, out)
         return dialogs_gone_with_frames(state, doomed, at, "frame_removed", out)
     state = state.evolve(pages={k: v for k, v in state.pages.items() if k != cid})
     if page.main:
