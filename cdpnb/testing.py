@@ -39,13 +39,13 @@ import asyncio
 import itertools
 import json
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from cdpnb.errors import ConnectionLost
 
-__all__ = ["HOLD", "ScriptedBrowser", "ScriptedCommand", "ScriptedError"]
+__all__ = ["HOLD", "ScriptedBiDiBrowser", "ScriptedBrowser", "ScriptedCommand", "ScriptedError"]
 
 
 class _Hold:
@@ -89,6 +89,8 @@ class _ScriptedTransport:
     def __init__(self, browser: ScriptedBrowser) -> None:
         self.browser = browser
         self.url = browser.cdp_url
+        #: What the supervisor speaks over it (``cdp``, or ``bidi`` for ScriptedBiDiBrowser).
+        self.protocol = browser.protocol
         self.closed = False
         self.reason = "closed by the scripted browser"
         self._on_frames: Callable[[Sequence[str | bytes]], None] | None = None
@@ -140,6 +142,9 @@ class _ScriptedTransport:
 
 class ScriptedBrowser:
     """An in-memory CDP endpoint, scripted by the test. See the module docs."""
+
+    #: The protocol its transport speaks.
+    protocol = "cdp"
 
     def __init__(self, *, product: str = "ScriptedBrowser/1.0",
                  has_browser_handler: bool | None = True) -> None:
@@ -284,7 +289,7 @@ class ScriptedBrowser:
                                   data.get("sessionId"))
         self.received.append(command)
         custom = self._handlers.get(command.method)
-        default = _DEFAULTS.get(command.method)
+        default = self._defaults().get(command.method)
         try:
             if custom is not None:
                 result = custom(command)
@@ -300,6 +305,10 @@ class ScriptedBrowser:
             return
         self._deliver(self._reply_text(command, result if isinstance(result, dict) else {},
                                        None), transport)
+
+    def _defaults(self) -> Mapping[str, Callable[[ScriptedBrowser, ScriptedCommand],
+                                                 dict[str, Any]]]:
+        return _DEFAULTS
 
     # -- a believable page, by default -------------------------------------------------
 
@@ -364,4 +373,142 @@ _DEFAULTS: dict[str, Callable[[ScriptedBrowser, ScriptedCommand], dict[str, Any]
     "Target.detachFromTarget": ScriptedBrowser._detach_from_target,
     "Target.setAutoAttach": ScriptedBrowser._set_auto_attach,
     "Page.getFrameTree": ScriptedBrowser._frame_tree,
+}
+
+
+class ScriptedBiDiBrowser(ScriptedBrowser):
+    """An in-memory WebDriver BiDi endpoint, scripted by the test: the BiDi face of
+    :class:`ScriptedBrowser` (same ``on``, ``push``/``emit``, ``HOLD``/``reply``,
+    ``commands``, ``drop``), so that BiDi races are exact too::
+
+        browser = ScriptedBiDiBrowser(product="Firefox/153.7.0esr")
+
+        @browser.on("browsingContext.handleUserPrompt")
+        def answer(command):
+            browser.push("browsingContext.userPromptClosed", {
+                "context": command.params["context"], "type": "prompt",
+                "accepted": command.params["accept"],
+                "userText": command.params.get("userText", "")})
+            return {}
+
+        sup = await cdpnb.Supervisor.start(browser)
+        await browser.open_prompt("prompt", "name?")
+        await sup.respond("accept", prompt_text="Ada")
+
+    By default it answers ``session.new`` (with ``product`` as its browser name and
+    version, which is the engine whose rules the state applies), ``session.subscribe``,
+    ``browsingContext.create`` (a new tab, announced by ``contextCreated`` before the
+    reply), ``getTree``, ``close`` (``contextDestroyed``) and ``script.evaluate``
+    (``undefined``). ``page_target_id`` is the supervisor's tab, which is also its top
+    frame's context; ``add_frame`` puts a child context in it.
+    """
+
+    protocol = "bidi"
+
+    def __init__(self, *, product: str = "Firefox/153.7.0esr") -> None:
+        super().__init__(product=product, has_browser_handler=None)
+        self.cdp_url = "scripted://bidi"
+        self._contexts: dict[str, str | None] = {}  # context -> parent
+
+    # -- scripting -----------------------------------------------------------------
+
+    async def open_prompt(self, type: str = "alert", message: str = "", *,
+                          context: str | None = None, default_value: str = "",
+                          handler: str = "ignore") -> None:
+        """``browsingContext.userPromptOpened`` in ``context`` (the tab by default)."""
+        params: dict[str, Any] = {"context": context or self.page_frame_id, "type": type,
+                                  "message": message, "handler": handler}
+        if type == "prompt":
+            params["defaultValue"] = default_value
+        await self.emit("browsingContext.userPromptOpened", params)
+
+    async def add_frame(self, context: str, *, parent: str | None = None,
+                        url: str = "about:blank") -> None:
+        """A child context (a frame) of ``parent`` (the tab by default)."""
+        parent = parent or self.page_frame_id
+        self._contexts[context] = parent
+        await self.emit("browsingContext.contextCreated", {
+            "context": context, "parent": parent, "url": url, "children": None,
+            "userContext": "default", "originalOpener": None})
+
+    # -- the wire --------------------------------------------------------------------
+
+    @staticmethod
+    def _message(method: str, params: dict[str, Any] | None, session_id: str | None) -> str:
+        return json.dumps({"type": "event", "method": method, "params": params or {}})
+
+    @staticmethod
+    def _reply_text(command: ScriptedCommand, result: dict[str, Any] | None,
+                    error: tuple[int, str] | None) -> str:
+        command.replied = True
+        if error is not None:
+            # BiDi names its errors; a ScriptedError's message is the error's name's
+            # text ("no such alert: ..."), its code unused.
+            name, _, text = error[1].partition(": ")
+            return json.dumps({"type": "error", "id": command.id, "error": name,
+                               "message": text or name})
+        command.result = result or {}
+        return json.dumps({"type": "success", "id": command.id, "result": result or {}})
+
+    def _defaults(self) -> Mapping[str, Callable[[ScriptedBrowser, ScriptedCommand],
+                                                 dict[str, Any]]]:
+        return _BIDI_DEFAULTS
+
+    # -- a believable tab, by default ---------------------------------------------------
+
+    def _session_new(self, command: ScriptedCommand) -> dict[str, Any]:
+        name, _, version = self.product.partition("/")
+        return {"sessionId": "SCRIPTED-SESSION", "capabilities": {
+            "browserName": name.lower(), "browserVersion": version,
+            "unhandledPromptBehavior": {"default": "ignore"}, "userAgent": self.product}}
+
+    def _subscribe(self, command: ScriptedCommand) -> dict[str, Any]:
+        return {"subscription": f"SUB-{command.id}"}
+
+    def _create(self, command: ScriptedCommand) -> dict[str, Any]:
+        context = f"CONTEXT-{next(self._targets)}"
+        if self.page_target_id is None:
+            self.page_target_id = self.page_session_id = context
+        self._contexts[context] = None
+        self.push("browsingContext.contextCreated", {
+            "context": context, "parent": None, "url": "about:blank", "children": None,
+            "userContext": "default", "originalOpener": None})
+        return {"context": context}
+
+    def _tree(self, command: ScriptedCommand) -> dict[str, Any]:
+        root = command.params.get("root")
+
+        def node(context: str) -> dict[str, Any]:
+            kids = [c for c, parent in self._contexts.items() if parent == context]
+            return {"context": context, "url": "about:blank", "userContext": "default",
+                    "originalOpener": None, "parent": self._contexts.get(context),
+                    "children": [node(k) for k in kids]}
+
+        roots = [root] if isinstance(root, str) else [
+            c for c, parent in self._contexts.items() if parent is None]
+        return {"contexts": [node(c) for c in roots if c in self._contexts]}
+
+    def _close(self, command: ScriptedCommand) -> dict[str, Any]:
+        context = str(command.params.get("context"))
+        if self._contexts.pop(context, "gone") != "gone":
+            self.push("browsingContext.contextDestroyed", {
+                "context": context, "parent": None, "url": "about:blank", "children": None,
+                "userContext": "default", "originalOpener": None})
+        return {}
+
+    def _evaluate(self, command: ScriptedCommand) -> dict[str, Any]:
+        return {"type": "success", "realm": "SCRIPTED-REALM", "result": {"type": "undefined"}}
+
+    def _nothing(self, command: ScriptedCommand) -> dict[str, Any]:
+        return {}
+
+
+_BIDI_DEFAULTS: dict[str, Callable[[Any, ScriptedCommand], dict[str, Any]]] = {
+    "session.new": ScriptedBiDiBrowser._session_new,
+    "session.subscribe": ScriptedBiDiBrowser._subscribe,
+    "session.end": ScriptedBiDiBrowser._nothing,
+    "browsingContext.create": ScriptedBiDiBrowser._create,
+    "browsingContext.getTree": ScriptedBiDiBrowser._tree,
+    "browsingContext.close": ScriptedBiDiBrowser._close,
+    "script.evaluate": ScriptedBiDiBrowser._evaluate,
 }
