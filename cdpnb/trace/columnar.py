@@ -51,7 +51,10 @@ def _frame(columns: Columns, start: float, payloads: bool) -> pd.DataFrame:
         "direction": _fixed(_DIRECTION[columns.kind], DIRECTIONS),
         "kind": _fixed(columns.kind, KIND_NAMES),
         "session_id": categorical_codes(columns.session, columns.sessions.names),
-        "id": _ints(columns.ids, ~columns.has_id),
+        # Only a command and its reply have an id: a note or an event whose line carries
+        # one (a damaged or hand-made line) has none as a message (hypothesis found a
+        # note with "id": 0 read as 0 here and as missing by the message reader).
+        "id": _ints(columns.ids, ~columns.has_id | (columns.kind > ERROR)),
         "method": categorical_codes(columns.method, columns.methods.names),
     }
     if payloads:
