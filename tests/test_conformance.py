@@ -528,3 +528,27 @@ async def test_a_redacted_trace_never_holds_an_answer(
                                   "look(); })", timeout=10)
     text = trace.read_text()
     assert secret not in text and "prompt" in text
+
+
+#: Who ends a native prompt when ``navigate()`` leaves its page: Chromium and Firefox
+#: close it themselves as the navigation starts; headless-shell would wedge the page
+#: ("Not attached to an active page", measured), so cdpnb dismisses it first.
+NAVIGATION_CLOSES = {"headless-shell": ("cdpnb", "navigation")}
+
+
+async def test_navigate_over_a_native_prompt_leaves_a_usable_page(
+        every_path: cdpnb.Backend, site: ScenarioServer) -> None:
+    """``navigate()`` while the page's native prompt is open: the navigation completes,
+    the record says the navigation ended the prompt, and the new page answers."""
+    async with await cdpnb.Supervisor.start(every_path, dialog_timeout_s=60) as sup:
+        await sup.navigate(site.url("/blank?first"))
+        await sup.evaluate("setTimeout(() => prompt('leaving?'), 0); 0")
+        dialog = await sup.wait_for_dialog(20)
+        assert dialog.via == "native"
+        await sup.navigate(site.url("/blank?second"), timeout=20)
+        await settle(sup, lambda s: any(r.id == dialog.id for r in s.recent_dialogs))
+        [record] = [r for r in sup.state.recent_dialogs if r.id == dialog.id]
+        assert (record.closed_by, record.reason) == NAVIGATION_CLOSES.get(
+            every_path.kind, ("browser", "navigation")), record
+        assert await sup.evaluate("location.search") == "?second"
+        assert sup.state.pending_dialogs == () and every_path.running
