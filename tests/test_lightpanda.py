@@ -199,6 +199,23 @@ async def test_the_bridge_answers_in_every_frame(lightpanda: cdpnb.Backend,
             assert await sup.evaluate("window.__r", frame_id=frames[name]) == f"to {name}"
 
 
+async def test_navigate_over_a_bridged_prompt_dismisses_it_first(
+        lightpanda: cdpnb.Backend, site: ScenarioServer) -> None:
+    """A bridged call blocks Lightpanda's one thread: ``Page.navigate`` sent over it
+    never replied (measured). navigate() dismisses the page's bridged dialogs first."""
+    async with await cdpnb.Supervisor.start(lightpanda, bridge=True,
+                                            dialog_timeout_s=30) as sup:
+        await sup.navigate(site.url("/blank"))
+        await sup.evaluate("setTimeout(() => prompt('stay?'), 0); 0")
+        dialog = await sup.wait_for_dialog(timeout=5)
+        assert dialog.via == "bridge"
+        await sup.navigate(site.url("/child"), timeout=10)
+        [record] = sup.state.recent_dialogs
+        assert (record.id, record.closed_by, record.reason) == (dialog.id, "cdpnb",
+                                                                "navigation")
+        assert await sup.evaluate("document.title") == "child"
+
+
 async def test_a_recorded_trace_replays_the_non_blocking_dialogs(
         lightpanda: cdpnb.Backend, site: ScenarioServer, tmp_path: Path) -> None:
     path = tmp_path / "lightpanda.jsonl"
