@@ -261,3 +261,79 @@ async def test_wrong_answers_are_clean_errors_and_stop_does_not_wait_on_a_dialog
         await sup.stop()
     assert time.monotonic() - began < 10
     assert every_path.running
+
+
+#: Playwright page-event-popup: how each page opens its popup, and whether the popup's
+#: ``window.opener`` is set (``noopener`` and ``rel=noopener`` clear it).
+POPUPS = {
+    "window.open('about:blank')": ("window.open('about:blank'); 0", True),
+    "window.open('')": ("window.open(''); 0", True),
+    "noopener and a url": ("window.open({url}, null, 'noopener'); 0", False),
+    "target=_blank rel=opener": (
+        "const a = document.createElement('a'); a.target = '_blank'; a.rel = 'opener'; "
+        "a.href = {url}; document.body.appendChild(a); a.click(); 0", True),
+    "target=_blank rel=noopener": (
+        "const a = document.createElement('a'); a.target = '_blank'; a.rel = 'noopener'; "
+        "a.href = {url}; document.body.appendChild(a); a.click(); 0", False),
+}
+
+
+@pytest.mark.parametrize("how", list(POPUPS))
+async def test_every_way_of_opening_a_popup_gives_a_supervised_page_of_its_opener(
+        every_path: cdpnb.Backend, site: ScenarioServer, how: str) -> None:
+    """Playwright page-event-popup ``should work``, ``with empty url``, ``with noopener
+    and url``, ``with clicking target=_blank`` (``rel=opener`` / ``rel=noopener``): a
+    popup is a page cdpnb supervises, named as opened by the page (noopener too: the
+    browser says who opened it, the page's ``window.opener`` does not), and the
+    popup's own ``window.opener`` is as the page asked."""
+    script, has_opener = POPUPS[how]
+    async with await cdpnb.Supervisor.start(every_path, dialog_timeout_s=60) as sup:
+        await sup.navigate(site.url("/blank"))
+        await sup.evaluate(script.format(url=json.dumps(site.url("/child"))),
+                           user_gesture=True)
+        loads = "about:blank" if how.startswith("window.open('") else site.url("/child")
+        # (its frame, once its document is the one asked for: evaluate reaches it there)
+        await settle(sup, lambda s: any(
+            not p.main and (f := s.frames.get(p.target_id)) is not None
+            and (f.url or "about:blank") == loads for p in s.pages.values()))
+        popup = next(p for p in sup.state.pages.values() if not p.main)
+        assert popup.opener_target_id == sup.page_target_id
+        assert await sup.evaluate("!!window.opener", frame_id=popup.target_id) is has_opener
+        assert await sup.evaluate("!!window.opener") is False  # the page has none
+
+
+async def test_a_popup_opened_from_a_frame_is_the_pages(
+        every_path: cdpnb.Backend, site: ScenarioServer) -> None:
+    """Playwright page-event-popup ``should report popup opened from iframes``: the
+    popup a frame opens is a supervised page too, and its prompt is answered there."""
+    async with await cdpnb.Supervisor.start(every_path, dialog_timeout_s=60) as sup:
+        await sup.navigate(site.url("/two-site"))
+        await settle(sup, lambda s: any(f.url.endswith("/child") and f.parent_frame_id
+                                        for f in s.frames.values()))
+        frame = next(f.frame_id for f in sup.state.frames.values()
+                     if f.url.endswith("/child") and f.parent_frame_id)
+        await sup.evaluate("setTimeout(() => { window.__r = window.open('').prompt('hey?'); "
+                           "}, 0); 0", frame_id=frame, user_gesture=True)
+        dialog = await sup.wait_for_dialog(20)
+        page = sup.state.pages[dialog.page_session_id or ""]
+        assert not page.main
+        await sup.respond("accept", prompt_text="from a frame's popup", dialog_id=dialog.id)
+        assert await settled(sup, "__r", frame) == "from a frame's popup"
+
+
+async def test_a_navigation_drops_the_old_documents_frames(
+        every_path: cdpnb.Backend, site: ScenarioServer) -> None:
+    """Playwright frame-hierarchy ``should detach child frames on navigation`` and
+    ``should not send attach/detach events for main frame``: a page with frames nested
+    three deep (cross-site at each level) has them all in the tree; after a navigation
+    to a page without frames only the top frame is left, and it is the same frame."""
+    async with await cdpnb.Supervisor.start(every_path, dialog_timeout_s=60) as sup:
+        await sup.navigate(site.url("/nest?depth=3"))
+        await settle(sup, lambda s: len(s.frames) == 4)
+        top = sup.page_target_id
+        tree = sup.frame_tree()
+        assert tree.top is not None and tree.top.frame_id == top
+        assert sorted(node.depth for node in tree.children) == [1, 2, 3]
+        await sup.navigate(site.url("/blank"))
+        await settle(sup, lambda s: len(s.frames) == 1)
+        assert list(sup.state.frames) == [top]
