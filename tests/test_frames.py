@@ -107,7 +107,11 @@ async def test_oopif_navigation_and_removal_update_the_tree(
     await settle(sup, lambda s: oopif in s.frames and not s.frames[oopif].is_oopif
                  and s.frames[oopif].url == site.url("/child"))
     assert sup.state.frames[oopif].session_id == sup.page_session_id
-    assert await sup.evaluate("document.title", frame_id=oopif) == "child"
+    # (once parsed: beside two CPU-bound processes the commit was told before the title
+    # was read, and document.title was still "")
+    assert await sup.evaluate("new Promise(done => { const look = () => document.title ? "
+                              "done(document.title) : setTimeout(look, 20); look(); })",
+                              frame_id=oopif, timeout=15) == "child"
     with pytest.raises(cdpnb.FrameNotRoutable):
         await sup.cdp("Runtime.evaluate", {"expression": "1"}, frame_id=oopif)
     # Cross-site again, then removed from the DOM.
