@@ -546,7 +546,9 @@ def dialogs_gone_with_frames(state: BrowserState, gone: set[str], at: float, rea
     state = close_dialogs_of(state, doomed, at, "browser", reason, out)
     for dialog in doomed:
         page = state.pages.get(dialog.page_session_id or "")
-        if dialog.via == "native" and _keeps_dangling_dialogs(state, dialog) \
+        # (hasBrowserHandler: CDP says it, chromium True and headless-shell False; over
+        # BiDi the state says it for the engines it knows, see browser_handler_of)
+        if dialog.via == "native" and dialog.has_browser_handler is True \
                 and page is not None and page.hazard is None:
             hazard = (f"{dialog.id} ({dialog.type}) was open in frame {dialog.frame_id} when "
                       "that frame went; Chromium 156 keeps a dangling dialog and crashes "
@@ -563,12 +565,6 @@ def dialogs_gone_with_frames(state: BrowserState, gone: set[str], at: float, rea
 #: chromium-bidi (measured: the next ``confirm()`` ended the browser), where the
 #: ``hasBrowserHandler`` fact of CDP is not told.
 DANGLING_DIALOG_ENGINES = ("Chrome/",)
-
-
-def _keeps_dangling_dialogs(state: BrowserState, dialog: PendingDialog) -> bool:
-    # CDP says: chromium True, headless-shell False; over BiDi the state says it for the
-    # engines it knows (see browser_handler_of).
-    return dialog.has_browser_handler is True
 
 
 def browser_handler_of(state: BrowserState) -> bool | None:

@@ -897,7 +897,7 @@ class Supervisor:
             await engine.run(self._recovery.replace(
                 page, "navigate() was asked on a page Chromium would crash on"))
         elif page is not None:
-            await self._dismiss_bridged(page.session_id)
+            await self._dismiss_before_navigating([], page.session_id)
         return await self._bidi.navigate(url, timeout)
 
     async def _prepare_navigation(self) -> None:
@@ -924,21 +924,19 @@ class Supervisor:
                 page, "navigate() was asked while a dialog the browser cannot answer blocks "
                       "the page"))
             return
-        for dialog in native:
-            with contextlib.suppress(DialogError):
-                await self._dialogs.answer(dialog, False, None, "cdpnb", reason="navigation")
-        await self._dismiss_bridged(page.session_id)
+        await self._dismiss_before_navigating(native, page.session_id)
 
-    async def _dismiss_bridged(self, page_session_id: str) -> None:
-        """Before navigate(): the page's bridged dialogs are dismissed (``cdpnb`` /
-        ``navigation``), so that the navigation never waits on one. A bridged call
-        blocks its frame's script; Lightpanda 1.0 (one thread) then never replied to
+    async def _dismiss_before_navigating(self, native: list[PendingDialog],
+                                         page_session_id: str) -> None:
+        """Before navigate(): dismiss ``native`` and the page's bridged dialogs
+        (``cdpnb`` / ``navigation``), so that the navigation never waits on one. A bridged
+        call blocks its frame's script; Lightpanda 1.0 (one thread) then never replied to
         ``Page.navigate`` at all (measured), and elsewhere a navigation's own news
         would end it a moment later anyway (``bridged_dialogs_navigated``)."""
         bridged = [d for d in self._core.state.pending_dialogs
                    if d.via == "bridge" and d.page_session_id == page_session_id
                    and d.answering is None]
-        for dialog in bridged:
+        for dialog in (*native, *bridged):
             with contextlib.suppress(DialogError):
                 await self._dialogs.answer(dialog, False, None, "cdpnb", reason="navigation")
 
