@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Any
 
 from cdpnb.errors import (
     BackendNotStarted,
+    BlockedByDialog,
     BrowserNotFound,
     BrowserStartError,
     CDPError,
@@ -22,6 +23,8 @@ from cdpnb.errors import (
     FrameNotRoutable,
     NavigationError,
     NoPendingDialog,
+    NoSuchElement,
+    PageBlocked,
     ProtocolMismatch,
     SeveralPendingDialogs,
     StaleRef,
@@ -29,9 +32,11 @@ from cdpnb.errors import (
     TargetGone,
     UnknownDialog,
     UnknownFrame,
+    UnknownPage,
     WaitTimeout,
 )
 from cdpnb.state import DialogRecord, FrameTree, PageNode, PendingDialog, Snapshot
+from cdpnb.state.events import EVENT_NAMES
 
 if TYPE_CHECKING:
     from cdpnb import sync, testing
@@ -40,6 +45,7 @@ if TYPE_CHECKING:
     from cdpnb.campaign import campaign
     from cdpnb.probes import ProbeResult, ScenarioServer, probe, scenarios
     from cdpnb.supervisor import Supervisor
+    from cdpnb.supervisor.events import EventStream, PendingAnswer, SupervisorEvent
     from cdpnb.supervisor.registry import registry
     from cdpnb.supervisor.values import RemoteObject, Undefined
     from cdpnb.trace import Trace, compare
@@ -54,6 +60,9 @@ _LAZY = {
     "Backend": ("cdpnb.backends", "Backend"),
     "launch": ("cdpnb.backends", "launch"),
     "Supervisor": ("cdpnb.supervisor", "Supervisor"),
+    "SupervisorEvent": ("cdpnb.supervisor.events", "SupervisorEvent"),
+    "EventStream": ("cdpnb.supervisor.events", "EventStream"),
+    "PendingAnswer": ("cdpnb.supervisor.events", "PendingAnswer"),
     "registry": ("cdpnb.supervisor.registry", "registry"),
     "RemoteObject": ("cdpnb.supervisor.values", "RemoteObject"),
     "Undefined": ("cdpnb.supervisor.values", "Undefined"),
@@ -86,8 +95,10 @@ def __dir__() -> list[str]:
 __version__ = "0.1.0"
 
 __all__ = [
+    "EVENT_NAMES",
     "Backend",
     "BackendNotStarted",
+    "BlockedByDialog",
     "BrowserNotFound",
     "BrowserStartError",
     "CDPError",
@@ -103,11 +114,15 @@ __all__ = [
     "EndpointError",
     "EvaluateError",
     "EvaluateTimeout",
+    "EventStream",
     "FrameNotRoutable",
     "FrameTree",
     "NavigationError",
     "NoPendingDialog",
+    "NoSuchElement",
+    "PageBlocked",
     "PageNode",
+    "PendingAnswer",
     "PendingDialog",
     "ProbeResult",
     "ProtocolMismatch",
@@ -117,12 +132,14 @@ __all__ = [
     "Snapshot",
     "StaleRef",
     "Supervisor",
+    "SupervisorEvent",
     "SupervisorStopped",
     "TargetGone",
     "Trace",
     "Undefined",
     "UnknownDialog",
     "UnknownFrame",
+    "UnknownPage",
     "WaitTimeout",
     "__version__",
     "campaign",

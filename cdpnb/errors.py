@@ -6,6 +6,7 @@ from typing import Any
 
 __all__ = [
     "BackendNotStarted",
+    "BlockedByDialog",
     "BrowserNotFound",
     "BrowserStartError",
     "CDPError",
@@ -23,6 +24,8 @@ __all__ = [
     "FrameNotRoutable",
     "NavigationError",
     "NoPendingDialog",
+    "NoSuchElement",
+    "PageBlocked",
     "ProtocolMismatch",
     "SeveralPendingDialogs",
     "StaleRef",
@@ -30,6 +33,7 @@ __all__ = [
     "TargetGone",
     "UnknownDialog",
     "UnknownFrame",
+    "UnknownPage",
     "WaitTimeout",
 ]
 
@@ -146,8 +150,49 @@ class ElementNotClickable(CdpnbError):
     """The element behind a ref exists but has no box to click (hidden, zero size)."""
 
 
+class NoSuchElement(CdpnbError, LookupError):
+    """No element matches ``selector`` in frame ``frame_id`` (the page's top frame when
+    none was named); Puppeteer's "No element found for selector"."""
+
+    def __init__(self, message: str, *, selector: str, frame_id: str | None) -> None:
+        self.selector = selector
+        self.frame_id = frame_id
+        super().__init__(message)
+
+
+class BlockedByDialog(CdpnbError):
+    """A dialog open in the page holds what was asked (WebDriver's "unexpected alert
+    open"): a click while one is open would be dropped or left waiting by the browser.
+    Answer it with ``respond(dialog_id=...)`` first; ``dialog_id`` names it."""
+
+    def __init__(self, message: str, *, dialog_id: str) -> None:
+        self.dialog_id = dialog_id
+        super().__init__(message)
+
+
 class UnknownFrame(CdpnbError, LookupError):
     """A frame id that is not in the supervisor's frame tree."""
+
+
+class UnknownPage(CdpnbError, LookupError):
+    """``Supervisor.start(page=...)`` named a page the browser does not have;
+    ``existing`` lists the page target (or top-level browsing context) ids it has."""
+
+    def __init__(self, message: str, *, page: str, existing: tuple[str, ...]) -> None:
+        self.page = page
+        self.existing = existing
+        super().__init__(message)
+
+
+class PageBlocked(CdpnbError):
+    """The existing page ``target_id`` does not answer: its renderer is blocked, by a
+    JavaScript dialog that opened before cdpnb attached (which a CDP session attached
+    later can neither see nor answer) or by a script that never yields. cdpnb left the
+    page as it was."""
+
+    def __init__(self, message: str, *, target_id: str) -> None:
+        self.target_id = target_id
+        super().__init__(message)
 
 
 class FrameNotRoutable(CdpnbError):

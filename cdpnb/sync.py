@@ -42,6 +42,7 @@ from cdpnb.probes import ProbeResult
 from cdpnb.probes import probe as _probe
 from cdpnb.supervisor import Supervisor as AsyncSupervisor
 from cdpnb.supervisor import SupervisorOptions
+from cdpnb.supervisor.events import EventName, Handler
 from cdpnb.supervisor.registry import Registry as AsyncRegistry
 from cdpnb.supervisor.registry import registry as async_registry
 from cdpnb.trace import Recorder
@@ -109,10 +110,29 @@ class Supervisor(Facade[AsyncSupervisor]):
     click = blocking(A.click)
     release_objects = blocking(A.release_objects)
     navigate = blocking(A.navigate)
+    reload = blocking(A.reload)
+    set_content = blocking(A.set_content)
+    close_page = blocking(A.close_page)
     wait_for = blocking(A.wait_for)
     annotate = blocking(A.annotate)
     wait_for_dialog = blocking(A.wait_for_dialog)
     respond = blocking(A.respond)
+
+    # -- events (never block): handlers run on the supervisor's event thread, as this
+    # face's calls block the caller's thread (a handler may answer while one waits) ------
+    def on(self, event: EventName, handler: Handler) -> Handler:
+        """As :meth:`cdpnb.Supervisor.on`; the handler always runs on the supervisor's
+        event thread (a blocking call here would hold the caller's own loop)."""
+        self.aio._listen(event, handler, once=False, on_thread=True)
+        return handler
+
+    def once(self, event: EventName, handler: Handler) -> Handler:
+        """As :meth:`cdpnb.Supervisor.once`, on the supervisor's event thread."""
+        self.aio._listen(event, handler, once=True, on_thread=True)
+        return handler
+
+    off = forward(A.off)
+    events = forward(A.events)
 
     # -- state (never blocks) ------------------------------------------------------------
     snapshot = forward(A.snapshot)

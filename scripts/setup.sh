@@ -29,8 +29,10 @@ venv=${VENV:-.venv}
 if [ ! -x "$venv/bin/python" ]; then
   "$python" -m venv "$venv"
 fi
-echo "setup: installing cdpnb and its dev extra into $venv (pip; a minute or two the first time)"
-"$venv/bin/python" -m pip install -q --disable-pip-version-check -e '.[dev]'
+# EXTRAS: the pip extras (scripts/test-pythons.sh leaves JupyterLab out of its venvs).
+extras=${EXTRAS:-dev,lab}
+echo "setup: installing cdpnb[$extras] into $venv (pip; a minute or two the first time)"
+"$venv/bin/python" -m pip install -q --disable-pip-version-check -e ".[$extras]"
 
 # The node-backed backends (chromium+bidi, chromium+puppeteer) run the packages pinned in
 # package-lock.json. --ignore-scripts: nothing of theirs runs at install time (the

@@ -19,7 +19,7 @@ while read -r version executable; do
     continue
   fi
   echo "test-pythons: CPython $version ($executable): tests without browsers, and the smoke"
-  PYTHON="$executable" VENV=".venv-$version" bash scripts/setup.sh
+  PYTHON="$executable" VENV=".venv-$version" EXTRAS=dev bash scripts/setup.sh
   if CDPNB_TESTS_WITHOUT_BROWSERS=1 ".venv-$version/bin/python" -m pytest -p no:cacheprovider \
       -m "not browser or smoke" "$@"; then
     passed+=("$version")

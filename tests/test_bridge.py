@@ -20,7 +20,7 @@ CASES = [
     ("confirm('c')", "accept", None, ["boolean", True]),
     ("confirm('c')", "dismiss", None, ["boolean", False]),
     ("prompt('p', 'd')", "accept", "bridged <b>ü</b>", ["string", "bridged <b>ü</b>"]),
-    ("prompt('p', 'd')", "accept", None, ["string", ""]),
+    ("prompt('p', 'd')", "accept", None, ["string", "d"]),  # OK without text: the default
     ("prompt('p', 'd')", "dismiss", None, ["object", None]),
 ]
 

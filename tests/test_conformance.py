@@ -213,11 +213,12 @@ async def test_a_navigation_over_a_bridged_dialog_ends_it_and_the_page_moves_on(
 
 async def test_a_tab_closed_with_its_dialog_open_is_the_browsers_close_not_a_client(
         every_path: cdpnb.Backend, site: ScenarioServer) -> None:
-    """A popup closed (by another client, here through the raw protocol) while its prompt
-    is open: its record says the browser closed it with the page, and nothing concludes
-    that a client auto-dismisses dialogs (no hint, the bridge stays off). Chromium and
-    chromium-bidi report the prompt closed (result false) 8-25 ms before the tab's end:
-    that once read as an auto-dismisser, and switched the bridge on."""
+    """A popup closed (``close_page``: ``Target.closeTarget`` / ``browsingContext.close``,
+    no beforeunload) while its prompt is open: its record says the browser closed it
+    with the page, and nothing concludes that a client auto-dismisses dialogs (no hint,
+    the bridge stays off). Chromium and chromium-bidi report the prompt closed (result
+    false) 8-25 ms before the tab's end: that once read as an auto-dismisser, and
+    switched the bridge on. (Another client's close is read the same way.)"""
     name = f"/closing-{uuid.uuid4().hex[:8]}"
     popup = site.add(name, "<!doctype html><title>closing</title>"
                            "<script>setTimeout(() => prompt('closing?'), 50)</script>")
@@ -228,10 +229,7 @@ async def test_a_tab_closed_with_its_dialog_open_is_the_browsers_close_not_a_cli
         dialog = await sup.wait_for_dialog(20)
         page = sup.state.pages[dialog.page_session_id or ""]
         assert not page.main
-        if sup.protocol == "cdp":
-            await sup.cdp("Target.closeTarget", {"targetId": page.target_id})
-        else:
-            await sup.bidi("browsingContext.close", {"context": page.target_id})
+        assert (await sup.close_page(page.target_id))["closed"]
         await settle(sup, lambda s: page.session_id not in s.pages
                      and any(r.id == dialog.id for r in s.recent_dialogs))
         await asyncio.sleep(0.5)  # past the moment a fast close is judged

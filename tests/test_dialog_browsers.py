@@ -120,7 +120,9 @@ async def test_overlapping_dialogs_never_take_an_answer_meant_for_another_frame(
         assert await wait_report(site, "main") == "for the main frame"
         d1 = next(r for r in sup.snapshot().recent_dialogs if r.id == "d-1")
         assert (d1.closed_by, d1.reason) == ("cdpnb", "page_replaced")
-        assert "oopif" not in reports(site)  # the OOPIF never got anybody's answer
+        # The OOPIF never got anybody's answer: at most the dismissal of its page's close
+        # (its script may beacon null as the replaced page goes: a full run saw it).
+        assert reports(site).get("oopif") is None
         assert answers_sent(trace) == [{"accept": True, "promptText": "for the main frame"}]
     assert alive(any_browser)
     await sup.navigate(site.url("/blank"))

@@ -432,7 +432,14 @@ def console_message() -> st.SearchStrategy[Message]:
             "source": {"realm": "r", "context": context}}, None, T0),
         st.sampled_from(["error", "info"]), st.sampled_from([MAIN, OOP, PS, "elsewhere"]),
         st.sampled_from(["console", "javascript"]))
-    return st.one_of(cdp_console, cdp_exception, bidi_log)
+    cdp_log = st.builds(
+        lambda entry, sid: Event("Log.entryAdded", entry, sid, T0),
+        st.one_of(st.builds(lambda level, source: {"entry": {
+            "source": source, "level": level, "text": "x", "url": "http://a/"}},
+            st.sampled_from(["error", "warning"]), st.sampled_from(["network", "security"])),
+            st.just({}), st.just({"entry": "malformed"})),
+        st.sampled_from([PS, CS]))
+    return st.one_of(cdp_console, cdp_exception, cdp_log, bidi_log)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -442,8 +449,8 @@ def test_console_only_rules_change_nothing_but_the_console(msgs: list[Message],
     """``Trace.dialogs`` folds without the CONSOLE_ONLY events: it may because their
     rules write the console buffer and its counters only, and report nothing else."""
     assert isinstance(console, Event) and console.method in CONSOLE_ONLY
-    assert {"Runtime.consoleAPICalled", "Runtime.exceptionThrown", "log.entryAdded"} \
-        == CONSOLE_ONLY
+    assert {"Runtime.consoleAPICalled", "Runtime.exceptionThrown", "Log.entryAdded",
+            "log.entryAdded"} == CONSOLE_ONLY
     before, _ = run(oopif_state(), *msgs)
     after, changes = fold(before, console)
     assert {type(c) for c in changes} <= {ConsoleError, Malformed}

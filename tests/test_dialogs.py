@@ -17,7 +17,7 @@ CASES = [
     ("confirm('C')", "accept", None, ["boolean", True]),
     ("confirm('C')", "dismiss", None, ["boolean", False]),
     ("prompt('P', 'def')", "accept", "typed <b>text</b>", ["string", "typed <b>text</b>"]),
-    ("prompt('P', 'def')", "accept", None, ["string", ""]),
+    ("prompt('P', 'def')", "accept", None, ["string", "def"]),  # OK without text: the default
     ("prompt('P', 'def')", "dismiss", None, ["object", None]),
 ]
 
@@ -58,7 +58,7 @@ async def test_dialog_in_every_frame_is_seen_answered_and_round_trips(
     assert record.accepted is (action == "accept")
     assert record.closed_at >= record.opened_at
     if dialog.type == "prompt" and action == "accept":
-        assert record.prompt_text == (text or "")
+        assert record.prompt_text == (text or dialog.default_prompt)  # OK: the default
     assert await page_result(sup, frame_id) == expected
     snap = sup.snapshot()
     assert snap.pending_dialogs == ()
@@ -216,8 +216,6 @@ async def test_respond_errors_name_what_is_wrong(sup: cdpnb.Supervisor,
         await sup.respond("ok")
     with pytest.raises(cdpnb.UnknownDialog, match=r"no open dialog has id 'd-99' \(open: d-1\)"):
         await sup.respond("accept", dialog_id="d-99")
-    with pytest.raises(ValueError, match="prompt_text is only for accepting a prompt"):
-        await sup.respond("accept", prompt_text="nope")
     with pytest.raises(TypeError, match="prompt_text must be a str"):
         await sup.respond("accept", prompt_text=5)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="timeout must be a positive number"):

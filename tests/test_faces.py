@@ -28,6 +28,9 @@ ROOT = Path(__file__).resolve().parent.parent
 HAND_WRITTEN = {
     "__enter__": "returns the blocking face itself, not a new one",
     "__exit__": "calls the blocking stop()",
+    "on": "its handlers run on the supervisor's event thread: this face's calls block "
+          "the caller's thread, and with it any loop running there",
+    "once": "as on",
 }
 
 
@@ -118,6 +121,9 @@ def test_every_module_name_has_a_blocking_twin() -> None:
         if inspect.iscoroutinefunction(value):
             assert not inspect.iscoroutinefunction(twin), name
             assert twin.__wrapped__ is value, name
+        elif value is cdpnb.PendingAnswer:
+            # an answer on its way serves both faces: awaited, or .result() blocks
+            assert twin is value and callable(value.result)
         elif inspect.isclass(value) and hasattr(value, "__await__"):
             # launch, replay: awaited in the async face, a call that blocks here
             assert twin.__wrapped__ is value, name

@@ -126,11 +126,8 @@ async def test_confirm_dismissed_and_alert_accepted(sup: cdpnb.Supervisor,
 async def test_beforeunload_after_real_input_waits_for_the_answer(
         sup: cdpnb.Supervisor, site: ScenarioServer) -> None:
     await sup.navigate(site.url("/beforeunload"))
-    # Firefox asks only after a user activation: a real click, over BiDi's input module.
-    await sup.bidi("input.performActions", {"context": sup.page_target_id, "actions": [
-        {"type": "pointer", "id": "mouse", "actions": [
-            {"type": "pointerMove", "x": 20, "y": 20},
-            {"type": "pointerDown", "button": 0}, {"type": "pointerUp", "button": 0}]}]})
+    # Firefox asks only after a user activation: a real click (BiDi's input module).
+    await sup.click(x=20, y=20)
     leaving = asyncio.ensure_future(sup.navigate(site.url("/blank")))
     dialog = await sup.wait_for_dialog(timeout=5)
     assert dialog.type == "beforeunload"

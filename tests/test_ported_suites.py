@@ -254,8 +254,8 @@ async def test_wrong_answers_are_clean_errors_and_stop_does_not_wait_on_a_dialog
         with pytest.raises(cdpnb.UnknownDialog, match=f"no open dialog has id 'd-99' "
                                                        f"\\(open: {dialog.id}\\)"):
             await sup.respond("accept", dialog_id="d-99")
-        with pytest.raises(ValueError, match="prompt_text is only for accepting a prompt"):
-            await sup.respond("accept", prompt_text="x", dialog_id=dialog.id)
+        with pytest.raises(TypeError, match="prompt_text must be a str or None, got int"):
+            await sup.respond("accept", prompt_text=5, dialog_id=dialog.id)  # type: ignore[arg-type]
     finally:
         began = time.monotonic()
         await sup.stop()

@@ -1148,6 +1148,11 @@ EVENT_PARAMS: dict[str, st.SearchStrategy[Any]] = {
     "Runtime.exceptionThrown": loose(exceptionDetails=loose(
         text=st.text(max_size=3), url=st.text(max_size=3), lineNumber=st.integers(0, 5),
         columnNumber=st.integers(0, 5), exception=loose(description=st.text(max_size=4)))),
+    "Log.entryAdded": loose(entry=loose(
+        source=st.sampled_from(["network", "security", "other"]),
+        level=st.sampled_from(["error", "warning", "info"]), text=st.text(max_size=4),
+        url=st.text(max_size=3), lineNumber=st.integers(0, 5),
+        stackTrace=loose(callFrames=CALL_FRAMES))),
     # WebDriver BiDi: contexts are frame ids, the top context of a page is its session.
     "browsingContext.contextCreated": BIDI_CONTEXT,
     "browsingContext.contextDestroyed": loose(context=IDS),
@@ -1178,6 +1183,7 @@ NOTE_PARAMS: dict[str, st.SearchStrategy[Any]] = {
     "cdpnb.disconnected": loose(),
     "cdpnb.pageTarget": loose(target_id=IDS, session_id=IDS),
     "cdpnb.pageReplacing": loose(session_id=IDS),
+    "cdpnb.pageClosing": loose(session_id=IDS, closing=st.booleans()),
     "cdpnb.directTarget": loose(reason=st.text(max_size=3)),
     "cdpnb.bridgeEnabled": loose(reason=st.text(max_size=3)),
     "cdpnb.dialogAnswering": loose(

@@ -41,11 +41,12 @@ DTYPES = {
                 "has_browser_handler": "boolean", "accepted": "boolean",
                 "answer": NULLABLE_STR, "closed_by": CAT, "reason": CAT, "open_ms": "Float64"},
     "frames": {"time": UTC, "t": "float64", "event": CAT, "frame_id": NULLABLE_STR,
-               "parent_frame_id": NULLABLE_STR, "url": NULLABLE_STR, "origin": NULLABLE_STR,
-               "session_id": CAT, "parent_session_id": CAT, "is_oopif": "boolean",
-               "reason": CAT},
+               "name": NULLABLE_STR, "parent_frame_id": NULLABLE_STR, "url": NULLABLE_STR,
+               "origin": NULLABLE_STR, "session_id": CAT, "parent_session_id": CAT,
+               "is_oopif": "boolean", "reason": CAT},
     "console": {"time": UTC, "t": "float64", "session_id": CAT, "level": CAT, "kind": CAT,
-                "text": NULLABLE_STR, "url": NULLABLE_STR, "line": "Int64", "column": "Int64"},
+                "source": CAT, "text": NULLABLE_STR, "url": NULLABLE_STR, "line": "Int64",
+                "column": "Int64"},
 }
 
 
@@ -322,7 +323,7 @@ def test_frames_timeline_has_attach_navigate_detach_and_the_oopif_with_its_paren
     assert rows == [("navigated", "MAIN"), ("attached", "SRCDOC"), ("navigated", "SRCDOC"),
                     ("attached", "OOPIF"), ("oopif_attached", "OOPIF"), ("detached", "OOPIF"),
                     ("navigated", "OOPIF"), ("oopif_detached", "OOPIF"),
-                    ("detached", "SRCDOC"), ("navigated", "MAIN")]
+                    ("detached", "SRCDOC"), ("navigated", "MAIN"), ("detached", "OOPIF")]
     assert pd.isna(frame["parent_frame_id"][0])
     assert frame["parent_frame_id"].tolist()[1:9] == ["MAIN"] * 8
     assert frame["url"][0] == "http://a:1/" and frame["origin"][0] == "http://a:1"
@@ -334,15 +335,20 @@ def test_frames_timeline_has_attach_navigate_detach_and_the_oopif_with_its_paren
     assert frame["url"][6] == "http://b:2/child#x" and frame["origin"][6] == "http://b:2"
     assert frame["session_id"][6] == CHILD and frame["is_oopif"][6]
     assert frame["is_oopif"].tolist() == [False, False, False, False, True, True, True, True,
-                                          False, False]
+                                          False, False, False]
     assert frame["origin"][9] is pd.NA  # data: URLs have no origin to derive
+    # Back in its parent's process when its session ended, the OOPIF's frame went when
+    # MAIN navigated: no event says so, the fold's FrameRemoved(reason="navigated") does.
+    assert frame["reason"][10] == "navigated" and frame["url"][10] == "http://b:2/child#x"
 
 
 def test_timeline_tells_an_oopif_swap_from_a_removal() -> None:
     timeline = frame_script().trace().timeline()
     events = [(r.event, r.frame_id) for r in timeline.itertuples()]
-    # the OOPIF's frameDetached(reason=swap) moved it to another process: not a removal
-    assert ("swapped", "OOPIF") in events and ("detached", "OOPIF") not in events
+    # the OOPIF's frameDetached(reason=swap) moved it to another process: not a removal;
+    # it left the tree only when MAIN navigated, at the end
+    assert ("swapped", "OOPIF") in events and events.count(("detached", "OOPIF")) == 1
+    assert set(events[-2:]) == {("navigated", "MAIN"), ("detached", "OOPIF")}
     assert ("detached", "SRCDOC") in events
     assert "swapped" in timeline["event"].cat.categories
 
@@ -572,7 +578,8 @@ def test_compare_lines_up_traces_by_content_not_ids() -> None:
     frames = compare(frame_script().trace(), Trace({}, []), labels=["two-site", "empty"])
     assert frames.loc[("frames", "frames")].tolist() == [3, 0]
     assert frames.loc[("frames", "oopifs")].tolist() == [1, 0]
-    assert frames.loc[("frames", "detached")].tolist() == [1, 0]  # the srcdoc frame
+    # the srcdoc frame, and the OOPIF's when MAIN navigated
+    assert frames.loc[("frames", "detached")].tolist() == [2, 0]
     assert frames.loc[("frames", "swapped")].tolist() == [1, 0]  # the OOPIF
     assert frames.loc[("frames", "max depth")].tolist()[0] == 1
     assert frames.loc[("frames", "max depth")].isna().tolist() == [False, True]

@@ -172,6 +172,13 @@ class ScenarioServer:
                 parts = urlsplit(self.path)
                 host = self.headers.get("Host", f"127.0.0.1:{owner.port}")
                 owner.requests.append((host, self.path))
+                if parts.path == "/favicon.ico" and parts.path not in owner.pages:
+                    # Headful Chromium 156 asks every page for one and reports the 404 as
+                    # a browser console error (Log.entryAdded): none, and no error.
+                    self.send_response(204)
+                    self.send_header("Cache-Control", "max-age=3600")
+                    self.end_headers()
+                    return
                 body = owner.render(parts.path, host, parse_qs(parts.query))
                 data = (body if body is not None else "not found").encode()
                 self.send_response(200 if body is not None else 404)

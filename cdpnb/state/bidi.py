@@ -6,7 +6,10 @@ names it) or one a supervised page opened (``originalOpener``) is a page; its id
 both the page's ``target_id`` and its ``session_id`` (BiDi has no sessions on the
 wire), and every frame of it has that ``session_id``. A child context is a frame
 (``frame_id`` = context id, ``parent_frame_id`` = its parent). BiDi does not say
-which frames run out of process, so ``is_oopif`` is False for every frame. A window
+which frames run out of process, so ``is_oopif`` is False for every frame; nor does
+it give a frame's name (``browsingContext.Info`` has none: Firefox ESR 153 and
+chromium-bidi 17 send context, url, children, parent, originalOpener, userContext,
+clientWindow), so ``name`` is None over BiDi rather than a guess. A window
 realm without a sandbox is the frame's default JavaScript context. Contexts that are
 not under a supervised page (other tabs, other clients' pages) are ignored.
 
@@ -50,7 +53,7 @@ from cdpnb.state.changes import (
     PageClosed,
     PageOpened,
 )
-from cdpnb.state.console import MAX_TEXT, append_entry
+from cdpnb.state.console import MAX_TEXT, append_entry, bidi_entry_kind
 from cdpnb.state.dialogs import (
     BROWSER_CLOSES,
     DIALOG_TYPES,
@@ -65,6 +68,7 @@ from cdpnb.state.dialogs import (
 )
 from cdpnb.state.frames import descendants, ident
 from cdpnb.state.models import BrowserState, ConsoleEntry, FrameInfo, PageInfo, PendingDialog
+from cdpnb.state.pages import CLOSED_ON_REQUEST
 
 __all__ = ["CLOSES_ON_FRAME_NAVIGATION", "PROMPT_HANDLERS", "page_of_context"]
 
@@ -209,15 +213,17 @@ def _context_gone(state: BrowserState, cid: str, at: float, out: Out) -> Browser
         return dialogs_gone_with_frames(state, doomed, at, "frame_removed", out)
     state = state.evolve(pages={k: v for k, v in state.pages.items() if k != cid})
     if page.main:
-        gone = None if page.replacing else ("the page's browsing context was closed (not "
-                                            "by cdpnb)")
+        gone = (None if page.replacing else CLOSED_ON_REQUEST if page.closing
+                else "the page's browsing context was closed (not by cdpnb)")
         state = state.evolve(page_target_id=None, page_session_id=None, page_gone=gone)
-    out.append(PageClosed(page, "replaced" if page.replacing else "closed"))
+    out.append(PageClosed(page, "replaced" if page.replacing else
+                          "requested" if page.closing else "closed"))
     return state
 
 
 def _drop_frames(state: BrowserState, doomed: set[str], reason: str, out: Out) -> BrowserState:
-    out.extend(FrameRemoved(state.frames[f], reason) for f in doomed if f in state.frames)
+    # In the frame table's order, not the set's: the same changes in every process.
+    out.extend(FrameRemoved(f, reason) for k, f in state.frames.items() if k in doomed)
     return state.evolve(
         frames={k: v for k, v in state.frames.items() if k not in doomed},
         contexts={k: v for k, v in state.contexts.items() if k[1] not in doomed})
@@ -265,7 +271,10 @@ def navigated(state: BrowserState, msg: Event, out: Out) -> BrowserState:
     cid = ident(msg.params["context"], "context")
     old = state.frames.get(cid)
     url = msg.params.get("url")
-    if old is None or not isinstance(url, str) or url == old.url:
+    # chromium-bidi 17 (Chromium 156) sends a cross-site iframe's first
+    # ``domContentLoaded`` with ``url: ""``, before its ``navigationCommitted`` (measured):
+    # no address, so no navigation.
+    if old is None or not isinstance(url, str) or not url or url == old.url:
         return state
     origin = _origin(url)
     parent = state.frames.get(old.parent_frame_id or "")
@@ -398,7 +407,8 @@ def realm_destroyed(state: BrowserState, msg: Event, out: Out) -> BrowserState:
 
 
 def log_entry_added(state: BrowserState, msg: Event, out: Out) -> BrowserState:
-    """``log.entryAdded`` at level error: console.error and uncaught exceptions."""
+    """``log.entryAdded`` at level error: console.error, uncaught exceptions and (Firefox)
+    the browser's own messages (``bidi_entry_kind``)."""
     p = msg.params
     if p.get("level") != "error":
         return state
@@ -409,7 +419,7 @@ def log_entry_added(state: BrowserState, msg: Event, out: Out) -> BrowserState:
         return state
     frames = (p.get("stackTrace") or {}).get("callFrames") or [{}]
     top = frames[0] if isinstance(frames[0], dict) else {}
-    kind = "exception" if p.get("type") == "javascript" else "console"
+    kind = bidi_entry_kind(p)
     return append_entry(state, ConsoleEntry(
         kind=kind, level="error", text=str(p.get("text") or "")[:MAX_TEXT],
         url=str(top.get("url", "")), line=top.get("lineNumber"),

@@ -35,6 +35,7 @@ __all__ = [
     "FrameAdded",
     "FrameNavigated",
     "FrameRemoved",
+    "FrameSwapped",
     "Malformed",
     "PageClosed",
     "PageHazard",
@@ -83,7 +84,8 @@ class PageOpened:
 
 @dataclass(frozen=True, slots=True)
 class PageClosed:
-    """A supervised page ended: ``reason`` is closed, crashed or replaced."""
+    """A supervised page ended: ``reason`` is closed (by someone else), requested
+    (``close_page()``), crashed or replaced."""
 
     page: PageInfo
     reason: str
@@ -114,6 +116,15 @@ class FrameRemoved:
 
     frame: FrameInfo
     reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class FrameSwapped:
+    """A frame moved to another renderer process and stays in the tree: it became an
+    out-of-process iframe (``frame.is_oopif``, its own session) or came back into its
+    parent's process. CDP only: over WebDriver BiDi a frame's process is not visible."""
+
+    frame: FrameInfo
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,7 +194,7 @@ class Malformed:
 
 Change = (
     DialogOpened | DialogClosed | DialogAmended | DialogUnanswerable | PageOpened
-    | PageClosed | PageHazard | FrameAdded | FrameNavigated | FrameRemoved
+    | PageClosed | PageHazard | FrameAdded | FrameNavigated | FrameRemoved | FrameSwapped
     | SessionAttached | SessionDetached | CapabilityMissing | BridgeEnabled
     | BridgeRequestRefused | BridgeRequestAbandoned | ConnectionChanged | ConsoleError | Malformed
 )

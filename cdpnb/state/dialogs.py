@@ -317,6 +317,14 @@ def _close(state: BrowserState, dialog: PendingDialog, record: DialogRecord,
         state = _count(state, "fast-remote-dismissals")
     if record.closed_by == "watchdog":
         state = _count(state, "watchdog-dismissals")
+    page = state.pages.get(record.page_session_id or "")
+    if (record.type == "beforeunload" and record.accepted is False and page is not None
+            and page.closing):
+        # A close_page(run_beforeunload=True) the page asked about and was told no: the
+        # page stays (measured: Chromium 156 and Firefox ESR 153 keep it, and its later
+        # end is no longer the close asked for).
+        state = state.evolve(pages={**state.pages, page.session_id: page.model_copy(
+            update={"closing": False})})
     out.append(DialogClosed(record))
     return state
 

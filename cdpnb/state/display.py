@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from cdpnb.render import MAX_ROWS, badge, clip, short_repr, table, text, when
+from cdpnb.render import MAX_ROWS, MAX_TEXT, badge, clip, short_repr, table, text, when
 from cdpnb.state.models import ConsoleEntry, DialogRecord, PendingDialog
 
 if TYPE_CHECKING:
     from cdpnb.state.snapshot import FrameNode, FrameTree, Snapshot
 
-__all__ = ["dialog_html", "dialog_repr", "dialogs_html", "frame_tree_html", "snapshot_html"]
+__all__ = ["dialog_html", "dialog_repr", "dialogs_html", "frame_tree_html", "frame_tree_text",
+           "snapshot_html"]
 
 _CLOSED_BY_COLOUR = {"agent": "#2a7", "auto_policy": "#27a", "watchdog": "#c70",
                      "remote": "#a33", "browser": "#777", "cdpnb": "#74a"}
@@ -68,12 +69,19 @@ def dialogs_html(dialogs: Iterable[PendingDialog | DialogRecord],
                  max_rows=max_rows, total=total)
 
 
+#: Characters of a frame name shown (a name is page-controlled: any length).
+NAME_SHOWN = 40
+
+
 def _node_line(node: FrameNode) -> str:
     kind = badge("OOPIF", "#7a3") if node.is_oopif else ""
+    # A name is page-controlled text: escaped and clipped like a URL.
+    name = (f' <b title="{text(node.name, 400)}">{text(node.name, NAME_SHOWN)}</b>'
+            if node.name else "")
     session = (f' <span style="color:#777">session {text(node.session_id, 12)}</span>'
                if node.session_id else "")
-    return (f'<div style="padding-left:{node.depth * 16}px">{text(clip(node.frame_id, 12))} '
-            f"{kind} {text(node.url)}{session}</div>")
+    return (f'<div style="padding-left:{node.depth * 16}px">{text(clip(node.frame_id, 12))}'
+            f"{name} {kind} {text(node.url)}{session}</div>")
 
 
 def frame_tree_html(tree: FrameTree) -> str:
@@ -86,9 +94,42 @@ def frame_tree_html(tree: FrameTree) -> str:
     return "".join(lines)
 
 
+#: Lines of ``str(frame_tree)`` before the rest are counted instead.
+TEXT_LINES = 100
+
+
+def _plain(value: str, limit: int) -> str:
+    """Clipped page text for a plain-text line: control characters (a newline that would
+    forge a line, a terminal escape) shown escaped, as ``repr`` shows them."""
+    return repr(clip(value, limit))[1:-1]
+
+
+def frame_tree_text(tree: FrameTree) -> str:
+    """``str(tree)``: one frame a line, indented by depth; ``name='…'`` where the frame
+    has a name, ``OOPIF`` for an out-of-process one."""
+    if tree.top is None:
+        return "<FrameTree: no frames yet>"
+    nodes = (tree.top, *tree.children)
+    lines = [f"<FrameTree {len(nodes)} frames{' (truncated)' if tree.truncated else ''}>"]
+    for node in nodes[:TEXT_LINES]:
+        parts = [clip(node.frame_id, 12)]
+        if node.name:
+            parts.append(f"name={short_repr(node.name, NAME_SHOWN)}")
+        if node.is_oopif:
+            parts.append("OOPIF")
+        parts.append(_plain(node.url, MAX_TEXT))
+        lines.append("  " * (node.depth + 1) + " ".join(parts))
+    if len(nodes) > TEXT_LINES:
+        lines.append(f"  … {len(nodes) - TEXT_LINES} more frames")
+    if tree.truncated:
+        lines.append("  … truncated (sup.frame_tree(full=True) has every frame)")
+    return "\n".join(lines)
+
+
 def _console_row(e: ConsoleEntry) -> list[object]:
     where = f"{e.url}:{e.line}" if e.url and e.line is not None else e.url
-    return [when(e.at), e.kind, e.level, e.text, where]
+    kind = e.kind if e.source is None else f"{e.kind} ({e.source})"  # browser (network)
+    return [when(e.at), kind, e.level, e.text, where]
 
 
 def _pages_html(s: Snapshot) -> str:

@@ -16,6 +16,7 @@ from cdpnb.state.changes import (
     FrameAdded,
     FrameNavigated,
     FrameRemoved,
+    FrameSwapped,
     SessionAttached,
     SessionDetached,
 )
@@ -94,6 +95,11 @@ def _upsert(state: BrowserState, frames: dict[str, FrameInfo], session_id: str |
         parent_frame_id=parent_id,
         url=_frame_url(frame),
         origin=origin,
+        # The frame's browsing-context name (window.name) as of this document's commit;
+        # "" (the top frame, an unnamed iframe) is None. Measured on Chromium 156: the
+        # <iframe name> at the first commit; a later ``window.name = ...`` shows at the
+        # frame's next commit (no event says so before), and setting the element's
+        # name attribute after load changes nothing.
         name=frame.get("name") or None,
         session_id=session_id,
         is_oopif=oopif,
@@ -141,7 +147,9 @@ def _removed(state: BrowserState, doomed: set[str], msg: Event, reason: str,
     """Drop ``doomed`` frames, their contexts, and the dialogs open in them."""
     if not doomed:
         return state
-    out.extend(FrameRemoved(state.frames[f], reason) for f in doomed if f in state.frames)
+    # In the frame table's order, not the set's: the changes (and the trace's frames()
+    # rows made of them) come out the same in every process.
+    out.extend(FrameRemoved(f, reason) for k, f in state.frames.items() if k in doomed)
     frames = {k: v for k, v in state.frames.items() if k not in doomed}
     contexts = {k: v for k, v in state.contexts.items() if k[1] not in doomed}
     state = state.evolve(frames=frames, contexts=contexts)
@@ -244,6 +252,8 @@ def attached_to_target(state: BrowserState, msg: Event, out: Out) -> BrowserStat
     )
     if old is None:
         out.append(FrameAdded(frames[session.target_id]))
+    elif not old.is_oopif:  # an in-process frame navigated cross-site: now its own process
+        out.append(FrameSwapped(frames[session.target_id]))
     return state.evolve(sessions=sessions, frames=frames)
 
 
@@ -263,6 +273,7 @@ def detached_from_target(state: BrowserState, msg: Event, out: Out) -> BrowserSt
             # The iframe element may still be there (navigated back to its parent's
             # site); the parent session reports it again or detaches it.
             frames[fid] = f.model_copy(update={"is_oopif": False, "session_id": parent_session})
+            out.append(FrameSwapped(frames[fid]))
     contexts = {k: v for k, v in state.contexts.items() if k[0] not in gone}
     # A child's own frames vanish with it: drop frames left without a parent.
     orphans = {fid for fid, f in frames.items()
@@ -271,7 +282,7 @@ def detached_from_target(state: BrowserState, msg: Event, out: Out) -> BrowserSt
         doomed = descendants({k: f.parent_frame_id for k, f in frames.items()}, orphans)
         frames = {k: v for k, v in frames.items() if k not in doomed}
     vanished = set(state.frames) - set(frames)
-    out.extend(FrameRemoved(state.frames[f], "session_gone") for f in vanished)
+    out.extend(FrameRemoved(f, "session_gone") for k, f in state.frames.items() if k in vanished)
     state = state.evolve(sessions=sessions, frames=frames, contexts=contexts,
                          crashed_sessions=state.crashed_sessions - gone)
     # An OOPIF whose <iframe> stays (navigated to another process) keeps its dialog:

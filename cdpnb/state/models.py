@@ -71,6 +71,11 @@ class PageInfo(_Frozen):
     hazard: str | None = None
     #: Set while cdpnb replaces this page (its dialogs then close as page_replaced).
     replacing: bool = False
+    #: Set once ``close_page()`` asked the browser to close this page (the
+    #: ``cdpnb.pageClosing`` note): its end is then the close asked for (``PageClosed``
+    #: reason ``requested``), not someone else's. Cleared when a beforeunload dialog on
+    #: it is dismissed: the page stays.
+    closing: bool = False
     #: When (wall-clock s) a frame of this page last committed a new document.
     last_commit: float | None = None
 
@@ -167,9 +172,11 @@ class DialogRecord(_Frozen):
 
 
 class ConsoleEntry(_Frozen):
-    """A console error or an uncaught exception."""
+    """A console error, an uncaught exception, or an error the browser itself reported
+    (``kind="browser"``: a frame refused by ``X-Frame-Options``, a failed load, a CSP
+    violation; CDP's ``Log.entryAdded``)."""
 
-    kind: Literal["console", "exception"]
+    kind: Literal["console", "exception", "browser"]
     level: str
     text: str
     url: str = ""
@@ -177,6 +184,10 @@ class ConsoleEntry(_Frozen):
     column: int | None = None
     session_id: str | None = None
     at: float
+    #: What reported a ``browser`` entry, as CDP's ``Log.entryAdded`` names it
+    #: (``network``, ``security``, ``violation``, ``intervention``, ``other``, ...); None
+    #: for the other kinds and over WebDriver BiDi, which does not say.
+    source: str | None = None
 
 
 class BrowserState(_Frozen):

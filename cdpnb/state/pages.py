@@ -9,9 +9,10 @@ session's own auto-attach never reports it. A page whose opener is supervised is
 supervised too, recursively; any other page (another client's, the browser's first
 tab, a second session to one of ours) is left alone, and the supervisor detaches.
 
-A page ends when its session detaches: closed by someone (``closed``), or replaced by
-cdpnb (``replaced``, announced by a ``cdpnb.pageReplacing`` note). Its dialogs end
-with it and are never answered.
+A page ends when its session detaches: closed by someone (``closed``), closed as
+``close_page()`` asked (``requested``, announced by a ``cdpnb.pageClosing`` note), or
+replaced by cdpnb (``replaced``, announced by a ``cdpnb.pageReplacing`` note). Its
+dialogs end with it and are never answered.
 """
 
 from __future__ import annotations
@@ -28,12 +29,14 @@ from cdpnb.state.dialogs import close_dialogs_of, closed_with_page
 from cdpnb.state.frames import detached_from_target, ident, target_crashed
 from cdpnb.state.models import BrowserState, PageInfo, SessionInfo
 
-__all__ = ["METHOD_NOT_FOUND", "supervised_target_ids"]
+__all__ = ["CLOSED_ON_REQUEST", "METHOD_NOT_FOUND", "supervised_target_ids"]
 
 Out = list[Change]
 
 #: JSON-RPC's "method not found": the endpoint lacks that domain or command.
 METHOD_NOT_FOUND = -32601
+#: ``page_gone`` once the supervisor's own page was closed by ``close_page()``.
+CLOSED_ON_REQUEST = "closed by close_page()"
 
 
 def supervised_target_ids(state: BrowserState) -> set[str]:
@@ -86,7 +89,7 @@ def page_detached(state: BrowserState, msg: Event, out: Out) -> BrowserState:
     sid = ident(msg.params["sessionId"], "sessionId")
     page = state.pages.get(sid)
     if page is not None:
-        reason = "replaced" if page.replacing else "closed"
+        reason = "replaced" if page.replacing else "requested" if page.closing else "closed"
         doomed = [d for d in state.pending_dialogs if d.page_session_id == sid]
         state = close_dialogs_of(state, doomed, msg.wall,
                                  "cdpnb" if page.replacing else "browser",
@@ -96,7 +99,8 @@ def page_detached(state: BrowserState, msg: Event, out: Out) -> BrowserState:
         pages = {k: v for k, v in state.pages.items() if k != sid}
         state = state.evolve(pages=pages)
         if page.main:
-            gone = None if page.replacing else "the page target was closed (not by cdpnb)"
+            gone = (None if page.replacing else CLOSED_ON_REQUEST if page.closing
+                    else "the page target was closed (not by cdpnb)")
             state = state.evolve(page_target_id=None, page_session_id=None, page_gone=gone)
         out.append(PageClosed(page, reason))
     return detached_from_target(state, msg, out)
@@ -120,6 +124,18 @@ def page_replacing(state: BrowserState, msg: Note, out: Out) -> BrowserState:
     if page is None:
         return state
     return state.evolve(pages={**state.pages, sid: page.model_copy(update={"replacing": True})})
+
+
+def page_closing(state: BrowserState, msg: Note, out: Out) -> BrowserState:
+    """``cdpnb.pageClosing {session_id, closing}``: ``close_page()`` asked the browser to
+    close this page (``closing`` true), or its request failed (false). The page's end is
+    then the close asked for (``PageClosed`` reason ``requested``)."""
+    sid = str(msg.params["session_id"])
+    page = state.pages.get(sid)
+    closing = bool(msg.params.get("closing", True))
+    if page is None or page.closing == closing:
+        return state
+    return state.evolve(pages={**state.pages, sid: page.model_copy(update={"closing": closing})})
 
 
 def direct_target(state: BrowserState, msg: Note, out: Out) -> BrowserState:

@@ -61,6 +61,7 @@ EVENT_RULES: dict[str, Rule] = {
     "Runtime.executionContextsCleared": frames.contexts_cleared,
     "Runtime.consoleAPICalled": console.console_api_called,
     "Runtime.exceptionThrown": console.exception_thrown,
+    "Log.entryAdded": console.log_entry_added,
     # WebDriver BiDi (cdpnb.state.bidi): its module names never collide with CDP's.
     "browsingContext.contextCreated": bidi.context_created,
     "browsingContext.contextDestroyed": bidi.context_destroyed,
@@ -84,7 +85,7 @@ EVENT_RULES: dict[str, Rule] = {
 #: ``Malformed`` changes): a question about anything else (``Trace.dialogs``) may fold
 #: without them. ``tests/test_dialog_model.py`` holds each rule to it.
 CONSOLE_ONLY = frozenset({"Runtime.consoleAPICalled", "Runtime.exceptionThrown",
-                          "log.entryAdded"})
+                          "Log.entryAdded", "log.entryAdded"})
 
 REPLY_RULES: dict[str, Rule] = {
     "Page.getFrameTree": frames.frame_tree,
@@ -99,6 +100,7 @@ NOTE_RULES: dict[str, Rule] = {
     "cdpnb.disconnected": connection.disconnected,
     "cdpnb.pageTarget": pages.page_target,
     "cdpnb.pageReplacing": pages.page_replacing,
+    "cdpnb.pageClosing": pages.page_closing,
     "cdpnb.directTarget": pages.direct_target,
     "cdpnb.bridgeEnabled": pages.bridge_enabled,
     "cdpnb.dialogAnswering": dialogs.dialog_answering,

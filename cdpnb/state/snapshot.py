@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from cdpnb.state.display import frame_tree_html, snapshot_html
+from cdpnb.state.display import frame_tree_html, frame_tree_text, snapshot_html
 from cdpnb.state.models import BrowserState, ConsoleEntry, DialogRecord, FrameInfo, PendingDialog
 
 __all__ = ["FrameNode", "FrameTree", "PageNode", "Snapshot", "build_frame_tree", "snapshot_of"]
@@ -20,11 +20,18 @@ PAGES_SHOWN = 20
 
 
 class FrameNode(BaseModel):
+    """One frame of a ``FrameTree``: ``depth`` below the top frame, ``oopif_depth``
+    OOPIFs on the way down (itself included)."""
+
     model_config = ConfigDict(frozen=True)
 
     frame_id: str
     url: str = ""
     origin: str = ""
+    #: The frame's name (``<iframe name>``, or ``window.name`` as of its last new
+    #: document), as the browser reports it; None when it has none, and always None over
+    #: WebDriver BiDi, which does not report names. Page-controlled text.
+    name: str | None = None
     parent_frame_id: str | None = None
     is_oopif: bool = False
     session_id: str | None = None
@@ -46,6 +53,11 @@ class FrameTree(BaseModel):
         if self.top is not None and self.top.frame_id == frame_id:
             return self.top
         return next((c for c in self.children if c.frame_id == frame_id), None)
+
+    def __str__(self) -> str:
+        """The tree as indented text, one frame a line (names quoted, page text
+        clipped, control characters escaped)."""
+        return frame_tree_text(self)
 
     def _repr_html_(self) -> str:
         return frame_tree_html(self)
@@ -118,6 +130,7 @@ def _node(frame: FrameInfo, depth: int, oopif_depth: int) -> FrameNode:
         frame_id=frame.frame_id,
         url=frame.url,
         origin=frame.origin,
+        name=frame.name,
         parent_frame_id=frame.parent_frame_id,
         is_oopif=frame.is_oopif,
         session_id=frame.session_id if frame.is_oopif else None,

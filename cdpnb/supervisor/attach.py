@@ -11,16 +11,18 @@ import asyncio
 import logging
 from typing import Any
 
-from cdpnb.errors import CDPError, CommandTimeout, ConnectionLost, TargetGone
+from cdpnb.errors import CDPError, CommandTimeout, ConnectionLost, PageBlocked, TargetGone
 from cdpnb.protocol import Event, Message
 from cdpnb.state import Change
 from cdpnb.state.pages import METHOD_NOT_FOUND
 from cdpnb.supervisor.bridge import DialogBridge
+from cdpnb.supervisor.browser_log import enable_browser_log
 from cdpnb.supervisor.core import Core
 from cdpnb.supervisor.pages import PageAttacher
 from cdpnb.transport.waits import wait_for
 
-__all__ = ["AUTO_ATTACH", "METHOD_NOT_FOUND", "ChildAttacher", "attach_page", "create_page"]
+__all__ = ["AUTO_ATTACH", "METHOD_NOT_FOUND", "ChildAttacher", "attach_existing_page",
+           "attach_page", "create_page"]
 
 log = logging.getLogger("cdpnb.supervisor")
 
@@ -42,6 +44,7 @@ async def _enable_frame_host(core: Core, session_id: str, *, lifecycle: bool,
         *(bridge.install_commands(session_id) if bridge is not None and installing else ()),
         core.send("Page.enable", session_id=session_id),
         core.send("Runtime.enable", session_id=session_id),
+        enable_browser_log(core, session_id),  # the browser's own console messages
         core.send("Target.setAutoAttach", AUTO_ATTACH, session_id=session_id),
     ]
     if lifecycle:
@@ -75,10 +78,42 @@ async def create_page(core: Core, pages: PageAttacher) -> str:
     return str(target_id)
 
 
+#: How long a page cdpnb did not create may take to answer its set-up before it counts
+#: as blocked (a busy page's Page.enable takes well under a second).
+BLOCKED_PAGE_TIMEOUT_S = 5.0
+
+
+async def attach_existing_page(core: Core, target_id: str,
+                               bridge: DialogBridge | None = None) -> None:
+    """Attach to a page cdpnb did not create (``Supervisor.start(page=...)``) and set
+    it up as a page of its own: its frames, OOPIFs and documents already there come
+    with the set-up (see ``cdpnb.supervisor.existing``). PageBlocked if the page does
+    not answer: a dialog opened before we attached blocks it, and (measured on
+    Chromium 156 and headless-shell) a session attached later is never told of that
+    dialog and cannot answer it."""
+    if bridge is not None:
+        bridge.forget_sessions()
+    core.note("cdpnb.pageAdopted", {"target_id": target_id})
+    try:
+        await _attach(core, target_id, BLOCKED_PAGE_TIMEOUT_S, bridge)
+    except TimeoutError:
+        raise PageBlocked(
+            f"page {target_id} did not answer its set-up (Page.enable, Runtime.enable) "
+            f"within {BLOCKED_PAGE_TIMEOUT_S:g} s: its renderer is blocked, most likely by "
+            "a JavaScript dialog that opened before cdpnb attached. A CDP session attached "
+            "later is never told of such a dialog and cannot answer it (measured on "
+            "Chromium 156); only the client attached when it opened can. cdpnb left the "
+            "page as it was: answer the dialog there and start again, or supervise a page "
+            "of cdpnb's own (page='new')", target_id=target_id) from None
+
+
 async def attach_page(core: Core, reuse_target_id: str | None = None,
                       bridge: DialogBridge | None = None,
-                      pages: PageAttacher | None = None) -> None:
-    """Create (or re-attach to) the supervisor's own page target and set it up."""
+                      pages: PageAttacher | None = None, *,
+                      replace_wedged: bool = True) -> None:
+    """Create (or re-attach to) the supervisor's own page target and set it up. A
+    re-attached page that no longer answers is replaced by a fresh one, or, with
+    ``replace_wedged=False`` (a page cdpnb did not create), PageBlocked."""
     if pages is not None and pages.active:
         await create_page(core, pages)
         return
@@ -91,6 +126,13 @@ async def attach_page(core: Core, reuse_target_id: str | None = None,
                 await _attach(core, reuse_target_id, WEDGED_PAGE_TIMEOUT_S, bridge)
                 return
             except TimeoutError:
+                if not replace_wedged:
+                    raise PageBlocked(
+                        f"page {reuse_target_id} did not answer after reconnecting: a dialog "
+                        "left open over the lost connection blocks it, and no session "
+                        "attached later can answer it (measured on Chromium 156). It is "
+                        "not cdpnb's page to close, so it is left as it is",
+                        target_id=reuse_target_id) from None
                 await _replace_wedged_page(core, reuse_target_id)
     try:
         created = await core.send("Target.createTarget", {"url": "about:blank"})

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from typing import Any
 
 from cdpnb.errors import (
@@ -45,6 +45,7 @@ from cdpnb.protocol.credentials import hide_credentials
 from cdpnb.state import BrowserState, PageInfo, PendingDialog
 from cdpnb.supervisor.core import Core
 from cdpnb.supervisor.evaluation import MAX_DEPTH, Budget
+from cdpnb.supervisor.existing import choose_bidi_context
 from cdpnb.supervisor.values import RemoteObject, Undefined, from_remote_value
 from cdpnb.transport import redact
 
@@ -88,12 +89,16 @@ class BiDiSession:
         self.popups = popups
         self.session_id: str | None = None
         self.capabilities: dict[str, Any] = {}
+        #: The existing top-level context ``start(page=...)`` adopted (None: created).
+        self.adopted: str | None = None
 
     # -- lifecycle ----------------------------------------------------------------------
 
-    async def start(self, reuse_context: str | None = None) -> dict[str, Any]:
+    async def start(self, reuse_context: str | None = None, *,
+                    page: str = "new") -> dict[str, Any]:
         """Create the session, subscribe, and create (or take back) the page
-        ``reuse_context`` (after a reconnect)."""
+        ``reuse_context`` (after a reconnect); ``page`` (``"first"`` or a context id)
+        adopts a top-level context that exists already, and its popups."""
         core = self.core
         try:
             reply = await core.send("session.new", {"capabilities": {"alwaysMatch": {
@@ -124,7 +129,14 @@ class BiDiSession:
                                         "browser": version["product"],
                                         "popups": self.popups})
         await core.send("session.subscribe", {"events": list(BIDI_EVENTS)})
+        if reuse_context is None and page != "new":
+            self.adopted = await choose_bidi_context(core, page)
+            reuse_context = self.adopted
         await self.open_page(reuse_context)
+        if self.adopted is not None and self.popups:
+            # The popups it opened already: the reducer adopts each top-level context
+            # whose originalOpener is in a supervised page.
+            await core.send("browsingContext.getTree", {})
         return version
 
     async def open_page(self, reuse_context: str | None = None) -> str:
@@ -145,11 +157,14 @@ class BiDiSession:
         await core.send("browsingContext.getTree", {"root": context})
         return context
 
-    async def stop(self) -> None:
-        """Close the supervised pages (popups first), then end the session."""
+    async def stop(self, leave: Collection[str] = ()) -> None:
+        """Close the supervised pages (popups first) but those in ``leave`` (context
+        ids: pages cdpnb did not create), then end the session."""
         core = self.core
         state = core.state
         for page in sorted(state.pages.values(), key=lambda p: p.main):
+            if page.target_id in leave:
+                continue  # not cdpnb's: session.end lets go of it
             if page.hazard is not None:
                 # Closing it would end the browser: left open (frozen where possible).
                 await abandon_bidi_page(core, page)

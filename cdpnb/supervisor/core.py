@@ -426,16 +426,17 @@ class Core:
         return ConnectionLost(f"{self._link} lost while waiting ({reason})")
 
     @contextlib.contextmanager
-    def first_change(self, kind: type[C]) -> Iterator[asyncio.Future[C]]:
-        """A waiter set to the first change of ``kind`` folded from now on: told on the
-        receiving thread as the message is folded, never late from the engine loop (a
-        wait begun after a change must not be given it). Ends at once with
-        SupervisorStopped / ConnectionLost like every waiter."""
+    def first_change(self, kind: type[C], matching: Callable[[C], bool] | None = None
+                     ) -> Iterator[asyncio.Future[C]]:
+        """A waiter set to the first change of ``kind`` (for which ``matching`` holds)
+        folded from now on: told on the receiving thread as the message is folded, never
+        late from the engine loop (a wait begun after a change must not be given it).
+        Ends at once with SupervisorStopped / ConnectionLost like every waiter."""
         future: asyncio.Future[C] = self.waiter()
 
         def on_change(_: Message, changes: tuple[Change, ...]) -> None:
             for change in changes:
-                if isinstance(change, kind):
+                if isinstance(change, kind) and (matching is None or matching(change)):
                     settle(future, change)
                     return
 

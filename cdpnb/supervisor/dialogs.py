@@ -176,11 +176,17 @@ class DialogControl:
         if dialog_id is not None and not isinstance(dialog_id, str):
             raise TypeError(f"dialog_id must be a str like 'd-1', got {dialog_id!r}")
         dialog = self._choose(dialog_id)
-        if prompt_text is not None and (action != "accept" or dialog.type != "prompt"):
-            raise ValueError(
-                f"prompt_text is only for accepting a prompt; {dialog.id} is a {dialog.type} "
-                f"and the action is {action!r}")
-        return await self.answer(dialog, action == "accept", prompt_text, "agent")
+        accept = action == "accept"
+        if not accept or dialog.type != "prompt":
+            # Ignored, as WebDriver BiDi's handleUserPrompt ignores userText and
+            # Playwright's dialog.accept(text) does for anything but an accepted prompt.
+            prompt_text = None
+        elif prompt_text is None:
+            # What pressing OK gives the page: the prompt's default. Measured on every
+            # backend: an accept without text gives "" (CDP's promptText and BiDi's
+            # userText default to empty), unlike a person, and unlike auto_accept.
+            prompt_text = dialog.default_prompt
+        return await self.answer(dialog, accept, prompt_text, "agent")
 
     def _choose(self, dialog_id: str | None) -> PendingDialog:
         state = self.core.state

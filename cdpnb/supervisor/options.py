@@ -6,10 +6,14 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["POLICIES", "Policy", "SupervisorOptions", "check_timeout"]
+__all__ = ["PAGE_CHOICES", "POLICIES", "Policy", "SupervisorOptions", "check_page",
+           "check_timeout"]
 
 Policy = Literal["must_respond", "auto_dismiss", "auto_accept"]
 POLICIES: tuple[str, ...] = ("must_respond", "auto_dismiss", "auto_accept")
+#: ``page=``: the supervisor creates its page (``"new"``), or attaches to the first
+#: page the browser has (``"first"``); any other string is a page's target id.
+PAGE_CHOICES: tuple[str, ...] = ("new", "first")
 
 
 def check_timeout(name: str, value: object, *, allow_none: bool = False) -> float | None:
@@ -21,6 +25,17 @@ def check_timeout(name: str, value: object, *, allow_none: bool = False) -> floa
     if not math.isfinite(value) or value <= 0:
         raise ValueError(f"{name} must be a positive number of seconds, got {value!r}")
     return float(value)
+
+
+def check_page(value: object) -> str:
+    """``"new"``, ``"first"`` or a page's target id (a browsing context id over
+    WebDriver BiDi), or a TypeError/ValueError naming ``page``."""
+    if not isinstance(value, str):
+        raise TypeError(f"page must be 'new', 'first' or a page's target id (a str), "
+                        f"got {value!r}")
+    if not value or value != value.strip() or not value.isprintable():
+        raise ValueError(f"page must be 'new', 'first' or a page's target id, got {value!r}")
+    return value
 
 
 @dataclass(frozen=True)
@@ -35,6 +50,7 @@ class SupervisorOptions:
     bypass_csp: bool = False
     popups: bool = True
     reopen_page: bool = False
+    page: str = "new"
 
     def __post_init__(self) -> None:
         if self.policy not in POLICIES:
@@ -50,3 +66,4 @@ class SupervisorOptions:
         attempts = self.reconnect_attempts
         if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 0:
             raise ValueError(f"reconnect_attempts must be an int >= 0, got {attempts!r}")
+        check_page(self.page)

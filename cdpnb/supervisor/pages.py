@@ -28,6 +28,7 @@ from cdpnb.protocol import Event, Message
 from cdpnb.state import Change
 from cdpnb.state.changes import PageOpened
 from cdpnb.supervisor.bridge import DialogBridge
+from cdpnb.supervisor.browser_log import enable_browser_log
 from cdpnb.supervisor.core import Core, settle
 from cdpnb.transport.waits import wait_for
 
@@ -124,6 +125,7 @@ class PageAttacher:
             calls = [*(bridge.install_commands(session_id) if bridge is not None else ()),
                      core.send("Page.enable", session_id=session_id),
                      core.send("Runtime.enable", session_id=session_id),
+                     enable_browser_log(core, session_id),
                      core.send("Page.setLifecycleEventsEnabled", {"enabled": True},
                                session_id=session_id),
                      core.send("Target.setAutoAttach", PAGE_AUTO_ATTACH, session_id=session_id)]

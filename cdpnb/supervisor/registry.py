@@ -2,17 +2,60 @@
 
 All bookkeeping runs on the engine loop, so concurrent callers from different
 loops or threads see one consistent table.
+
+What hermes-agent's browser supervisor does (``SupervisorRegistry.get_or_start``),
+with whatever ``Supervisor.start`` takes: a backend from ``cdpnb.launch`` as well as
+a URL (so that a backend known to auto-dismiss dialogs gets the bridge from the
+first dialog on), and ``page="first"`` to supervise the page an agent's browser
+already has rather than a page of cdpnb's own.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+import os
+from collections.abc import Iterable
+from typing import Any, Literal, TypedDict, Unpack
 
-from cdpnb.supervisor.supervisor import Supervisor
+from cdpnb.supervisor.options import PAGE_CHOICES, Policy
+from cdpnb.supervisor.supervisor import HasCdpUrl, Supervisor
+from cdpnb.transport import Connector
 from cdpnb.transport.engine import engine
 
-__all__ = ["Registry", "registry"]
+__all__ = ["Registry", "StartOptions", "endpoint_of", "registry"]
+
+
+class StartOptions(TypedDict, total=False):
+    """The keyword arguments of ``Supervisor.start`` (tests/test_attach_existing.py
+    holds the two equal), for ``registry.get_or_start``."""
+
+    policy: Policy
+    dialog_timeout_s: float
+    command_timeout_s: float
+    connect_timeout_s: float
+    reconnect_attempts: int
+    bridge: bool | Literal["auto"]
+    bypass_csp: bool
+    record: str | os.PathLike[str] | None
+    redact: bool | Iterable[str]
+    record_meta: dict[str, Any] | None
+    popups: bool
+    reopen_page: bool
+    transport: Connector | None
+    page: str
+
+
+def endpoint_of(url: str | HasCdpUrl) -> str:
+    """The endpoint URL a supervisor started on ``url`` connects to: the string
+    itself, or a backend's ``cdp_url``; TypeError naming ``url`` for anything else."""
+    if isinstance(url, str):
+        endpoint: object = url
+    else:
+        endpoint = getattr(url, "cdp_url", None)  # (a launch not started says so itself)
+    if not isinstance(endpoint, str) or not endpoint:
+        raise TypeError(f"url must be a CDP URL string or a backend from cdpnb.launch "
+                        f"(anything with a cdp_url), got {url!r}")
+    return endpoint
 
 
 class Registry:
@@ -32,21 +75,26 @@ class Registry:
     def task_ids(self) -> list[str]:
         return list(self._supervisors)
 
-    async def get_or_start(self, /, task_id: str, url: str, **options: Any) -> Supervisor:
-        """The live supervisor for ``task_id`` on ``url``; starts one if there is none,
-        restarts a dead one, and rebinds (stop + start) when ``url`` changed."""
+    async def get_or_start(self, /, task_id: str, url: str | HasCdpUrl,
+                           **options: Unpack[StartOptions]) -> Supervisor:
+        """The live supervisor for ``task_id`` on ``url`` (a URL, or a backend from
+        ``cdpnb.launch``); starts one with ``options`` (``Supervisor.start``'s) if there
+        is none, restarts a dead one, and rebinds (stop + start) when the endpoint
+        changed (the URL, or the backend's ``cdp_url``) or ``page`` names another page
+        than the one it supervises. A live one keeps the options it was started with."""
         if not isinstance(task_id, str) or not task_id:
             raise TypeError(f"task_id must be a non-empty str, got {task_id!r}")
-        if not isinstance(url, str) or not url:
-            raise TypeError(f"url must be a CDP URL string, got {url!r}")
+        endpoint_of(url)
         return await engine.run(self._get_or_start(task_id, url, options))
 
-    async def _get_or_start(self, task_id: str, url: str, options: dict[str, Any]) -> Supervisor:
+    async def _get_or_start(self, task_id: str, url: str | HasCdpUrl,
+                            options: StartOptions) -> Supervisor:
         lock = self._locks.setdefault(task_id, asyncio.Lock())
         async with lock:
             current = self._supervisors.get(task_id)
             if current is not None:
-                if current.url == url and current.alive:
+                if current.url == endpoint_of(url) and current.alive \
+                        and _same_page(current, options.get("page")):
                     return current
                 del self._supervisors[task_id]
                 await current.stop()
@@ -78,6 +126,14 @@ class Registry:
 
     def __repr__(self) -> str:
         return f"<Registry {len(self)} supervisors: {', '.join(self._supervisors) or '-'}>"
+
+
+def _same_page(supervisor: Supervisor, page: object) -> bool:
+    """Whether a call's ``page`` asks for the page ``supervisor`` has: ``"new"`` and
+    ``"first"`` are satisfied by any; a target id by that page only."""
+    if page is None or page in PAGE_CHOICES:
+        return True
+    return page in (supervisor.options.page, supervisor.page_target_id)
 
 
 registry = Registry()

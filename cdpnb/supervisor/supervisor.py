@@ -19,9 +19,7 @@ from cdpnb.errors import (
     CdpnbWarning,
     CommandTimeout,
     ConnectionLost,
-    DialogError,
     FrameNotRoutable,
-    NavigationError,
     ProtocolMismatch,
     StaleRef,
     SupervisorStopped,
@@ -29,8 +27,7 @@ from cdpnb.errors import (
     UnknownFrame,
     WaitTimeout,
 )
-from cdpnb.protocol import Event, Message
-from cdpnb.protocol.credentials import hide_credentials
+from cdpnb.protocol import Message
 from cdpnb.state import (
     BrowserState,
     Change,
@@ -61,15 +58,28 @@ from cdpnb.supervisor.accessibility import (
     take_snapshot,
     to_frame,
 )
-from cdpnb.supervisor.actions import click as click_target
+from cdpnb.supervisor.actions import ClickSpec, click_in_frame, click_ref, click_spec
 from cdpnb.supervisor.attach import ChildAttacher, attach_page
 from cdpnb.supervisor.bidi import BiDiSession, SessionHeld
+from cdpnb.supervisor.bidi_actions import click as bidi_click
 from cdpnb.supervisor.bidi_bridge import BiDiDialogBridge, foreign_request
 from cdpnb.supervisor.bridge import BRIDGE_CHANGES, DialogBridge
-from cdpnb.supervisor.core import Core, settle
+from cdpnb.supervisor.core import Core
 from cdpnb.supervisor.dialogs import DialogControl
 from cdpnb.supervisor.evaluation import OBJECT_GROUP, Budget, Evaluator, context_gone
+from cdpnb.supervisor.events import (
+    EventHub,
+    EventName,
+    EventStream,
+    Handler,
+    answer_sender,
+    check_buffer,
+    check_event_names,
+    check_stream_timeout,
+)
+from cdpnb.supervisor.existing import attach_chosen_page, let_go_of_dialogs, pages_left_open
 from cdpnb.supervisor.options import Policy, SupervisorOptions, check_timeout
+from cdpnb.supervisor.page_control import PageControl
 from cdpnb.supervisor.pages import PageAttacher
 from cdpnb.supervisor.recovery import Recovery
 from cdpnb.supervisor.routing import context_for_frame, frame_of, session_for_frame
@@ -79,7 +89,6 @@ from cdpnb.transport import Connector
 from cdpnb.transport import redact as redact_url
 from cdpnb.transport.engine import engine
 from cdpnb.transport.replay_script import is_replay_url
-from cdpnb.transport.waits import wait_for
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -108,13 +117,11 @@ AUTO_DISMISSING_KINDS = frozenset({"chromium+playwright"})
 
 #: How long evaluate() waits for a just-committed frame's execution context.
 CONTEXT_GRACE_S = 2.0
-#: How long navigate() waits for a page being freed (released, or replaced by a fresh
-#: one: closing the old takes up to 5 s, then a page is created and set up).
-REPLACEMENT_WAIT_S = 15.0
 
 
 class Supervisor:
-    """One persistent CDP connection supervising a page target it owns.
+    """One persistent CDP connection supervising a page target: its own, or one that
+    exists already (``start(page=...)``).
 
     Start it with ``await Supervisor.start(url)``. Every coroutine method can be
     awaited from any event loop; the work runs on cdpnb's engine loop.
@@ -144,6 +151,10 @@ class Supervisor:
         self._evaluator = Evaluator(self._core)
         #: The WebDriver BiDi session, used when the endpoint speaks BiDi.
         self._bidi = BiDiSession(self._core, popups=options.popups)
+        #: navigate, reload, set_content, close_page (cdpnb.supervisor.page_control).
+        self._page_control = PageControl(self._core, self._dialogs, self._recovery, self._bidi,
+                                         self._evaluate, policy=options.policy,
+                                         reopen_page=options.reopen_page)
         #: Refs of the last accessibility snapshot, for evaluate_on and click.
         self._refs: dict[str, RefTarget] = {}
         self._core.subscribe(self._children, methods=["Target.attachedToTarget"])
@@ -155,6 +166,12 @@ class Supervisor:
             self._bridge, methods=["Fetch.requestPaused"], changes=BRIDGE_CHANGES, now=True)
         self._core.subscribe(self._recovery.freeze_at_once, changes=[PageHazard], now=True)
         self._core.subscribe(self._on_changes, changes=[PageHazard, PageClosed, PageOpened])
+        #: Events for sup.on() / sup.events(), from the fold's changes.
+        self._events = EventHub(
+            self._core,
+            answer_sender(self._answer_event, engine.submit, lambda: self._stopped,
+                          redact_url(url)),
+            self._event_answer_failed)
         #: Advice cdpnb has for this endpoint or page (also issued as CdpnbWarning).
         self.hints: list[str] = []
         self._unwarned: list[str] = []
@@ -189,10 +206,22 @@ class Supervisor:
         popups: bool = True,
         reopen_page: bool = False,
         transport: Connector | None = None,
+        page: str = "new",
     ) -> Supervisor:
         """Connect to ``url`` (``ws://…/devtools/browser/…``, ``http://host:port``, or a
         backend from ``cdpnb.launch``), create and attach the supervisor's own page,
         and start supervising.
+
+        ``page="first"`` supervises the first page the browser has instead (the first
+        ``page`` target of ``Target.getTargets``; over WebDriver BiDi the first
+        top-level context), creating one only if there is none; a target id (a context
+        id over BiDi) supervises that page, and UnknownPage names the pages there are
+        if it has none such. An existing page is supervised as one of cdpnb's own: its
+        frames and OOPIFs already there, its popups, the bridge in its loaded documents,
+        dialogs from then on; a dialog already open in it blocks it (PageBlocked over
+        CDP: no session attached later can see or answer it). ``stop()`` leaves a page
+        cdpnb did not create (and the pages it opened) open, dismissing its open
+        dialogs, and a reconnect takes the same page back.
 
         ``popups`` supervises the pages the supervised page opens (``window.open``,
         ``target=_blank``), recursively: their dialogs, frames and OOPIFs, with their
@@ -241,6 +270,7 @@ class Supervisor:
             bypass_csp=bypass_csp,
             popups=popups,
             reopen_page=reopen_page,
+            page=page,
         )
         recorder = None
         if record is not None:
@@ -264,6 +294,9 @@ class Supervisor:
 
     _bridge_reason: str | None = None
     _backend_info: dict[str, Any] | None = None
+    #: The existing page ``start(page=...)`` adopted (its target or context id): stop()
+    #: leaves it open. None when the supervisor created its page.
+    _adopted_page: str | None = None
 
     async def _version(self) -> None:
         with contextlib.suppress(CDPError):
@@ -281,7 +314,8 @@ class Supervisor:
             if self._bridge_reason is not None:
                 self._core.note("cdpnb.bridgeEnabled", {"reason": self._bridge_reason})
             # Browser.getVersion takes as long as the attach's first round trips: overlap.
-            await asyncio.gather(self._version(), attach_page(self._core, bridge=self._bridge))
+            _, self._adopted_page = await asyncio.gather(
+                self._version(), attach_chosen_page(self._core, self.options.page, self._bridge))
             if self.options.popups and not self._core.state.direct:
                 await self._pages.enable()
         except BaseException:
@@ -292,7 +326,8 @@ class Supervisor:
                 # session.new ("Maximum number of active sessions"): a start that failed
                 # after session.new ends what it made, or the browser is lost to cdpnb.
                 with contextlib.suppress(CdpnbError):
-                    await self._bidi.stop()
+                    await self._bidi.stop(leave=pages_left_open(self._core.state,
+                                                                self._bidi.adopted))
             await self._core.close()
             if self.recorder is not None:
                 self.recorder.close()
@@ -305,7 +340,8 @@ class Supervisor:
         if self.options.bypass_csp:
             self._hint("bypass_csp has no WebDriver BiDi equivalent: under a CSP that blocks "
                        "the bridge, dialogs fall back to native ones")
-        self.browser_version = await self._bidi.start()
+        self.browser_version = await self._bidi.start(page=self.options.page)
+        self._adopted_page = self._bidi.adopted
         if self._bridge.enabled:
             assert self._bridge_reason is not None
             self._core.note("cdpnb.bridgeEnabled", {"reason": self._bridge_reason})
@@ -331,7 +367,10 @@ class Supervisor:
         if self._stopped:
             return
         self._stopped = True
-        await engine.run(self._stop())
+        try:
+            await engine.run(self._stop())
+        finally:
+            self._events.close()
         self._warn_pending()
 
     async def _stop(self) -> None:
@@ -343,14 +382,20 @@ class Supervisor:
             self._reconnecting.cancel()
         # Waits end before the pages close (closing one can open a beforeunload dialog).
         self._dialogs.stop_watchdogs()
+        left = pages_left_open(core.state, self._adopted_page)  # not cdpnb's to close
+        if core.connected and left:
+            await let_go_of_dialogs(core.state, self._dialogs, left)
+            self._last_state = core.state
         core.fail_waiters(SupervisorStopped(
             f"supervisor for {redact_url(self.url)} stopped while waiting"))
         if core.connected and core.protocol == "bidi":
-            await self._bidi.stop()
+            await self._bidi.stop(leave=left)
         elif core.connected:
             # Popups first (they were opened by our page), then our own page. A page
             # with a crash hazard is left open, frozen: closing it would end the browser.
-            pages = sorted(core.state.pages.values(), key=lambda p: p.main)
+            # Pages cdpnb did not create are left: closing the connection detaches them.
+            pages = sorted((p for p in core.state.pages.values() if p.target_id not in left),
+                           key=lambda p: p.main)
             for page in pages:
                 try:
                     if page.hazard is not None:
@@ -423,15 +468,18 @@ class Supervisor:
                                  name="cdpnb-bridge-popup")
 
     def _page_closed(self, change: PageClosed) -> None:
-        if not change.page.main or change.reason != "closed" or self._stopped:
+        if not change.page.main or change.reason not in ("closed", "requested") \
+                or self._stopped:
             return
+        asked = change.reason == "requested"  # close_page(): no advice, it was asked for
         if self.options.reopen_page:
-            self._hint(f"the supervisor's page {change.page.target_id} was closed by someone "
-                       "else; a fresh page replaces it (reopen_page=True).")
+            if not asked:
+                self._hint(f"the supervisor's page {change.page.target_id} was closed by "
+                           "someone else; a fresh page replaces it (reopen_page=True).")
             reopen = (self._bidi.open_page() if self._core.protocol == "bidi" else
                       attach_page(self._core, bridge=self._bridge, pages=self._pages))
             self._core.spawn(reopen, name="cdpnb-reopen-page")
-        else:
+        elif not asked:
             self._hint(f"the supervisor's page {change.page.target_id} was closed by someone "
                        "else; calls on it raise TargetGone (start with reopen_page=True to "
                        "get a fresh page instead).")
@@ -467,7 +515,8 @@ class Supervisor:
                 if core.protocol == "bidi":
                     await self._resume_bidi(target_id)
                 else:
-                    await attach_page(core, reuse_target_id=target_id, bridge=self._bridge)
+                    await attach_page(core, reuse_target_id=target_id, bridge=self._bridge,
+                                      replace_wedged=target_id != self._adopted_page)
                     if self.options.popups and not core.state.direct:
                         await self._pages.enable()
             except SessionHeld as exc:
@@ -837,25 +886,39 @@ class Supervisor:
             if not isinstance(ref, RemoteObject):  # the caller's own handle stays theirs
                 self._evaluator.release(session, element)
 
-    async def click(self, ref: str, timeout: float | None = None) -> dict[str, Any]:
-        """Click the element behind ``ref`` as a user would: scrolled into view, a real
-        mouse press and release at the centre of its box (a user activation, which
-        ``beforeunload`` needs). Returns where it clicked and, if the click opened a
-        dialog, its ``dialog_id``."""
-        if not isinstance(ref, str):
-            raise TypeError(f"ref must be a ref str (from sup.accessibility()), got "
-                            f"{type(ref).__name__}")
-        self._require("cdp", "click()", "click with sup.bidi('input.performActions', ...)")
+    async def click(self, ref: str | None = None, *, selector: str | None = None,
+                    x: float | None = None, y: float | None = None,
+                    frame_id: str | None = None,
+                    timeout: float | None = None) -> dict[str, Any]:
+        """Click as a user would, on one of: the element behind ``ref`` (from
+        ``accessibility()``, CDP only), the first element ``selector`` (CSS) matches in
+        ``frame_id`` (the page by default; any frame of ``frame_tree()``), or the point
+        ``x``, ``y`` (CSS pixels in ``frame_id``'s viewport). An element is scrolled into
+        view and clicked at the centre of its box; the click is a real mouse move, press
+        and release (a user activation, which ``beforeunload`` needs). It ends when the
+        release is handled or a dialog it opened arrives, and returns ``ref`` /
+        ``selector``, ``frame_id``, ``x``, ``y`` (where, in that frame's viewport) and
+        ``dialog_id`` (None, or the dialog the click opened). NoSuchElement when the
+        selector matches nothing; BlockedByDialog while a dialog is open in the page."""
+        how = click_spec(ref, selector=selector, x=x, y=y, frame_id=frame_id)
+        if how.ref is not None:
+            self._require("cdp", "click(ref)", "refs come from CDP's accessibility tree; "
+                          "click(selector=...) and click(x=..., y=...) work over it")
         budget = self._budget(timeout)
-        return await self._call(self._click(ref, budget))
+        return await self._call(self._click(how, budget))
 
-    async def _click(self, ref: str, budget: Budget) -> dict[str, Any]:
-        target = await self._target(ref, budget)
+    async def _click(self, how: ClickSpec, budget: Budget) -> dict[str, Any]:
+        if self._core.protocol == "bidi":
+            return await bidi_click(self._core, how, self._bidi.context_for(how.frame_id),
+                                    budget)
+        if how.ref is None:
+            session, context = await self._context(how.frame_id, budget)
+            return await click_in_frame(self._core, how, session, context, budget)
+        target = await self._target(how.ref, budget)
         # Still the same element? The handle is only the proof; it is not kept.
         self._evaluator.release(target.session_id,
                                 await resolve(self._core, target, budget, OBJECT_GROUP))
-        self._core.stats["clicks"] += 1
-        return await click_target(self._core, target, budget)
+        return await click_ref(self._core, how, target, budget)
 
     async def release_objects(self) -> None:
         """Release every handle cdpnb's evaluate has kept (RemoteObjects it returned)
@@ -877,115 +940,62 @@ class Supervisor:
         limit = check_timeout("timeout", timeout, allow_none=True)
         return Budget(self.options.command_timeout_s if limit is None else limit)
 
-    async def navigate(self, url: str, timeout: float = 30.0) -> dict[str, Any]:
-        """Navigate the supervisor's page to ``url`` and wait for its load event."""
+    async def navigate(self, url: str, timeout: float = 30.0, *,
+                       frame_id: str | None = None) -> dict[str, Any]:
+        """Navigate the supervisor's page to ``url`` and wait for its load event; with
+        ``frame_id``, that frame alone (a child frame, an OOPIF, a popup's top frame),
+        waiting for its new document's load. Dialogs the navigation would wait on are
+        dismissed first (``closed_by="cdpnb"``, ``reason="navigation"``); a
+        beforeunload dialog is left for you to answer. See
+        ``cdpnb.supervisor.page_control``."""
         if not isinstance(url, str) or not url:
             raise TypeError(f"url must be a non-empty str, got {url!r}")
         limit = check_timeout("timeout", timeout)
         assert limit is not None
-        if self._core.protocol == "bidi":
-            return await self._call(self._navigate_bidi(url, limit))
-        return await self._call(self._navigate(url, limit))
+        if frame_id is not None and not isinstance(frame_id, str):
+            raise TypeError(f"frame_id must be a str, got {type(frame_id).__name__}")
+        return await self._call(self._page_control.navigate(url, frame_id, limit))
 
-    async def _navigate_bidi(self, url: str, timeout: float) -> dict[str, Any]:
-        if self._recovery.busy:
-            await engine.run(self._recovery.settled(REPLACEMENT_WAIT_S))
-        state = self._core.state
-        page = state.pages.get(state.page_session_id or "")
-        if page is not None and page.hazard is not None:
-            # As over CDP: never navigate a page Chromium would crash on; a fresh one.
-            await engine.run(self._recovery.replace(
-                page, "navigate() was asked on a page Chromium would crash on"))
-        elif page is not None:
-            await self._dismiss_before_navigating([], page.session_id)
-        return await self._bidi.navigate(url, timeout)
+    async def reload(self, *, timeout: float = 30.0) -> dict[str, Any]:
+        """Reload the supervisor's page and wait for the new document's load. A
+        beforeunload dialog holds it as it holds a navigation (answer it from another
+        task); dismissing it raises NavigationError and the page stays."""
+        limit = check_timeout("timeout", timeout)
+        assert limit is not None
+        return await self._call(self._page_control.reload(limit))
 
-    async def _prepare_navigation(self) -> None:
-        """What a navigation of our page must not run into. A page Chromium would crash
-        on is replaced (abandoned). headless-shell wedges a page whose dialog is open
-        when it navigates (measured: "Not attached to an active page", forever), so
-        an open dialog is dismissed first, as Chromium does itself; a dialog it can no
-        longer answer means a fresh page."""
-        if self._recovery.busy:
-            await engine.run(self._recovery.settled(REPLACEMENT_WAIT_S))
-        state = self._core.state
-        page = state.pages.get(state.page_session_id or "")
-        if page is None:
-            raise TargetGone(f"the supervisor's page is gone ({state.page_gone or 'not attached'})")
-        if page.hazard is not None:
-            await engine.run(self._recovery.replace(
-                page, "navigate() was asked on a page Chromium would crash on"))
-            return
-        native = [d for d in state.pending_dialogs
-                  if d.via == "native" and d.page_session_id == page.session_id
-                  and d.has_browser_handler is not True and d.type != "beforeunload"]
-        if any(not d.answerable for d in native):
-            await engine.run(self._recovery.replace(
-                page, "navigate() was asked while a dialog the browser cannot answer blocks "
-                      "the page"))
-            return
-        await self._dismiss_before_navigating(native, page.session_id)
+    async def set_content(self, html: str, *, frame_id: str | None = None,
+                          timeout: float = 30.0) -> dict[str, Any]:
+        """Replace the document of the page (or of ``frame_id``) with ``html``, as
+        Playwright's ``page.setContent`` (``document.open/write/close``), and wait for its
+        load. A dialog the new content opens and the policy leaves to you ends the wait
+        at once: ``{"frame_id", "loaded": False, "dialog_id"}`` (the document loads once
+        it is answered); otherwise ``{"frame_id", "loaded": True, "dialog_id": None}``."""
+        if not isinstance(html, str):
+            raise TypeError(f"html must be a str, got {type(html).__name__}")
+        limit = check_timeout("timeout", timeout)
+        assert limit is not None
+        if frame_id is not None and not isinstance(frame_id, str):
+            raise TypeError(f"frame_id must be a str, got {type(frame_id).__name__}")
+        return await self._call(self._page_control.set_content(html, frame_id, limit))
 
-    async def _dismiss_before_navigating(self, native: list[PendingDialog],
-                                         page_session_id: str) -> None:
-        """Before navigate(): dismiss ``native`` and the page's bridged dialogs
-        (``cdpnb`` / ``navigation``), so that the navigation never waits on one. A bridged
-        call blocks its frame's script; Lightpanda 1.0 (one thread) then never replied to
-        ``Page.navigate`` at all (measured), and elsewhere a navigation's own news
-        would end it a moment later anyway (``bridged_dialogs_navigated``)."""
-        bridged = [d for d in self._core.state.pending_dialogs
-                   if d.via == "bridge" and d.page_session_id == page_session_id
-                   and d.answering is None]
-        for dialog in (*native, *bridged):
-            with contextlib.suppress(DialogError):
-                await self._dialogs.answer(dialog, False, None, "cdpnb", reason="navigation")
-
-    async def _navigate(self, url: str, timeout: float) -> dict[str, Any]:
-        core = self._core
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        await self._prepare_navigation()
-        session = core.state.page_session_id
-        loads: set[str] = set()
-        wanted: list[str] = []
-        loaded = core.waiter()
-
-        def on_message(message: Message, _: tuple[Change, ...]) -> None:
-            if (type(message) is Event and message.session_id == session
-                    and message.params.get("name") == "load"):
-                loads.add(str(message.params.get("loaderId")))
-                if wanted and wanted[0] in loads:
-                    settle(loaded, None)
-
-        unsubscribe = core.subscribe(on_message, methods=["Page.lifecycleEvent"], now=True)
-        shown = redact_url(url)
-        try:
-            try:
-                reply = await core.send("Page.navigate", {"url": url}, session,
-                                        max(0.001, deadline - loop.time()))
-            except CDPError as exc:
-                # Chromium 156 refuses a URL it cannot parse with an error reply (-32000
-                # "Cannot navigate to invalid URL"), not an errorText: the same failure.
-                if "URL" not in exc.message:
-                    raise
-                raise NavigationError(f"navigating to {shown} failed: "
-                                      f"{hide_credentials(exc.message)}") from None
-            if reply.get("errorText"):
-                why = hide_credentials(str(reply["errorText"]))
-                raise NavigationError(f"navigating to {shown} failed: {why}")
-            loader = reply.get("loaderId")
-            wanted.append(str(loader))
-            if loader and str(loader) not in loads:
-                try:
-                    await wait_for(loaded, max(0.0, deadline - loop.time()))
-                except TimeoutError:
-                    raise WaitTimeout(f"{shown} did not finish loading within {timeout:g} s "
-                                      "(is a dialog open?)") from None
-            frame_id = reply.get("frameId")
-            return {"url": url, "frame_id": frame_id, "loader_id": loader}
-        finally:
-            unsubscribe()
-            core.forget(loaded)
+    async def close_page(self, page: str | None = None, *, run_beforeunload: bool = False,
+                         timeout: float = 30.0) -> dict[str, Any]:
+        """Close a supervised page: ``page`` is a target id from ``sup.pages`` (a popup's,
+        or the supervisor's own), None the supervisor's own. At once, without
+        beforeunload; or with ``run_beforeunload=True`` its beforeunload handler runs,
+        and a beforeunload dialog it opens (after a user activation) ends the wait:
+        ``respond("accept", dialog_id=...)`` closes the page, ``"dismiss"`` keeps it.
+        Returns ``{"page", "closed", "dialog_id"}``. The close is yours: no "closed by
+        someone else" hint; the supervisor's own page closed leaves ``alive`` False
+        and calls raise TargetGone, unless ``reopen_page=True`` (a fresh page)."""
+        if page is not None and not isinstance(page, str):
+            raise TypeError(f"page must be a page target id (a str, see sup.pages) or None, "
+                            f"got {page!r}")
+        _check_flag("run_beforeunload", run_beforeunload)
+        limit = check_timeout("timeout", timeout)
+        assert limit is not None
+        return await self._call(self._page_control.close_page(page, run_beforeunload, limit))
 
     async def wait_for(self, predicate: Callable[[BrowserState], bool],
                        timeout: float = 10.0) -> BrowserState:
@@ -1014,6 +1024,62 @@ class Supervisor:
 
     async def _annotate(self, method: str, params: dict[str, Any]) -> None:
         self._core.note(method, params)
+
+    # -- events ---------------------------------------------------------------------------
+
+    def on(self, event: EventName, handler: Handler) -> Handler:
+        """Call ``handler(ev)`` for every ``event`` from now on (names as Playwright's:
+        ``dialog``, ``dialogclosed``, ``frameattached``, ``framenavigated``,
+        ``framedetached``, ``frameswapped``, ``page``, ``pageclosed``, ``console``; see
+        ``cdpnb.EVENT_NAMES``), across every supervised page. ``ev`` is a
+        ``SupervisorEvent``; a dialog handler may answer with ``ev.accept(text)`` /
+        ``ev.dismiss()`` (the policy's watchdog still answers a dialog nobody does).
+
+        The handler runs on the loop of the thread that called ``on`` when one is
+        running there (a notebook cell, a coroutine), else on the supervisor's event
+        thread; it may be a plain function or a coroutine function. Returns
+        ``handler`` (for ``off``)."""
+        self._listen(event, handler, once=False, on_thread=False)
+        return handler
+
+    def once(self, event: EventName, handler: Handler) -> Handler:
+        """``on``, for the next ``event`` only."""
+        self._listen(event, handler, once=True, on_thread=False)
+        return handler
+
+    def _listen(self, event: EventName, handler: Handler, *, once: bool,
+                on_thread: bool) -> None:
+        (name,) = check_event_names([event])
+        if not callable(handler):
+            raise TypeError(f"handler must be callable (a function taking the event), "
+                            f"got {handler!r}")
+        self._events.listen(name, handler, once=once, on_thread=on_thread)
+
+    def off(self, event: EventName, handler: Handler | None = None) -> int:
+        """Remove ``handler`` from ``event`` (every handler of it when None); returns
+        how many were removed."""
+        (name,) = check_event_names([event])
+        return self._events.unlisten(name, handler)
+
+    def events(self, *names: EventName, timeout: float | None = None,
+               buffer: int = 10_000) -> EventStream:
+        """The events named (all when none is), from now on, as a stream:
+        ``async for ev in sup.events("dialog")`` or, blocking, ``for ev in …``.
+        ``timeout`` bounds each wait for the next event (WaitTimeout); the stream ends
+        when closed (``with``/``async with`` closes it) or when the supervisor stops.
+        It holds up to ``buffer`` unread events (the oldest go, counted in
+        ``dropped``)."""
+        chosen = check_event_names(names)
+        return self._events.stream(chosen, check_stream_timeout(timeout), check_buffer(buffer))
+
+    async def _answer_event(self, dialog_id: str, accept: bool,
+                            prompt_text: str | None) -> DialogRecord:
+        return await self._dialogs.respond("accept" if accept else "dismiss", prompt_text,
+                                           dialog_id)
+
+    def _event_answer_failed(self, error: BaseException) -> None:
+        self._hint(f"a dialog handler's answer failed and nobody awaited it: "
+                   f"{type(error).__name__}: {error}")
 
     # -- dialogs --------------------------------------------------------------------------
 

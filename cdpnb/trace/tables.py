@@ -25,9 +25,17 @@ import pandas as pd
 
 from cdpnb.protocol import Command, ErrorReply, Event, Fault, Note, Reply, opens_connection
 from cdpnb.state import CLOSED_BY as STATE_CLOSED_BY
-from cdpnb.state import BrowserState, DialogRecord, PendingDialog
-from cdpnb.state.changes import DialogAmended, DialogClosed, DialogOpened
-from cdpnb.state.console import _describe
+from cdpnb.state import BrowserState, DialogRecord, FrameInfo, PendingDialog
+from cdpnb.state.changes import (
+    Change,
+    DialogAmended,
+    DialogClosed,
+    DialogOpened,
+    FrameAdded,
+    FrameNavigated,
+    FrameRemoved,
+)
+from cdpnb.state.console import _describe, bidi_entry_kind, log_entry
 from cdpnb.state.dialogs import DIALOG_TYPES
 from cdpnb.state.frames import _frame_url
 from cdpnb.state.reducer import CONSOLE_ONLY
@@ -73,7 +81,7 @@ KINDS = KIND_NAMES
 CLOSED_BY = STATE_CLOSED_BY
 VIA = ("native", "bridge")
 FRAME_EVENTS = ("attached", "navigated", "detached", "oopif_attached", "oopif_detached")
-CONSOLE_KINDS = ("console", "exception")
+CONSOLE_KINDS = ("console", "exception", "browser")
 
 # -- events ------------------------------------------------------------------------------
 
@@ -253,12 +261,13 @@ def commands(trace: Trace) -> pd.DataFrame:
 # -- folding helpers ---------------------------------------------------------------------
 
 
-def _folded(trace: Trace) -> Iterable[tuple[Record, BrowserState, BrowserState]]:
-    """Each message that can change the state, with the state before and after it (the
-    reducers' own fold)."""
+def _folded(trace: Trace) -> Iterable[tuple[Record, BrowserState, BrowserState,
+                                            tuple[Change, ...]]]:
+    """Each message that can change the state, with the state before and after it and
+    the changes it made (the reducers' own fold)."""
     before = BrowserState()
-    for message, after, _ in trace._state_changes():
-        yield message, before, after
+    for message, after, changes in trace._state_changes():
+        yield message, before, after, changes
         before = after
 
 
@@ -324,18 +333,28 @@ def _origin_of(url: str) -> str | None:
 
 
 _FRAME_SCHEMA: dict[str, Convert] = {
-    "event": categories_of(FRAME_EVENTS), "frame_id": strings, "parent_frame_id": strings,
-    "url": strings, "origin": strings, "session_id": categorical,
+    "event": categories_of(FRAME_EVENTS), "frame_id": strings, "name": strings,
+    "parent_frame_id": strings, "url": strings, "origin": strings, "session_id": categorical,
     "parent_session_id": categorical, "is_oopif": booleans, "reason": categorical,
 }
 
 
 def _frame_row(rows: Rows, msg: Record, event: str, frame_id: str, *,
-               parent: str | None = None, url: str | None = None, origin: str | None = None,
-               session: str | None = None, parent_session: str | None = None,
-               is_oopif: bool = False, reason: str | None = None) -> None:
-    rows.add(msg, event, frame_id, parent, url, origin, session, parent_session, is_oopif,
-             reason)
+               name: str | None = None, parent: str | None = None, url: str | None = None,
+               origin: str | None = None, session: str | None = None,
+               parent_session: str | None = None, is_oopif: bool = False,
+               reason: str | None = None) -> None:
+    rows.add(msg, event, frame_id, name, parent, url, origin, session, parent_session,
+             is_oopif, reason)
+
+
+def _state_row(rows: Rows, msg: Record, event: str, frame: FrameInfo,
+               session: str | None, reason: str | None = None) -> None:
+    """A row for ``frame`` as the fold holds it."""
+    _frame_row(rows, msg, event, frame.frame_id, name=frame.name,
+               parent=frame.parent_frame_id, url=frame.url or None,
+               origin=frame.origin or None, session=session, is_oopif=frame.is_oopif,
+               reason=reason)
 
 
 def _navigated(rows: Rows, msg: Event, after: BrowserState) -> None:
@@ -349,87 +368,146 @@ def _navigated(rows: Rows, msg: Event, after: BrowserState) -> None:
     if origin in _NO_ORIGIN:
         origin = known.origin if known is not None else ""
     parent = str_or_none(frame.get("parentId")) or (known.parent_frame_id if known else None)
-    _frame_row(rows, msg, "navigated", fid, parent=parent, url=url,
+    name = str_or_none(frame.get("name")) or (known.name if known else None)
+    _frame_row(rows, msg, "navigated", fid, name=name, parent=parent, url=url,
                origin=origin if origin not in _NO_ORIGIN else _origin_of(url),
                session=msg.session_id, is_oopif=bool(known and known.is_oopif))
 
 
 def frames(trace: Trace) -> pd.DataFrame:
-    """The frame timeline: ``attached``, ``navigated``, ``detached`` (Page domain, with
-    ``reason`` remove / swap) and ``oopif_attached`` / ``oopif_detached`` (an iframe
-    target's session; ``session_id`` is the child session, ``parent_session_id`` the
-    one that reported it). Parents come from the event, else from the folded state.
+    """The frame timeline: ``attached``, ``navigated``, ``detached`` and
+    ``oopif_attached`` / ``oopif_detached`` (an iframe target's session; ``session_id``
+    is the child session, ``parent_session_id`` the one that reported it). ``name`` is
+    the frame's name as the browser reported it (CDP's ``Frame.name``: ``<iframe
+    name>``, or ``window.name`` as of the frame's last new document); WebDriver BiDi
+    reports none, so it is NA there. Parents come from the event, else from the folded
+    state.
+
+    ``detached`` rows say why in ``reason``: ``remove`` (its element went), ``swap``
+    (CDP: it moved to another process and stays in the tree), ``navigated`` (an
+    ancestor loaded a new document; CDP sends no event for these frames), and
+    ``session_gone`` (it went with its OOPIF's session), ``page_closed`` (BiDi: with
+    its page). The last three come from the fold's changes (``FrameRemoved``), so they
+    are the frames the live supervisor saw go; ``session_id`` is then the session the
+    frame belonged to. A same-document navigation (CDP
+    ``Page.navigatedWithinDocument``, BiDi ``fragmentNavigated`` / ``historyUpdated``)
+    is a ``navigated`` row with the new URL, and the frames a ``Page.getFrameTree``
+    reply first names (an existing page's, a reconnect's) are ``attached`` rows.
     """
     rows = Rows(trace.started_mono, _FRAME_SCHEMA)
     oopif_sessions: dict[str, str] = {}  # child session -> frame (target) id
+    gone: set[str] = set()  # frames a change reported detached (no event of their own)
     bidi = trace.protocol == "bidi"
-    for msg, before, after in _folded(trace):
+    for msg, before, after, changes in _folded(trace):
         if bidi:
-            _bidi_frames(rows, msg, before, after)
+            _bidi_frames(rows, msg, before, after, changes)
             continue
-        if type(msg) is not Event:
-            continue
-        assert isinstance(msg, Event)
-        p = msg.params
-        name = msg.method
-        if name == "Page.frameNavigated":
-            _navigated(rows, msg, after)
-        elif name == "Page.frameAttached":
-            fid = str_or_none(p.get("frameId"))
-            if fid:
-                known = after.frames.get(fid)
-                _frame_row(rows, msg, "attached", fid, parent=str_or_none(p.get("parentFrameId")),
-                           session=msg.session_id, is_oopif=bool(known and known.is_oopif))
-        elif name == "Page.frameDetached":
-            fid = str_or_none(p.get("frameId"))
-            if fid:
-                old = before.frames.get(fid)
-                _frame_row(rows, msg, "detached", fid,
-                           parent=old.parent_frame_id if old else None,
-                           url=old.url if old else None, session=msg.session_id,
-                           is_oopif=bool(old and old.is_oopif), reason=str_or_none(p.get("reason")))
-        elif name == "Target.attachedToTarget":
-            info = p.get("targetInfo")
-            sid, fid = str_or_none(p.get("sessionId")), str_or_none((info or {}).get("targetId"))
-            if not (isinstance(info, dict) and info.get("type") == "iframe" and sid and fid):
-                continue
-            oopif_sessions[sid] = fid
-            known = after.frames.get(fid)
-            _frame_row(rows, msg, "oopif_attached", fid,
-                       parent=known.parent_frame_id if known else None,
-                       url=(known.url if known else "") or str_or_none(info.get("url")) or None,
-                       session=sid, parent_session=msg.session_id, is_oopif=True)
-        elif name == "Target.detachedFromTarget":
-            sid = str_or_none(p.get("sessionId"))
-            fid = oopif_sessions.pop(sid, None) if sid else None
-            if sid and fid:
-                old = before.frames.get(fid)
-                _frame_row(rows, msg, "oopif_detached", fid,
-                           parent=old.parent_frame_id if old else None,
-                           url=old.url if old else None, session=sid,
-                           parent_session=msg.session_id, is_oopif=True)
+        _cdp_event_frames(rows, msg, before, after, oopif_sessions, gone)
+        _changed_frames(rows, msg, changes, gone)
+        if gone and after.frames is not before.frames:
+            gone.difference_update([f for f in gone if f in after.frames])
     return rows.frame()
 
 
-def _bidi_frames(rows: Rows, msg: Record, before: BrowserState, after: BrowserState) -> None:
+def _cdp_event_frames(rows: Rows, msg: Record, before: BrowserState, after: BrowserState,
+                      oopif_sessions: dict[str, str], gone: set[str]) -> None:
+    """The row a CDP frame or target event makes, read from the event (and the fold)."""
+    if type(msg) is not Event:
+        return
+    assert isinstance(msg, Event)
+    p = msg.params
+    name = msg.method
+    if name == "Page.frameNavigated":
+        _navigated(rows, msg, after)
+    elif name == "Page.frameAttached":
+        fid = str_or_none(p.get("frameId"))
+        if fid:
+            known = after.frames.get(fid)
+            _frame_row(rows, msg, "attached", fid, name=known.name if known else None,
+                       parent=str_or_none(p.get("parentFrameId")), session=msg.session_id,
+                       is_oopif=bool(known and known.is_oopif))
+    elif name == "Page.frameDetached":
+        fid = str_or_none(p.get("frameId"))
+        old = before.frames.get(fid) if fid else None
+        if fid and (old is not None or fid not in gone):  # else reported when it went
+            _frame_row(rows, msg, "detached", fid, name=old.name if old else None,
+                       parent=old.parent_frame_id if old else None,
+                       url=old.url if old else None, session=msg.session_id,
+                       is_oopif=bool(old and old.is_oopif), reason=str_or_none(p.get("reason")))
+    elif name == "Target.attachedToTarget":
+        info = p.get("targetInfo")
+        sid, fid = str_or_none(p.get("sessionId")), str_or_none((info or {}).get("targetId"))
+        if not (isinstance(info, dict) and info.get("type") == "iframe" and sid and fid):
+            return
+        oopif_sessions[sid] = fid
+        known = after.frames.get(fid)
+        _frame_row(rows, msg, "oopif_attached", fid, name=known.name if known else None,
+                   parent=known.parent_frame_id if known else None,
+                   url=(known.url if known else "") or str_or_none(info.get("url")) or None,
+                   session=sid, parent_session=msg.session_id, is_oopif=True)
+    elif name == "Target.detachedFromTarget":
+        sid = str_or_none(p.get("sessionId"))
+        fid = oopif_sessions.pop(sid, None) if sid else None
+        if sid and fid:
+            old = before.frames.get(fid)
+            _frame_row(rows, msg, "oopif_detached", fid, name=old.name if old else None,
+                       parent=old.parent_frame_id if old else None,
+                       url=old.url if old else None, session=sid,
+                       parent_session=msg.session_id, is_oopif=True)
+
+
+def _changed_frames(rows: Rows, msg: Record, changes: tuple[Change, ...],
+                    gone: set[str]) -> None:
+    """CDP rows no event of their own announces, from the fold's changes: frames removed
+    with another (pruned by an ancestor's navigation, gone with an OOPIF session, under
+    a removed frame), same-document navigations, and the frames a frame tree names."""
+    if not changes:
+        return
+    event = msg if type(msg) is Event else None
+    reply = msg if type(msg) is Reply else None
+    assert event is None or isinstance(event, Event)
+    assert reply is None or isinstance(reply, Reply)
+    own = (str_or_none(event.params.get("frameId"))
+           if event is not None and event.method == "Page.frameDetached" else None)
+    for change in changes:
+        if type(change) is FrameRemoved:
+            if change.frame.frame_id != own:  # (a frameDetached's own frame has its row)
+                gone.add(change.frame.frame_id)
+                _state_row(rows, msg, "detached", change.frame, change.frame.session_id,
+                           change.reason)
+        elif (type(change) is FrameNavigated and event is not None
+              and event.method == "Page.navigatedWithinDocument"):
+            _state_row(rows, msg, "navigated", change.frame, event.session_id)
+        elif (type(change) is FrameAdded and reply is not None
+              and reply.method == "Page.getFrameTree"):
+            _state_row(rows, msg, "attached", change.frame, reply.session_id)
+
+
+def _bidi_frames(rows: Rows, msg: Record, before: BrowserState, after: BrowserState,
+                 changes: tuple[Change, ...]) -> None:
     """WebDriver BiDi: browsing contexts come and go (``contextCreated``, the
     ``getTree`` reply, ``contextDestroyed``) and navigate; the rows are what the fold
-    made of them. BiDi does not say which frames are out of process."""
+    made of them, a removal's reason the fold's (``remove``, ``page_closed``). BiDi
+    does not say which frames are out of process, nor their names."""
     if after.frames is before.frames:
         return
     for fid, frame in after.frames.items():
         old = before.frames.get(fid)
         if old is None:
-            _frame_row(rows, msg, "attached", fid, parent=frame.parent_frame_id,
-                       url=frame.url or None, origin=frame.origin or None,
-                       session=frame.session_id)
+            _frame_row(rows, msg, "attached", fid, name=frame.name,
+                       parent=frame.parent_frame_id, url=frame.url or None,
+                       origin=frame.origin or None, session=frame.session_id)
         elif old.url != frame.url:
-            _frame_row(rows, msg, "navigated", fid, parent=frame.parent_frame_id,
-                       url=frame.url, origin=frame.origin or None, session=frame.session_id)
+            _frame_row(rows, msg, "navigated", fid, name=frame.name,
+                       parent=frame.parent_frame_id, url=frame.url,
+                       origin=frame.origin or None, session=frame.session_id)
+    reasons = {c.frame.frame_id: c.reason for c in changes if type(c) is FrameRemoved}
     for fid, old in before.frames.items():
         if fid not in after.frames:
-            _frame_row(rows, msg, "detached", fid, parent=old.parent_frame_id,
-                       url=old.url or None, session=old.session_id, reason="remove")
+            # (frames a new connection forgets go with no change: "remove", as before)
+            _frame_row(rows, msg, "detached", fid, name=old.name, parent=old.parent_frame_id,
+                       url=old.url or None, session=old.session_id,
+                       reason=reasons.get(fid, "remove"))
 
 
 # -- console -----------------------------------------------------------------------------
@@ -446,21 +524,25 @@ def _int_or_none(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-_CONSOLE_EVENTS = ("Runtime.consoleAPICalled", "Runtime.exceptionThrown", "log.entryAdded")
+_CONSOLE_EVENTS = ("Runtime.consoleAPICalled", "Runtime.exceptionThrown", "Log.entryAdded",
+                   "log.entryAdded")
 _CONSOLE_SCHEMA: dict[str, Convert] = {
     "session_id": categorical, "level": categorical, "kind": categories_of(CONSOLE_KINDS),
-    "text": strings, "url": strings, "line": int64s, "column": int64s,
+    "source": categorical, "text": strings, "url": strings, "line": int64s, "column": int64s,
 }
 
 
 def console(trace: Trace) -> pd.DataFrame:
-    """Every ``Runtime.consoleAPICalled`` (all levels: ``level`` is the call's type) and
-    ``Runtime.exceptionThrown`` (level ``error``), with the full text; over WebDriver
-    BiDi every ``log.entryAdded`` (``level`` as BiDi gives it)."""
+    """Every ``Runtime.consoleAPICalled`` (all levels: ``level`` is the call's type),
+    ``Runtime.exceptionThrown`` (level ``error``) and ``Log.entryAdded`` (the browser's
+    own messages, ``kind`` ``browser``: all levels, ``source`` as CDP names it), with the
+    full text; over WebDriver BiDi every ``log.entryAdded`` (``level`` as BiDi gives it,
+    ``kind`` by ``cdpnb.state.console.bidi_entry_kind``)."""
     rows = Rows(trace.started_mono, _CONSOLE_SCHEMA)
 
-    def add(msg: Event, level: str, kind: str, text: str, where: Mapping[str, Any]) -> None:
-        rows.add(msg, msg.session_id, level, kind, text, str(where.get("url", "")),
+    def add(msg: Event, level: str, kind: str, text: str, where: Mapping[str, Any],
+            source: str | None = None) -> None:
+        rows.add(msg, msg.session_id, level, kind, source, text, str(where.get("url", "")),
                  _int_or_none(where.get("lineNumber")), _int_or_none(where.get("columnNumber")))
 
     for r in trace._events(_CONSOLE_EVENTS):
@@ -476,10 +558,15 @@ def console(trace: Trace) -> pd.DataFrame:
             described = exc.get("description") if isinstance(exc, dict) else None
             add(r, "error", "exception", str(described or details.get("text") or "exception"),
                 details)
+        elif r.method == "Log.entryAdded":  # CDP: the browser's own messages
+            try:
+                level, source, text, url, line = log_entry(r.params)
+            except (LookupError, TypeError, ValueError):  # malformed: the reducer's Malformed
+                continue
+            add(r, level, "browser", text, {"url": url, "lineNumber": line}, source or None)
         elif r.method == "log.entryAdded":  # WebDriver BiDi: console calls and exceptions
-            kind = "exception" if r.params.get("type") == "javascript" else "console"
-            add(r, str(r.params.get("level", "")), kind, str(r.params.get("text") or ""),
-                _top_frame(r.params))
+            add(r, str(r.params.get("level", "")), bidi_entry_kind(r.params),
+                str(r.params.get("text") or ""), _top_frame(r.params))
     return rows.frame()
 
 

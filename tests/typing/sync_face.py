@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, assert_type
 
 import pandas as pd
@@ -30,11 +31,26 @@ def blocking_face(url: str) -> None:
     assert_type(sup.page_session_id, str | None)
     assert_type(sup.hints, list[str])
     assert_type(sup.unsupported, dict[str, str])
+    assert_type(sup.navigate("about:blank", frame_id="F"), dict[str, Any])
+    assert_type(sup.click(selector="#go", frame_id="F"), dict[str, Any])
+    assert_type(sup.close_page("T", run_beforeunload=True), dict[str, Any])
+    assert_type(sup.set_content("<p>hi</p>"), dict[str, Any])
+    assert_type(sup.reload(), dict[str, Any])
+
+    def answer(ev: cdpnb.SupervisorEvent) -> None:
+        assert_type(ev.accept("x").result(5), cdpnb.DialogRecord)
+
+    assert_type(sup.on("dialog", answer), Callable[[cdpnb.SupervisorEvent], object])
+    assert_type(sup.off("dialog"), int)
+    for ev in sup.events("framenavigated", timeout=1.0):
+        assert_type(ev, cdpnb.SupervisorEvent)
     with sup as same:
         assert_type(same, cdpnb.sync.Supervisor)
     got = cdpnb.sync.registry.get("task")
     assert_type(got, cdpnb.sync.Supervisor | None)
     assert_type(cdpnb.sync.registry.get_or_start("task", url), cdpnb.sync.Supervisor)
+    assert_type(cdpnb.sync.registry.get_or_start("task", url, page="first", bridge=True),
+                cdpnb.sync.Supervisor)
     assert_type(cdpnb.sync.registry.task_ids(), list[str])
     assert_type(cdpnb.sync.registry.stop_all(), int)
 

@@ -1,0 +1,727 @@
+"""Page and frame control: navigate the page or any frame, reload, replace a document's
+content, close a supervised page. The same calls over CDP (Chromium, headless-shell,
+Lightpanda where it can) and WebDriver BiDi (Firefox, chromium-bidi), with
+Playwright's and Puppeteer's semantics; none of them leaves its caller stuck behind a
+dialog.
+
+Measured (Debian Chromium and chromium-headless-shell 156, Firefox ESR 153,
+chromium-bidi 17, Lightpanda 1.0.2):
+
+* ``Page.navigate {url, frameId}`` sent on the page's top session navigates any frame
+  of the page, an OOPIF included, and its reply comes on that session whatever the
+  frame does meanwhile: an in-process frame sent cross-site becomes an OOPIF (a new
+  ``iframe`` target attaches, the parent's session gets ``frameDetached`` with
+  ``reason: "swap"``), an OOPIF sent back to its parent's site rejoins the page's
+  process (its session detaches). Sent on the OOPIF's own session, that second case
+  loses its reply (the session detaches first). The new document's
+  ``frameNavigated`` (its ``loaderId`` is the reply's) comes on whichever session hosts
+  the frame by then, then ``frameStoppedLoading`` after its load event; an OOPIF
+  session has no lifecycle events (cdpnb does not enable them there).
+* While any native dialog is open on a Chromium page (CDP and chromium-bidi alike),
+  every navigation of one of its frames waits: ``Page.navigate`` /
+  ``browsingContext.navigate`` get no reply until it closes, whichever frame holds it.
+  Firefox navigates the frame at once and closes the prompts open in that frame and
+  under it itself. So a frame navigation first dismisses the page's open dialogs on
+  Chromium, those in the frame's subtree elsewhere.
+* Lightpanda 1.0 ignores ``frameId``: ``Page.navigate`` navigates the top frame, and
+  the reply names it. Frame navigation is refused there.
+* ``Page.close`` on a page's session runs its beforeunload handler (chromium and
+  headless-shell): after a user activation a ``beforeunload`` dialog opens ~3-5 ms
+  after the (immediate, empty) reply; accepting it closes the page, dismissing it
+  keeps it. ``Target.closeTarget`` closes at once, no beforeunload.
+  ``browsingContext.close {promptUnload: true}``: Firefox replies once the prompt is
+  answered (either way); chromium-bidi replies when accepted and never when dismissed,
+  so the reply is not waited for.
+* ``Page.reload`` replies at once (before any beforeunload dialog); dismissing that
+  dialog cancels the reload with no further news. ``browsingContext.reload {wait:
+  complete}``: Firefox fails it ("Beforeunload prompt was rejected"), chromium-bidi
+  never replies. So a dismissed beforeunload is watched for in the state.
+* ``document.open(); document.write(html); document.close()`` keeps the window (and
+  so the realm an evaluate runs in) on every engine. Chromium fires the new document's
+  load inside ``close()`` when nothing is pending, yet says ``readyState ==
+  "complete"`` even when a written iframe still loads (its load fires later); Firefox
+  fires it later. So ``set_content`` listens for ``load`` from right after
+  ``open()`` (which drops earlier listeners) and never reads ``readyState``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, TypeVar
+
+from cdpnb.errors import (
+    CDPError,
+    CommandTimeout,
+    DialogError,
+    EvaluateTimeout,
+    NavigationError,
+    TargetGone,
+    UnknownFrame,
+    WaitTimeout,
+)
+from cdpnb.protocol import Event, Message, bidi_error_name
+from cdpnb.protocol.credentials import hide_credentials
+from cdpnb.state import BrowserState, Change, FrameInfo, PageInfo, PendingDialog
+from cdpnb.state.changes import DialogClosed, DialogOpened, FrameRemoved
+from cdpnb.state.dialogs import BROWSER_CLOSES, page_session_of
+from cdpnb.state.frames import descendants
+from cdpnb.supervisor.bidi import BiDiSession
+from cdpnb.supervisor.core import Core, settle
+from cdpnb.supervisor.dialogs import DialogControl
+from cdpnb.supervisor.evaluation import Budget
+from cdpnb.supervisor.options import Policy
+from cdpnb.supervisor.recovery import Recovery
+from cdpnb.transport import redact as redact_url
+from cdpnb.transport.engine import engine
+from cdpnb.transport.waits import wait_for
+
+__all__ = ["REPLACEMENT_WAIT_S", "SET_CONTENT_SCRIPT", "PageControl"]
+
+T = TypeVar("T")
+
+#: How long a call that needs a page waits for a page being freed (released, or
+#: replaced by a fresh one: closing the old takes up to 5 s, then a page is created and
+#: set up).
+REPLACEMENT_WAIT_S = 15.0
+
+#: ``set_content``'s script, called with the HTML: Playwright's ``setContent``
+#: (``document.open(); document.write(html); document.close()``), resolved by the new
+#: document's load event. The write runs in a task of its own, so a script in ``html``
+#: runs (and may open a dialog) outside the evaluate's in-page timeout; the document's
+#: members are taken from the prototypes first (a page may have replaced its own).
+SET_CONTENT_SCRIPT = """(html) => new Promise((resolve, reject) => {
+  const doc = document, open = Document.prototype.open, write = Document.prototype.write,
+        close = Document.prototype.close, listen = EventTarget.prototype.addEventListener;
+  setTimeout(() => {
+    try {
+      open.call(doc);
+      listen.call(window, 'load', () => resolve(true), {once: true});
+      write.call(doc, html);
+      close.call(doc);
+    } catch (error) { reject(error); }
+  }, 0);
+})"""
+
+#: chromium-bidi's error when a navigation's browsing context was disposed of under it.
+DISPOSED = "navigation canceled by context disposal"
+
+#: Evaluates in a frame over CDP (the supervisor's ``_evaluate``: frame contexts,
+#: retries, one budget): (expression, frame_id, budget, await_promise, user_gesture).
+EvaluateInFrame = Callable[[str, str | None, Budget, bool, bool], Coroutine[Any, Any, Any]]
+
+
+def _dialog_seq(dialog_id: str) -> int:
+    """The number in a dialog id (``d-7`` → 7; 0 for anything else)."""
+    _, _, number = dialog_id.partition("-")
+    return int(number) if number.isdigit() else 0
+
+
+class _Loading:
+    """One frame's next document, watched on the receiving thread: ``done`` is set once
+    the document of loader ``wanted`` (``expect``; or, with ``first_new``, the first one
+    the frame commits from now on) has loaded, or fails at once when the frame goes or
+    a beforeunload dialog on its page is dismissed (the navigation will not happen).
+
+    Loaded means ``frameStoppedLoading`` after that document's ``frameNavigated``, on
+    whichever session hosts the frame by then, or a ``load`` lifecycle event for that
+    loader (the page session's; Lightpanda's); over WebDriver BiDi, ``browsingContext.
+    load`` of that navigation (``navigation`` is the first one started from now on)."""
+
+    METHODS = ("Page.frameNavigated", "Page.frameStoppedLoading", "Page.lifecycleEvent",
+               "browsingContext.navigationStarted", "browsingContext.load")
+
+    def __init__(self, core: Core, frame_id: str, page_session_id: str, what: str, *,
+                 first_new: bool = False) -> None:
+        self.core = core
+        self.frame_id = frame_id
+        self.page_session_id = page_session_id
+        self.what = what
+        self.first_new = first_new
+        self.wanted: str | None = None
+        self.committed: str | None = None
+        self.navigation: str | None = None
+        self.loaded: set[str] = set()
+        self.since = core.state.dialog_seq  # dialogs opened before are not this call's
+        self.done: asyncio.Future[None] = core.waiter()
+        self._unsubscribe = core.subscribe(self, methods=self.METHODS,
+                                           changes=[DialogClosed, FrameRemoved], now=True)
+
+    def __call__(self, message: Message, changes: tuple[Change, ...]) -> None:
+        if type(message) is Event:
+            params = message.params
+            if params.get("context") == self.frame_id:  # (WebDriver BiDi)
+                if message.method == "browsingContext.navigationStarted":
+                    self.navigation = self.navigation or str(params.get("navigation"))
+                elif message.method == "browsingContext.load":
+                    self.loaded.add(str(params.get("navigation")))
+            elif message.method == "Page.frameNavigated":
+                frame = params.get("frame")
+                if isinstance(frame, dict) and frame.get("id") == self.frame_id:
+                    self.committed = str(frame.get("loaderId"))
+                    if self.first_new and self.wanted is None:
+                        self.wanted = self.committed
+            elif params.get("frameId") == self.frame_id:
+                if message.method == "Page.frameStoppedLoading" and self.committed:
+                    self.loaded.add(self.committed)
+                elif message.method == "Page.lifecycleEvent" and params.get("name") == "load":
+                    self.loaded.add(str(params.get("loaderId")))
+        for change in changes:
+            # (Over BiDi a frame may leave the tree for a moment: chromium-bidi, below.)
+            if (type(change) is FrameRemoved and change.frame.frame_id == self.frame_id
+                    and self.core.protocol == "cdp"):
+                settle(self.done, error=NavigationError(
+                    f"{self.what}: frame {self.frame_id} went away (its page closed, or "
+                    f"its parent removed or navigated it)"))
+            elif type(change) is DialogClosed and (stopped := self.stopped()) is not None:
+                settle(self.done, error=stopped)
+        self._check()
+
+    def stopped(self) -> NavigationError | None:
+        """The error to raise when a beforeunload dialog of this call's page has been
+        dismissed since it began (the navigation will not happen), else None."""
+        record = next((r for r in self.core.state.recent_dialogs
+                       if r.type == "beforeunload" and r.accepted is False
+                       and r.page_session_id == self.page_session_id
+                       and _dialog_seq(r.id) > self.since), None)
+        if record is None:
+            return None
+        return NavigationError(f"{self.what} did not happen: its beforeunload dialog "
+                               f"{record.id} was dismissed ({record.closed_by}), so the page "
+                               "stays as it was")
+
+    def expect(self, loader: str) -> None:
+        if self.wanted is None:
+            self.wanted = loader
+        self._check()
+
+    def _check(self) -> None:
+        if self.wanted is not None and self.wanted in self.loaded:
+            settle(self.done, None)
+
+    def close(self) -> None:
+        self._unsubscribe()
+        self.core.forget(self.done)
+
+
+async def _unless(work: Awaitable[T], watch: asyncio.Future[Any], timeout: float) -> T:
+    """``work``'s result within ``timeout`` s (TimeoutError after), unless ``watch``
+    fails first: then its error. Whatever is left of ``work`` is cancelled (a command's
+    late reply is nobody's)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    task = asyncio.ensure_future(work)
+    try:
+        await asyncio.wait({task, watch}, timeout=max(0.0, timeout),
+                           return_when=asyncio.FIRST_COMPLETED)
+        failed = watch.exception() if watch.done() and not watch.cancelled() else None
+        if not task.done() and failed is not None:
+            raise failed
+        if not task.done():  # (the watch ended well first: the work still counts)
+            await asyncio.wait({task}, timeout=max(0.0, deadline - loop.time()))
+        if not task.done():
+            raise TimeoutError
+        return task.result()
+    finally:
+        if not task.done():
+            task.cancel()
+            await asyncio.wait({task})
+        elif not task.cancelled():
+            task.exception()  # retrieved: a failure after the watch's is not "unhandled"
+
+
+class PageControl:
+    """navigate / reload / set_content / close_page for one supervisor."""
+
+    def __init__(self, core: Core, dialogs: DialogControl, recovery: Recovery,
+                 bidi: BiDiSession, evaluate_cdp: EvaluateInFrame, *, policy: Policy,
+                 reopen_page: bool) -> None:
+        self.core = core
+        self.dialogs = dialogs
+        self.recovery = recovery
+        self.bidi = bidi
+        self.evaluate_cdp = evaluate_cdp
+        self.policy = policy
+        #: The supervisor's reopen_page: its own page, once closed, is replaced.
+        self.reopen_page = reopen_page
+
+    # -- navigate -------------------------------------------------------------------------
+
+    async def navigate(self, url: str, frame_id: str | None, timeout: float) -> dict[str, Any]:
+        """The page (``frame_id`` None or the page's top frame): as ever. Any other
+        frame of a supervised page: that frame alone, its parent untouched."""
+        state = self.core.state
+        if frame_id is None or (frame_id == state.page_target_id
+                                and state.page_gone is None):
+            if self.core.protocol == "bidi":
+                return await self._navigate_bidi(url, timeout)
+            return await self._navigate(url, timeout)
+        return await self._navigate_frame(url, frame_id, timeout)
+
+    async def _navigate_bidi(self, url: str, timeout: float) -> dict[str, Any]:
+        await self._prepare_bidi_page("navigate()")
+        return await self.bidi.navigate(url, timeout)
+
+    async def _prepare_bidi_page(self, call: str) -> None:
+        if self.recovery.busy:
+            await engine.run(self.recovery.settled(REPLACEMENT_WAIT_S))
+        state = self.core.state
+        page = state.pages.get(state.page_session_id or "")
+        if page is not None and page.hazard is not None:
+            # As over CDP: never navigate a page Chromium would crash on; a fresh one.
+            await engine.run(self.recovery.replace(
+                page, f"{call} was asked on a page Chromium would crash on"))
+        elif page is not None:
+            await self._dismiss_before_navigating([], page.session_id)
+
+    async def _prepare_navigation(self, call: str = "navigate()") -> None:
+        """What a navigation of our page must not run into. A page Chromium would crash
+        on is replaced (abandoned). headless-shell wedges a page whose dialog is open
+        when it navigates (measured: "Not attached to an active page", forever), so
+        an open dialog is dismissed first, as Chromium does itself; a dialog it can no
+        longer answer means a fresh page."""
+        if self.recovery.busy:
+            await engine.run(self.recovery.settled(REPLACEMENT_WAIT_S))
+        state = self.core.state
+        page = state.pages.get(state.page_session_id or "")
+        if page is None:
+            raise TargetGone(f"the supervisor's page is gone ({state.page_gone or 'not attached'})")
+        if page.hazard is not None:
+            await engine.run(self.recovery.replace(
+                page, f"{call} was asked on a page Chromium would crash on"))
+            return
+        native = [d for d in state.pending_dialogs
+                  if d.via == "native" and d.page_session_id == page.session_id
+                  and d.has_browser_handler is not True and d.type != "beforeunload"]
+        if any(not d.answerable for d in native):
+            await engine.run(self.recovery.replace(
+                page, f"{call} was asked while a dialog the browser cannot answer blocks "
+                      "the page"))
+            return
+        await self._dismiss_before_navigating(native, page.session_id)
+
+    async def _dismiss_before_navigating(self, native: list[PendingDialog],
+                                         page_session_id: str,
+                                         frames: set[str] | None = None) -> None:
+        """Before a navigation: dismiss ``native`` and the page's bridged dialogs (those
+        in ``frames``, if given) (``cdpnb`` / ``navigation``), so that the navigation
+        never waits on one. A bridged call blocks its frame's script; Lightpanda 1.0
+        (one thread) then never replied to ``Page.navigate`` at all (measured), and
+        elsewhere a navigation's own news would end it a moment later anyway
+        (``bridged_dialogs_navigated``)."""
+        bridged = [d for d in self.core.state.pending_dialogs
+                   if d.via == "bridge" and d.page_session_id == page_session_id
+                   and d.answering is None and (frames is None or d.frame_id in frames)]
+        for dialog in (*native, *bridged):
+            with contextlib.suppress(DialogError):
+                await self.dialogs.answer(dialog, False, None, "cdpnb", reason="navigation")
+
+    async def _navigate(self, url: str, timeout: float) -> dict[str, Any]:
+        core = self.core
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        await self._prepare_navigation()
+        session = core.state.page_session_id
+        loads: set[str] = set()
+        wanted: list[str] = []
+        loaded = core.waiter()
+
+        def on_message(message: Message, _: tuple[Change, ...]) -> None:
+            if (type(message) is Event and message.session_id == session
+                    and message.params.get("name") == "load"):
+                loads.add(str(message.params.get("loaderId")))
+                if wanted and wanted[0] in loads:
+                    settle(loaded, None)
+
+        unsubscribe = core.subscribe(on_message, methods=["Page.lifecycleEvent"], now=True)
+        shown = redact_url(url)
+        try:
+            try:
+                reply = await core.send("Page.navigate", {"url": url}, session,
+                                        max(0.001, deadline - loop.time()))
+            except CDPError as exc:
+                # Chromium 156 refuses a URL it cannot parse with an error reply (-32000
+                # "Cannot navigate to invalid URL"), not an errorText: the same failure.
+                if "URL" not in exc.message:
+                    raise
+                raise NavigationError(f"navigating to {shown} failed: "
+                                      f"{hide_credentials(exc.message)}") from None
+            if reply.get("errorText"):
+                why = hide_credentials(str(reply["errorText"]))
+                raise NavigationError(f"navigating to {shown} failed: {why}")
+            loader = reply.get("loaderId")
+            wanted.append(str(loader))
+            if loader and str(loader) not in loads:
+                try:
+                    await wait_for(loaded, max(0.0, deadline - loop.time()))
+                except TimeoutError:
+                    raise WaitTimeout(f"{shown} did not finish loading within {timeout:g} s "
+                                      "(is a dialog open?)") from None
+            frame_id = reply.get("frameId")
+            return {"url": url, "frame_id": frame_id, "loader_id": loader}
+        finally:
+            unsubscribe()
+            core.forget(loaded)
+
+    # -- a frame --------------------------------------------------------------------------
+
+    def _frame_and_page(self, frame_id: str) -> tuple[FrameInfo, PageInfo]:
+        if not isinstance(frame_id, str):
+            raise TypeError(f"frame_id must be a str, got {type(frame_id).__name__}")
+        state = self.core.state
+        if not self.core.connected:
+            raise self.core.down(f"reach frame {frame_id}")
+        frame = state.frames.get(frame_id)
+        if frame is None:
+            known = ", ".join(list(state.frames)[:8]) or "none"
+            raise UnknownFrame(f"frame {frame_id!r} is not in the frame tree (known: {known})")
+        page = state.pages.get(page_session_of(state, frame.session_id) or "")
+        if page is None:
+            raise TargetGone(f"frame {frame_id!r} belongs to no supervised page now")
+        return frame, page
+
+    def _holds_navigations(self) -> bool:
+        """Whether an open native dialog anywhere on a page holds its frames'
+        navigations (and its renderer's script): Chromium's, over CDP or chromium-bidi."""
+        return self.core.protocol == "cdp" or (self.core.state.engine or "").startswith(
+            "Chrome/")
+
+    async def _clear_for(self, frame: FrameInfo, page: PageInfo, call: str) -> None:
+        """Dismiss the dialogs a navigation (or a new document) of ``frame`` would wait
+        on: every open dialog of its page on Chromium, those in its subtree elsewhere
+        (``cdpnb`` / ``navigation``). A beforeunload dialog is left alone: it is the
+        question of a navigation already asked for. One the browser cannot answer is a
+        NavigationError (cdpnb frees such a page by itself: try again then)."""
+        state = self.core.state
+        subtree = descendants({k: f.parent_frame_id for k, f in state.frames.items()},
+                              {frame.frame_id})
+        if self._holds_navigations():
+            scope = {f for f, info in state.frames.items()
+                     if page_session_of(state, info.session_id) == page.session_id}
+        else:
+            scope = subtree
+        open_now = [d for d in state.pending_dialogs
+                    if d.page_session_id == page.session_id and d.answering is None
+                    and d.type != "beforeunload" and d.frame_id in scope]
+        stuck = [d for d in open_now if d.via == "native" and not d.answerable
+                 and d.unanswerable not in BROWSER_CLOSES]
+        if stuck:
+            listed = ", ".join(f"{d.id} ({d.type} in frame {d.frame_id}: {d.unanswerable})"
+                               for d in stuck)
+            raise NavigationError(
+                f"{call}: the page holds dialogs the browser cannot answer ({listed}), and "
+                "the browser would hold the frame behind them; cdpnb frees such a page "
+                "itself (sup.hints says how): try again once it has")
+        native = [d for d in open_now if d.via == "native" and d.answerable]
+        await self._dismiss_before_navigating(native, page.session_id, scope)
+
+    async def _navigate_frame(self, url: str, frame_id: str, timeout: float) -> dict[str, Any]:
+        core = self.core
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        if self.recovery.busy:
+            await engine.run(self.recovery.settled(REPLACEMENT_WAIT_S))
+        frame, page = self._frame_and_page(frame_id)
+        if (core.state.engine or "").startswith("Lightpanda"):
+            raise NavigationError(
+                "navigate(frame_id=...) is not possible on Lightpanda 1.0: it navigates the "
+                "top frame whatever Page.navigate's frameId says (measured); use evaluate("
+                "\"location.href = ...\", frame_id=...) in the frame instead")
+        shown = redact_url(url)
+        what = f"navigating frame {frame_id} to {shown}"
+        await self._clear_for(frame, page, what)
+        loading = _Loading(core, frame_id, page.session_id, what)
+        try:
+            if core.protocol == "bidi":
+                reply = await self._send_navigation(
+                    "browsingContext.navigate",
+                    {"context": frame_id, "url": url, "wait": "complete"}, None, loading,
+                    deadline, what, timeout)
+                return {"url": url, "frame_id": frame_id, "loader_id": reply.get("navigation")}
+            # On the page's top session, whichever process the frame is in (measured: it
+            # reaches OOPIFs, and its reply survives the frame changing process).
+            reply = await self._send_navigation(
+                "Page.navigate", {"url": url, "frameId": frame_id}, page.session_id, loading,
+                deadline, what, timeout)
+            if reply.get("errorText"):
+                why = hide_credentials(str(reply["errorText"]))
+                raise NavigationError(f"{what} failed: {why}")
+            loader = reply.get("loaderId")
+            if loader:  # (none: a same-document navigation, done already)
+                loading.expect(str(loader))
+                await self._loaded(loading, deadline, what, timeout)
+            return {"url": url, "frame_id": frame_id, "loader_id": loader}
+        finally:
+            loading.close()
+
+    async def _send_navigation(self, method: str, params: dict[str, Any],
+                               session: str | None, loading: _Loading, deadline: float,
+                               what: str, timeout: float) -> dict[str, Any]:
+        loop = asyncio.get_running_loop()
+        left = max(0.001, deadline - loop.time())
+        try:
+            return await _unless(self.core.send(method, params, session, left), loading.done,
+                                 left)
+        except (TimeoutError, CommandTimeout):
+            raise WaitTimeout(f"{what} did not finish within {timeout:g} s"
+                              f"{self._pending_hint()}") from None
+        except CDPError as exc:
+            if (DISPOSED in exc.message and loading.navigation is not None
+                    and self.core.protocol == "bidi"):
+                # chromium-bidi 17, a frame leaving an OOPIF for its parent's process
+                # (measured): navigationFailed, contextDestroyed, the command fails with
+                # this; then the context comes back (same id) and the same navigation
+                # commits and loads.
+                loading.expect(loading.navigation)
+                await self._loaded(loading, deadline, what, timeout)
+                return {"navigation": loading.navigation}
+            stopped = loading.stopped()
+            if stopped is not None:  # (Firefox: "Beforeunload prompt was rejected")
+                raise stopped from None
+            why = hide_credentials(exc.message)
+            if self.core.protocol == "bidi" or "URL" in exc.message:
+                # (Chromium: an URL it cannot parse is an error reply, not an errorText)
+                name = bidi_error_name(exc) if self.core.protocol == "bidi" else None
+                raise NavigationError(f"{what} failed: {why}"
+                                      + (f" ({name})" if name else "")) from None
+            raise
+
+    async def _loaded(self, loading: _Loading, deadline: float, what: str,
+                      timeout: float) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            await wait_for(loading.done, max(0.0, deadline - loop.time()))
+        except TimeoutError:
+            raise WaitTimeout(f"{what} did not finish loading within {timeout:g} s"
+                              f"{self._pending_hint()}") from None
+
+    def _pending_hint(self) -> str:
+        pending = self.core.state.pending_dialogs
+        if not pending:
+            return ""
+        listed = ", ".join(f"{d.id} ({d.type} in frame {d.frame_id})" for d in pending[:5])
+        return f"; open dialogs: {listed} (answer them with respond())"
+
+    # -- reload ---------------------------------------------------------------------------
+
+    async def reload(self, timeout: float) -> dict[str, Any]:
+        """Reload the supervisor's page and wait for the new document's load. A
+        beforeunload dialog holds it like a navigation; dismissing it is a
+        NavigationError (the page stays)."""
+        core = self.core
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        if core.protocol == "bidi":
+            await self._prepare_bidi_page("reload()")
+        else:
+            await self._prepare_navigation("reload()")
+        state = core.state
+        page = state.pages.get(state.page_session_id or "")
+        if page is None or state.page_target_id is None:
+            raise TargetGone(f"the supervisor's page is gone ({state.page_gone or 'not attached'})")
+        top = state.page_target_id
+        what = f"reloading page {top}"
+        loading = _Loading(core, top, page.session_id, what, first_new=True)
+        try:
+            if core.protocol == "bidi":
+                reply = await self._send_navigation(
+                    "browsingContext.reload", {"context": top, "wait": "complete"}, None,
+                    loading, deadline, what, timeout)
+                loader = reply.get("navigation")
+            else:
+                reply = await self._send_navigation("Page.reload", {}, page.session_id,
+                                                    loading, deadline, what, timeout)
+                if reply.get("loaderId"):  # (Lightpanda names it; Chromium does not)
+                    loading.expect(str(reply["loaderId"]))
+                await self._loaded(loading, deadline, what, timeout)
+                loader = loading.wanted
+            frame = core.state.frames.get(top)
+            return {"url": frame.url if frame is not None else None, "frame_id": top,
+                    "loader_id": loader}
+        finally:
+            loading.close()
+
+    # -- set_content ----------------------------------------------------------------------
+
+    async def set_content(self, html: str, frame_id: str | None,
+                          timeout: float) -> dict[str, Any]:
+        """Replace the document of ``frame_id`` (the page's top frame when None) with
+        ``html`` and wait for its load. A dialog the new document opens that waits for
+        an answer (policy ``must_respond``) ends the wait: the result names it
+        (``loaded`` False) and the document goes on loading once it is answered."""
+        core = self.core
+        if self.recovery.busy:
+            await engine.run(self.recovery.settled(REPLACEMENT_WAIT_S))
+        state = core.state
+        if frame_id is None:
+            if state.page_gone is not None or state.page_target_id is None:
+                raise TargetGone(f"the supervisor's page is gone "
+                                 f"({state.page_gone or 'not attached'})")
+            frame_id = state.page_target_id
+        frame, page = self._frame_and_page(frame_id)
+        await self._clear_for(frame, page, f"set_content() in frame {frame_id}")
+        budget = Budget(timeout)
+        expression = f"({SET_CONTENT_SCRIPT})({json.dumps(html)})"
+        if core.protocol == "bidi":
+            writing: Coroutine[Any, Any, Any] = self.bidi.evaluate(
+                frame_id, expression, budget, await_promise=True, user_gesture=False)
+        else:
+            writing = self.evaluate_cdp(expression, frame_id, budget, True, False)
+        asked: asyncio.Future[PendingDialog] = core.waiter()
+        since = core.state.dialog_seq
+
+        def on_dialog(_: Message, changes: tuple[Change, ...]) -> None:
+            for change in changes:
+                if (type(change) is DialogOpened
+                        and change.dialog.page_session_id == page.session_id
+                        and _dialog_seq(change.dialog.id) > since
+                        # (still open once folded: Lightpanda's never block)
+                        and any(d.id == change.dialog.id
+                                for d in core.state.pending_dialogs)):
+                    settle(asked, change.dialog)
+
+        # Only a dialog left for someone to answer ends the wait; the other policies
+        # answer at once, and the document goes on loading.
+        unsubscribe = (core.subscribe(on_dialog, changes=[DialogOpened], now=True)
+                       if self.policy == "must_respond" else None)
+        try:
+            task = asyncio.ensure_future(writing)
+            try:
+                await asyncio.wait({task, asked}, timeout=timeout + 1.0,
+                                   return_when=asyncio.FIRST_COMPLETED)
+                if not task.done() and asked.done() and asked.exception() is None:
+                    dialog = asked.result()
+                    return {"frame_id": frame_id, "loaded": False, "dialog_id": dialog.id}
+                await asyncio.wait({task}, timeout=max(0.0, budget.left() + 1.0))
+                if not task.done():
+                    raise TimeoutError
+                task.result()
+            except (TimeoutError, EvaluateTimeout):
+                raise WaitTimeout(f"the content set in frame {frame_id} did not finish "
+                                  f"loading within {timeout:g} s{self._pending_hint()}"
+                                  ) from None
+            finally:
+                if not task.done():
+                    task.cancel()  # (its reply, when the document loads, is nobody's)
+                    await asyncio.wait({task})
+                elif not task.cancelled():
+                    task.exception()
+            return {"frame_id": frame_id, "loaded": True, "dialog_id": None}
+        finally:
+            if unsubscribe is not None:
+                unsubscribe()
+            core.forget(asked)
+
+    # -- close_page -----------------------------------------------------------------------
+
+    def _page_named(self, page: str | None) -> PageInfo:
+        state = self.core.state
+        if page is None:
+            own = state.pages.get(state.page_session_id or "")
+            if own is None:
+                raise TargetGone(f"the supervisor's page is gone "
+                                 f"({state.page_gone or 'not attached'})")
+            return own
+        found = next((p for p in state.pages.values() if p.target_id == page), None)
+        if found is not None:
+            return found
+        known = ", ".join(p.target_id for p in state.pages.values()) or "none"
+        replaced = next((new for old, new in self.recovery.replacements if old == page), None)
+        why = f"; cdpnb replaced it with {replaced} (sup.hints says why)" if replaced else ""
+        raise UnknownFrame(f"no supervised page has target id {page!r} (pages: {known}, "
+                           f"see sup.pages){why}")
+
+    async def close_page(self, page: str | None, run_beforeunload: bool,
+                         timeout: float) -> dict[str, Any]:
+        """Close a supervised page, as asked: its end is never "someone else's"."""
+        core = self.core
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        if self.recovery.busy:
+            await engine.run(self.recovery.settled(REPLACEMENT_WAIT_S))
+        if not core.connected:
+            raise core.down("close a page")
+        info = self._page_named(page)
+        sid, target = info.session_id, info.target_id
+        since = core.state.dialog_seq
+        waits_for_answer = run_beforeunload and self.policy == "must_respond"
+
+        def asked(state: BrowserState) -> PendingDialog | None:
+            return next((d for d in state.pending_dialogs
+                         if d.type == "beforeunload" and d.page_session_id == sid
+                         and _dialog_seq(d.id) > since and d.answering is None), None)
+
+        def settled(state: BrowserState) -> bool:
+            now = state.pages.get(sid)
+            # closed; or its beforeunload dismissed (the page stays); or a beforeunload
+            # dialog waits for an answer someone has to give
+            return (now is None or not now.closing
+                    or (waits_for_answer and asked(state) is not None))
+
+        core.note("cdpnb.pageClosing", {"session_id": sid, "closing": True,
+                                        "run_beforeunload": run_beforeunload}, sid)
+        if core.protocol == "bidi":
+            method, params, session = "browsingContext.close", {
+                "context": target, "promptUnload": run_beforeunload}, None
+        elif run_beforeunload:
+            # Page.close runs the page's beforeunload handler (measured on both builds).
+            method, params, session = "Page.close", {}, sid
+        else:
+            method, params, session = "Target.closeTarget", {"targetId": target}, None
+        try:
+            state = await self._send_until(core.send(method, params, session, timeout),
+                                           settled, timeout)
+        except CDPError as exc:
+            if sid not in core.state.pages:
+                state = core.state  # it went anyway (closed meanwhile)
+            else:
+                core.note("cdpnb.pageClosing", {"session_id": sid, "closing": False}, sid)
+                raise TargetGone(f"closing page {target} failed: {exc.message}") from exc
+        except TimeoutError:
+            raise WaitTimeout(f"page {target} did not close within {timeout:g} s"
+                              f"{self._pending_hint()}") from None
+        closed = sid not in state.pages
+        dialog = asked(state)
+        if dialog is None:
+            record = next((r for r in reversed(state.recent_dialogs)
+                           if r.type == "beforeunload" and r.page_session_id == sid
+                           and _dialog_seq(r.id) > since), None)
+            dialog_id = record.id if record is not None else None
+        else:
+            dialog_id = dialog.id
+        if closed and info.main and self.reopen_page:
+            # reopen_page=True: the supervisor keeps a page; the fresh one is there first.
+            with contextlib.suppress(TimeoutError):
+                await core.wait_until(lambda s: s.page_target_id is not None,
+                                      max(0.0, deadline - loop.time()) + REPLACEMENT_WAIT_S)
+        return {"page": target, "closed": closed, "dialog_id": dialog_id}
+
+    async def _send_until(self, send: Coroutine[Any, Any, Any],
+                          until: Callable[[BrowserState], bool],
+                          timeout: float) -> BrowserState:
+        """Send a command in the background and wait until ``until`` holds (the first
+        such state); its error if it fails first. A reply that never comes (chromium-bidi
+        after a dismissed beforeunload) is not waited for."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        sending = asyncio.ensure_future(send)
+        waiting = asyncio.ensure_future(self.core.wait_until(until, timeout))
+        try:
+            await asyncio.wait({sending, waiting}, timeout=timeout,
+                               return_when=asyncio.FIRST_COMPLETED)
+            if not waiting.done() and sending.done():
+                sending.result()  # its error, if it failed
+                await asyncio.wait({waiting}, timeout=max(0.0, deadline - loop.time()))
+            if not waiting.done():
+                raise TimeoutError
+            return waiting.result()
+        finally:
+            for task in (sending, waiting):
+                if not task.done():
+                    task.cancel()
+            await asyncio.wait({sending, waiting})
+            for task in (sending, waiting):
+                if not task.cancelled():
+                    task.exception()
