@@ -72,8 +72,8 @@ def test_errors_and_warnings_speak_words_not_python(
     text = gzip.decompress(CHROMIUM.read_bytes())
     cut.write_bytes(text[: len(text) // 2])  # a trace a crash cut short
     assert cli.main(["compare", str(CHROMIUM), str(cut)]) == 0
-    err = capsys.readouterr().err
-    assert err.startswith("warning: ") and ".py:" not in err, err
+    err = capsys.readouterr().err  # (wrapped at spaces: a long path starts a line)
+    assert " ".join(err.split()).startswith("warning: ") and ".py:" not in err, err
 
 
 def test_probe_takes_repeats_as_campaign_does() -> None:
@@ -279,37 +279,3 @@ def test_text_from_a_result_or_a_trace_cannot_steer_the_terminal(
     hostile.write_text(json.dumps(header) + "\n" + "".join(lines[1:]))
     assert cli.main(["compare", str(CHROMIUM), str(hostile)]) == 0
     _assert_inert(capsys.readouterr().out)
-
-
-def test_record_refuses_what_is_not_a_url() -> None:
-    done = cdpnb_command("record", "not-a-url", "--out", "x.jsonl")
-    assert done.returncode == 2
-    assert "URL must be an absolute http://, https://, file:, data: or about: URL, got " \
-           "'not-a-url'" in done.stderr
-
-
-@pytest.mark.browser
-@pytest.mark.logs_warnings  # a trace that cannot be written is logged as an error
-def test_record_says_it_failed_when_the_page_cannot_load_or_the_trace_cannot_be_written(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    import socket
-    import stat
-
-    with socket.socket() as free:
-        free.bind(("127.0.0.1", 0))
-        dead = f"http://127.0.0.1:{free.getsockname()[1]}/"
-    trace = tmp_path / "refused.jsonl"
-    assert cli.main(["record", dead, "--out", str(trace), "--backend", "headless-shell",
-                     "--duration", "30"]) == 1
-    err = " ".join(capsys.readouterr().err.split())
-    assert "net::ERR_CONNECTION_REFUSED" in err and err.count(dead) == 1, err
-    assert "the trace so far is in" in err and cdpnb.Trace.load(trace).complete
-
-    # A disk that takes nothing (/dev/full): every line lost, and said so.
-    mode = stat.S_IMODE(Path("/dev/full").stat().st_mode)
-    assert cli.main(["record", "about:blank", "--out", "/dev/full", "--backend",
-                     "headless-shell", "--duration", "1"]) == 1
-    err = " ".join(capsys.readouterr().err.split())
-    assert "lines of the trace could not be written to /dev/full (is the disk full?): " \
-           "messages are missing from it" in err, err
-    assert stat.S_IMODE(Path("/dev/full").stat().st_mode) == mode  # not made private

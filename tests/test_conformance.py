@@ -466,8 +466,9 @@ async def test_beforeunload_holds_the_navigation_until_answered(
 
 #: WebDriver BiDi cannot hold a new top-level context before its first script runs
 #: (CDP's auto-attach waits for the debugger): the bridge's preload script is added
-#: once the popup is announced, so a prompt while its first document loads is native
-#: (seen and answered all the same). Measured on Firefox and chromium-bidi.
+#: once the popup is announced, so a prompt while its first document loads is usually
+#: native (seen and answered all the same), and bridged when the preload script wins
+#: the race (a full run on Firefox saw it). Measured on Firefox and chromium-bidi.
 NATIVE_AT_A_POPUPS_LOAD = {"firefox", "chromium+bidi"}
 
 
@@ -490,8 +491,10 @@ async def test_a_popups_prompt_is_the_popups_and_is_answered_there(
         assert not page.main and page.opener_target_id == sup.page_target_id
         assert (dialog.type, dialog.message, dialog.default_prompt) == (
             "prompt", "from the popup", "d")
-        assert dialog.via == ("bridge" if bridge and every_path.kind not in
-                              NATIVE_AT_A_POPUPS_LOAD else "native")
+        if bridge and every_path.kind in NATIVE_AT_A_POPUPS_LOAD:
+            assert dialog.via in ("native", "bridge")  # a race: the preload script's
+        else:
+            assert dialog.via == ("bridge" if bridge else "native")
         await sup.respond("accept", prompt_text="to the popup", dialog_id=dialog.id)
         got = await sup.evaluate("new Promise(done => { const look = () => "
                                  f"localStorage.getItem({json.dumps(name)}) === null ? "

@@ -392,7 +392,8 @@ def test_cli_probe_prints_the_matrix_and_writes_results(
     assert re.search(r"^protocol\s+cdp\s*$", out, re.M)
     assert re.search(r"^dialogs cross-site\s+✓\s*$", out, re.M)
     assert re.search(r"^site isolation\s+yes\s*$", out, re.M)
-    assert max(len(line) for line in out.splitlines()) <= 80
+    # (a token wider than the terminal, a long path, is printed whole on its own line)
+    assert all(len(line) <= 80 or " " not in line.strip() for line in out.splitlines()), out
     saved = ProbeResult.from_json((tmp_path / "probe.json").read_text())
     assert saved.surprises().empty
     assert (tmp_path / "matrix.md").read_text().startswith("| backend | version | protocol |")

@@ -23,13 +23,20 @@ from typing import TYPE_CHECKING
 from cdpnb.campaign.cells import Cell, resolve_scenarios
 from cdpnb.campaign.dataset import CampaignResult, RunSummary, load
 from cdpnb.campaign.progress import CampaignProgress
-from cdpnb.campaign.run import default_concurrency, run_campaign
+from cdpnb.campaign.run import (
+    CampaignInterrupted,
+    ClusterUnusable,
+    default_concurrency,
+    run_campaign,
+)
 from cdpnb.campaign.stats import Comparison, compare_samples, wilson_interval
 
 __all__ = [
+    "CampaignInterrupted",
     "CampaignProgress",
     "CampaignResult",
     "Cell",
+    "ClusterUnusable",
     "Comparison",
     "RunSummary",
     "compare_samples",
@@ -52,9 +59,11 @@ class CampaignModule(ModuleType):
     load = staticmethod(load)
 
     if TYPE_CHECKING:  # the rest of __all__, for ``cdpnb.campaign.<name>`` in typed code
+        CampaignInterrupted = CampaignInterrupted
         CampaignProgress = CampaignProgress
         CampaignResult = CampaignResult
         Cell = Cell
+        ClusterUnusable = ClusterUnusable
         Comparison = Comparison
         RunSummary = RunSummary
         compare_samples = staticmethod(compare_samples)

@@ -11,6 +11,9 @@
 
 One file per cell, written whole (to a hidden temporary name, then renamed), so a
 reader never sees half a cell and a worker killed mid-write loses only its own cell.
+Every file is created 0600 and every folder 0700 (``cdpnb.trace.private``): cells
+hold what their traces hold (prompt answers, page contents), and so does the
+manifest's list of backends (a CDP URL). A root that exists keeps its mode.
 The checks file is written last: it is the mark that a cell is finished, which is
 what a resumed campaign skips. Partition values are percent-encoded (a CDP URL as a
 backend) and read back decoded by DuckDB and pyarrow alike.
@@ -19,18 +22,20 @@ backend) and read back decoded by DuckDB and pyarrow alike.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 from urllib.parse import quote, unquote
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from cdpnb.campaign.cells import Cell
-from cdpnb.trace.private import create_private
+from cdpnb.trace.private import make_private_dirs, private_file
 
 __all__ = ["CHECKS_SCHEMA", "LATENCIES_SCHEMA", "Layout"]
 
@@ -74,6 +79,11 @@ class Layout:
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root)
 
+    def create(self) -> None:
+        """Create the root folder, and the missing folders above it, 0700 (a root that
+        exists keeps its mode)."""
+        make_private_dirs(self.root)
+
     @property
     def manifest(self) -> Path:
         return self.root / "campaign.json"
@@ -114,15 +124,12 @@ class Layout:
 
     def write(self, path: Path, table: pa.Table) -> None:
         """Write ``table`` to ``path`` whole: a hidden temporary file, then a rename."""
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
-        try:
-            create_private(temporary)  # cells hold what their traces hold: 0600
-            pq.write_table(table, temporary)
-            os.replace(temporary, path)
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                temporary.unlink()
+        _write_whole(path, lambda file: pq.write_table(table, file))
+
+    def write_manifest(self, manifest: dict[str, Any]) -> None:
+        """Write ``campaign.json`` whole (indented JSON), 0600."""
+        text = json.dumps(manifest, indent=1) + "\n"
+        _write_whole(self.manifest, lambda file: file.write(text.encode("utf-8")))
 
     def attempts_file(self, cell: Cell) -> Path:
         return self.partition("checks", cell) / f".r{cell.repeat:05d}.attempts"
@@ -137,7 +144,22 @@ class Layout:
     def start_attempt(self, cell: Cell) -> int:
         """Count one more attempt, before it runs: one lost with its worker counts too."""
         attempt = self.attempts(cell) + 1
-        path = self.attempts_file(cell)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(str(attempt), encoding="ascii")
+        # (Its folder is the cell's trace's: created here 0700, before the trace.)
+        _write_whole(self.attempts_file(cell),
+                     lambda file: file.write(str(attempt).encode("ascii")))
         return attempt
+
+
+def _write_whole(path: Path, write: Callable[[BinaryIO], object]) -> None:
+    """Write ``path`` through ``write`` into a hidden temporary file beside it, created
+    0600 (and its missing folders 0700) before a byte is in it, then renamed over
+    ``path``: a reader sees the old file or the new one, never half of one, and no
+    other user ever can."""
+    temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        with private_file(temporary, exclusive=True) as file:
+            write(file)
+        os.replace(temporary, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            temporary.unlink()

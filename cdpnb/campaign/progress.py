@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from cdpnb.campaign.cells import Cell
+from cdpnb.terminal_text import inert
 from cdpnb.transport.engine import engine
 
 __all__ = ["CampaignProgress", "ProgressOption", "Tracker", "progress_display"]
@@ -77,6 +78,12 @@ class Tracker:
             elif message["state"] == "failed":
                 self._running.pop(cell, None)
                 self.reasons.setdefault(cell, []).append(str(message.get("reason", "")))
+
+    @property
+    def started(self) -> bool:
+        """Whether any cell has started (or finished) in this run."""
+        with self._lock:
+            return bool(self._attempts) or bool(self._closed)
 
     def attempts(self, cell: Cell) -> int:
         with self._lock:
@@ -140,8 +147,8 @@ def progress_display(option: ProgressOption) -> Iterator[Callable[[CampaignProgr
                 bar = tqdm(total=progress.total, initial=progress.skipped, desc="campaign",
                            unit="cell", dynamic_ncols=True, file=sys.stderr, leave=True)
             bar.n = progress.finished
-            bar.set_postfix_str(f"failed {progress.failed} · retried {progress.retried} · "
-                                f"running {progress.running_text()}", refresh=False)
+            bar.set_postfix_str(inert(f"failed {progress.failed} · retried {progress.retried}"
+                                      f" · running {progress.running_text()}"), refresh=False)
             bar.refresh()
 
         yield show
@@ -162,4 +169,4 @@ def _announce_dashboard(link: str | None) -> None:
         safe = html.escape(link, quote=True)
         display(HTML(f'Dask dashboard: <a href="{safe}" target="_blank">{safe}</a>'))
     else:
-        print(f"Dask dashboard: {link}", file=sys.stderr)
+        print(inert(f"Dask dashboard: {link}"), file=sys.stderr)

@@ -31,8 +31,10 @@ from typing import TYPE_CHECKING, Any
 from cdpnb import __version__
 from cdpnb.campaign.cells import CellTask, grid, resolve_backends, resolve_scenarios
 from cdpnb.campaign.dataset import CampaignResult, RunSummary
+from cdpnb.campaign.interrupts import CELL_KEY_PREFIX
 from cdpnb.campaign.layout import Layout
 from cdpnb.campaign.progress import ProgressOption, Tracker, progress_display
+from cdpnb.errors import CdpnbError
 from cdpnb.probes import Check
 from cdpnb.supervisor.options import check_timeout
 
@@ -41,10 +43,25 @@ if TYPE_CHECKING:
 
     from cdpnb.campaign.worker import CellOutcome
 
-__all__ = ["default_concurrency", "run_campaign"]
+__all__ = ["NO_WORKERS_S", "CampaignInterrupted", "ClusterUnusable", "default_concurrency",
+           "run_campaign"]
 
 #: Seconds between looks at the cluster (and progress redraws) while cells run.
 TICK_S = 0.2
+#: A cluster that has had no worker for this long while no cell ran cannot run the
+#: campaign (an interrupt ended its workers, or it never had any): say so, never wait
+#: forever. An adaptive cluster scaled to zero starts one well within it.
+NO_WORKERS_S = 30.0
+
+
+class CampaignInterrupted(KeyboardInterrupt):
+    """A campaign stopped by an interrupt: its message says how many cells are saved
+    where, and that running the same call again resumes (it is a KeyboardInterrupt, so
+    a script still stops)."""
+
+
+class ClusterUnusable(CdpnbError, RuntimeError):
+    """The Dask cluster cannot run the campaign (no workers, or a closed client)."""
 
 
 def default_concurrency() -> int:
@@ -159,8 +176,8 @@ def run_campaign(
         raise ValueError("concurrency is for a campaign without a cluster; a cluster's "
                          "workers and threads (or browser resources) set its own")
     root = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="cdpnb-campaign-"))
-    root.mkdir(parents=True, exist_ok=True)
     layout = Layout(root)
+    layout.create()  # (0700: a campaign's files hold prompt answers and page contents)
     tasks = grid(specs, checks, repeats)
     finished = layout.finished()
     todo = [task for task in tasks if task.cell not in finished]
@@ -174,19 +191,50 @@ def run_campaign(
                              time.monotonic() - began, 0, _name(client))
     else:
         with _cluster(client, concurrency or default_concurrency()) as cluster:
+            _check_usable(cluster)
             tracker = Tracker(len(tasks), len(tasks) - len(todo), cluster.dashboard)
             workers = len(cluster.client.scheduler_info()["workers"])
-            with progress_display(progress) as show:
-                show(tracker.snapshot())
-                _run_cells(cluster.client, todo, layout, run_id, tracker, show,
-                           retries=retries, keep=keep_browsers, kinds=kinds, timeout=timeout)
-                show(tracker.snapshot())
+            try:
+                with progress_display(progress) as show:
+                    show(tracker.snapshot())
+                    _run_cells(cluster.client, todo, layout, run_id, tracker, show,
+                               retries=retries, keep=keep_browsers, kinds=kinds,
+                               timeout=timeout)
+                    show(tracker.snapshot())
+            except KeyboardInterrupt:
+                _record_run(layout, run_id=run_id, phase="interrupted")
+                raise CampaignInterrupted(_interrupted(layout, len(tasks), cluster)) from None
         done = tracker.snapshot()
         summary = RunSummary(run_id, len(tasks), done.done, done.skipped, done.failed,
                              done.retried, time.monotonic() - began, workers, cluster.name,
                              cluster.dashboard)
     _record_run(layout, **asdict(summary), phase="finished")
     return CampaignResult(root, summary)
+
+
+def _workers(client: Client) -> int:
+    return len(client.scheduler_info()["workers"])
+
+
+def _check_usable(cluster: _Cluster) -> None:
+    status = getattr(cluster.client, "status", "running")
+    if status not in ("running", "connecting", "newly-created"):
+        raise ClusterUnusable(f"the Dask client of {cluster.name} is {status}: make a new "
+                              "one (and a new cluster if it ended)")
+
+
+def _interrupted(layout: Layout, cells: int, cluster: _Cluster) -> str:
+    """The one line an interrupted campaign leaves: what is kept, how to go on."""
+    saved = len(layout.finished())
+    line = (f"campaign interrupted: {saved} of {cells} cells saved in {layout.root}; run "
+            "the same call again to resume")
+    try:
+        left = _workers(cluster.client)
+    except Exception:  # the cluster itself is gone with the interrupt
+        left = 0
+    if cluster.name != "local" and left == 0:
+        line += f" (the cluster {cluster.name} has no workers left: start a new one)"
+    return line
 
 
 def _run_cells(client: Client, todo: list[CellTask], layout: Layout, run_id: str,
@@ -197,7 +245,8 @@ def _run_cells(client: Client, todo: list[CellTask], layout: Layout, run_id: str
     from cdpnb.campaign.worker import CampaignPlugin, run_cell, topic
 
     plugin_name = f"cdpnb-campaign-{run_id}"
-    client.register_plugin(CampaignPlugin(keep, kinds, timeout), name=plugin_name)
+    client.register_plugin(CampaignPlugin(keep, kinds, timeout, caller_pid=os.getpid()),
+                           name=plugin_name)
     client.subscribe_topic(topic(run_id), tracker.on_event)
     workers = client.scheduler_info()["workers"].values()
     # Workers started with --resources browser=N run at most N cells at once each.
@@ -207,12 +256,13 @@ def _run_cells(client: Client, todo: list[CellTask], layout: Layout, run_id: str
     try:
         submitted = client.map(run_cell, todo, root=str(layout.root), run_id=run_id,
                                plugin_name=plugin_name, key=[
-                                   (f"cdpnb-cell-{run_id}", i) for i in range(len(todo))],
+                                   (f"{CELL_KEY_PREFIX}{run_id}", i) for i in range(len(todo))],
                                pure=False, retries=retries, resources=resources)
         futures = dict(zip(submitted, todo, strict=True))
         del submitted
         pending = as_completed(list(futures))
         shown = 0.0
+        idle_since = time.monotonic()  # (no worker, and no cell started, since then)
         while not pending.is_empty():
             batch = pending.next_batch(block=False) if pending.has_ready() else []
             for future in batch:
@@ -223,6 +273,15 @@ def _run_cells(client: Client, todo: list[CellTask], layout: Layout, run_id: str
             if time.monotonic() - shown >= TICK_S:
                 show(tracker.snapshot())
                 shown = time.monotonic()
+                if tracker.started or _workers(client):
+                    idle_since = shown
+                elif shown - idle_since > NO_WORKERS_S:
+                    raise ClusterUnusable(
+                        f"the Dask cluster at {_name(client)} has had no workers for "
+                        f"{NO_WORKERS_S:g} s, so no cell can run (a notebook's interrupt ends "
+                        "the worker processes of a LocalCluster made in that notebook before "
+                        "cdpnb 0.1 shielded them): start a new cluster; the cells saved in "
+                        f"{layout.root} are kept")
             if not batch:
                 time.sleep(TICK_S / 4)
     finally:
@@ -278,6 +337,4 @@ def _record_run(layout: Layout, *, run_id: str, phase: str, **fields: Any) -> No
         runs.append(entry)
     entry.update(fields)
     entry[f"{phase}_at"] = datetime.now(UTC).isoformat(timespec="seconds")
-    temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
-    temporary.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-    os.replace(temporary, path)
+    layout.write_manifest(data)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import socket
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -22,6 +23,7 @@ from distributed import Worker, WorkerPlugin, get_worker
 
 from cdpnb.campaign.browsers import BrowserPool
 from cdpnb.campaign.cells import Cell, CellTask
+from cdpnb.campaign.interrupts import InterruptShield, quiet_cell_failures
 from cdpnb.campaign.layout import CHECKS_SCHEMA, LATENCIES_SCHEMA, Layout
 from cdpnb.probes import CheckResult, ScenarioServer, run_checks
 from cdpnb.probes.run import CHECK_STEPS, launch_timeout
@@ -82,17 +84,25 @@ class CampaignPlugin(WorkerPlugin):
     the campaign for each cell the worker runs at once).
     """
 
-    def __init__(self, keep: int | None, kinds: int, timeout: float | None = None) -> None:
+    def __init__(self, keep: int | None, kinds: int, timeout: float | None = None,
+                 caller_pid: int | None = None) -> None:
         self.keep = keep
         self.kinds = kinds
         #: A step's budget (s) for the campaign's checks; None: fitted to each launch.
         self.timeout = timeout
+        #: The campaign caller's process: a worker it started ignores its interrupts.
+        self.caller_pid = caller_pid
         self.pool: BrowserPool | None = None
         self.site: ScenarioServer | None = None
+        self._shield: InterruptShield | None = None
+        self._stop_quieting: Callable[[], None] | None = None
 
     def setup(self, worker: Worker) -> None:
         at_once = int(worker.state.total_resources.get("browser", worker.state.nthreads))
         keep = self.keep if self.keep is not None else self.kinds * max(1, at_once)
+        self._shield = InterruptShield(self.caller_pid)
+        self._shield.raise_()
+        self._stop_quieting = quiet_cell_failures()
         self.site = ScenarioServer().start()
         self.pool = BrowserPool(keep, launch_timeout(self.timeout))
 
@@ -101,6 +111,10 @@ class CampaignPlugin(WorkerPlugin):
             self.pool.close()
         if self.site is not None:
             self.site.close()
+        if self._stop_quieting is not None:
+            self._stop_quieting()
+        if self._shield is not None:
+            self._shield.lower()
 
 
 def _event(worker: Worker, run_id: str, cell: Cell, state: str, **more: Any) -> None:
@@ -125,7 +139,6 @@ def run_cell(task: CellTask, root: str, run_id: str, plugin_name: str) -> CellOu
     started = datetime.now(UTC)
     began = time.monotonic()
     trace = layout.trace_file(cell)
-    trace.parent.mkdir(parents=True, exist_ok=True)
     meta = {"campaign": {"run_id": run_id, "backend": cell.backend, "scenario": cell.scenario,
                          "repeat": cell.repeat, "attempt": attempt,
                          "worker": str(worker.name)}}

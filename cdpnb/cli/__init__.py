@@ -119,24 +119,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = _command(commands, "record", "supervise a page and record a trace until interrupted",
                  "Launch a browser (or attach with --connect), navigate the supervisor's page "
-                 "to URL and record every CDP message until Ctrl-C (SIGINT) or SIGTERM; a "
-                 "status line shows what was seen so far.")
-    r.add_argument("url", metavar="URL", help="the page to open")
-    r.add_argument("--out", required=True, type=Path, metavar="TRACE",
-                   help="trace file to write (.jsonl, or .jsonl.gz for gzip)")
-    r.add_argument("--backend", default="chromium", choices=LAUNCHABLE[:3],
-                   help="browser to launch (default chromium)")
-    r.add_argument("--connect", default=None, metavar="CDP_URL",
-                   help="attach to a running browser instead of launching one")
-    r.add_argument("--policy", default="must_respond",
-                   choices=("must_respond", "auto_dismiss", "auto_accept"),
-                   help="what happens to dialogs nobody answers (default must_respond)")
-    r.add_argument("--dialog-timeout", type=float, default=300.0, metavar="S",
-                   help="seconds before must_respond dismisses a dialog (default 300)")
-    r.add_argument("--bridge", default="auto", choices=("auto", "on", "off"),
-                   help="answer dialogs through the dialog bridge (default auto)")
-    r.add_argument("--redact", action="store_true",
-                   help="hide prompt answers, typed text and URL credentials in the trace")
+                 "to URL and record every message (CDP or WebDriver BiDi) until Ctrl-C "
+                 "(SIGINT) or SIGTERM; a status line shows what was seen so far. Exits 1 "
+                 "when the page cannot load or the trace cannot be written, saying how many "
+                 "messages the trace holds.")
+    from cdpnb.cli.record import add_arguments as add_record_arguments
+
+    add_record_arguments(r)
     _add_duration(r)
 
     s = _command(commands, "replay", "serve a trace as a CDP endpoint until interrupted",
@@ -180,9 +169,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:  # bare `cdpnb`: what it can do, not an error
         parser.print_help()
         return OK
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), output.logging_to_stderr():
         # The CLI shows a supervisor's hints itself, apart from the progress and status;
-        # other warnings (a trace cut short) as one line, not a source location.
+        # other warnings (a trace cut short) as one line, not a source location; log
+        # records (which quote what the far end sent) inert.
         warnings.simplefilter("ignore", CdpnbWarning)
         warnings.showwarning = output.show_warning
         return _run(parser, args)
@@ -206,9 +196,9 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 
             return compare_command(args)
         if args.command == "record":
-            from cdpnb.cli.live import check_record_url, record_command
+            from cdpnb.cli.record import check_record_args, record_command
 
-            check_record_url(parser, args)
+            check_record_args(parser, args)
             return record_command(args)
         if args.command == "replay":
             from cdpnb.cli.live import replay_command
@@ -219,8 +209,9 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 
             check_campaign_args(parser, args)
             return campaign_command(args)
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        # (a campaign says what it kept and how to resume: CampaignInterrupted)
+        print(f"interrupted: {exc}" if str(exc) else "interrupted", file=sys.stderr)
         return INTERRUPTED
     return USAGE  # pragma: no cover - argparse requires a command
 

@@ -1,5 +1,6 @@
 """``cdpnb record`` and ``cdpnb replay``: run until Ctrl-C (SIGINT), SIGTERM or
-``--duration``, with a one-line status on stderr that fits the terminal."""
+``--duration``, with a one-line status on stderr that fits the terminal (``record``'s
+command itself: ``cdpnb.cli.record``)."""
 
 from __future__ import annotations
 
@@ -9,24 +10,18 @@ import signal
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
-from typing import Any
-from urllib.parse import urlsplit
 
 from rich.live import Live
 from rich.text import Text
 
-from cdpnb.backends import Backend, launch
 from cdpnb.backends.replay import ReplayBackend, replay
 from cdpnb.cli import output
 from cdpnb.cli.status import FAILED, OK
-from cdpnb.errors import CdpnbError, NavigationError
 from cdpnb.supervisor import Supervisor
-from cdpnb.terminal_text import inert
 from cdpnb.trace import TraceFormatError
-from cdpnb.transport import redact
 from cdpnb.transport.waits import wait_for
 
-__all__ = ["check_record_url", "record_command", "replay_command"]
+__all__ = ["replay_command"]
 
 #: Seconds between status-line redraws.
 TICK_S = 0.25
@@ -43,12 +38,12 @@ def _stop_on_signals() -> asyncio.Event:
 
 @contextmanager
 def _status_line() -> Iterator[Callable[[str], None]]:
-    """One status line on stderr, redrawn in place (a terminal) or not shown at all."""
+    """One status line on stderr, redrawn in place (a terminal) or not shown at all;
+    broken between its `` · `` parts where the terminal is narrower, never cut."""
     console = output.err()
     live = Live(Text(""), console=console, transient=True, auto_refresh=False)
     with live:
-        yield lambda line: live.update(output.text(line, no_wrap=True, overflow="ellipsis"),
-                                       refresh=True)
+        yield lambda line: live.update(output.Words(line), refresh=True)
 
 
 async def _run_until_stopped(stop: asyncio.Event, duration: float | None,
@@ -77,77 +72,6 @@ def _record_status(sup: Supervisor, began: float) -> str:
             f"{len(state.frames)} frames ({oopifs} OOPIF) · {state.dialog_seq} dialogs "
             f"({len(state.pending_dialogs)} open) · {state.console_errors_total} console "
             f"errors · {link}")
-
-
-async def _record(args: argparse.Namespace) -> int:
-    stop = _stop_on_signals()
-    console = output.err()
-    backend: Backend | None = None
-    bridge: Any = {"auto": "auto", "on": True, "off": False}[args.bridge]
-    try:
-        if args.connect is None:
-            backend = await launch(args.backend)
-        sup = await Supervisor.start(
-            backend if backend is not None else args.connect, policy=args.policy,
-            dialog_timeout_s=args.dialog_timeout, bridge=bridge, record=args.out,
-            redact=args.redact, record_meta={"cdpnb_record": {"url": redact(args.url)}})
-    except (CdpnbError, OSError, ValueError) as exc:
-        console.print(f"cdpnb record: cannot start: {exc}", style="red")
-        if backend is not None:
-            await backend.aclose()
-        return FAILED
-    console.print(f"recording to {args.out} until Ctrl-C or SIGTERM", overflow="fold")
-    began = time.monotonic()
-    failed = ""
-    try:
-        try:
-            await sup.navigate(args.url)
-        except NavigationError as exc:  # the browser could not load it: nothing to record
-            failed = str(exc)
-        except CdpnbError as exc:  # still worth recording: a dialog may hold the load
-            console.print(f"{exc} (recording goes on)", style="yellow")
-        if not failed:
-            await _run_until_stopped(stop, args.duration, lambda: _record_status(sup, began),
-                                     lambda: sup.hints)
-    finally:
-        duration_s = round(time.monotonic() - began, 3)
-        await sup.stop()
-        if backend is not None:
-            await backend.aclose()
-    summary: dict[str, Any] = {
-        "trace": str(args.out), "url": redact(args.url), "duration_s": duration_s,
-        "messages": sum(sup.recorder.counts.values()) if sup.recorder else 0,
-        "dialogs": sup.state.dialog_seq, "frames": len(sup.state.frames)}
-    lost = sup.recorder.write_errors if sup.recorder else 0
-    if failed:
-        failed += f"; the trace so far is in {args.out}"
-    elif lost:
-        failed = (f"{lost} lines of the trace could not be written to {args.out} (is the "
-                  "disk full?): messages are missing from it")
-    summary.update(write_errors=lost, error=failed or None)
-    if args.json:
-        output.print_json(summary)
-    elif failed:
-        console.print(f"cdpnb record: {failed}", style="red")
-    else:
-        output.out().print(f"recorded {summary['messages']} messages in "
-                           f"{summary['duration_s']:.1f} s to {summary['trace']} "
-                           f"({summary['dialogs']} dialogs, {summary['frames']} frames)")
-    return FAILED if failed else OK
-
-
-def check_record_url(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """``record``'s URL is one a browser loads (usage error, exit 2, otherwise)."""
-    parts = urlsplit(args.url)
-    scheme = parts.scheme.lower()
-    if scheme not in ("http", "https", "file", "data", "about") or (
-            scheme in ("http", "https") and not parts.hostname):
-        parser.error(f"URL must be an absolute http://, https://, file:, data: or about: "
-                     f"URL, got {inert(redact(args.url))!r}")
-
-
-def record_command(args: argparse.Namespace) -> int:
-    return asyncio.run(_record(args))
 
 
 def _replay_status(backend: ReplayBackend, began: float) -> str:

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from rich.table import Column
 
 from cdpnb.cli import output
@@ -73,15 +73,20 @@ def _choose_backends(args: argparse.Namespace) -> list[str]:
 
 @contextmanager
 def _progress(total: int) -> Iterator[Callable[[str], None]]:
-    """A bar on stderr that fits the terminal (nothing when stderr is not one)."""
-    label = TextColumn("{task.fields[label]}", markup=False, table_column=Column(
-        ratio=1, no_wrap=True, overflow="ellipsis", min_width=8))
-    bar = Progress(TextColumn("probe"), BarColumn(bar_width=None, table_column=Column(
-        ratio=1, min_width=10)), MofNCompleteColumn(), TimeElapsedColumn(), label,
+    """A bar on stderr that fits the terminal (nothing when stderr is not one), and
+    below it the check that runs, whole."""
+    bar = output.LabelledProgress(
+        TextColumn("probe"), BarColumn(bar_width=None, table_column=Column(
+            ratio=1, min_width=10)), MofNCompleteColumn(), TimeElapsedColumn(),
         console=output.err(), transient=True, expand=True)
-    task = bar.add_task("probe", total=total, label="")
+    task = bar.add_task("probe", total=total)
+
+    def tick(text: str) -> None:
+        bar.label = inert(text)
+        bar.update(task, advance=1)
+
     with bar:
-        yield lambda text: bar.update(task, advance=1, label=inert(text))
+        yield tick
 
 
 def _report(result: ProbeResult, args: argparse.Namespace, written: Path | None) -> int:

@@ -35,6 +35,7 @@ from cdpnb.probes.specs import BackendSpec, parse_backend
 from cdpnb.protocol import Note
 from cdpnb.supervisor import Supervisor
 from cdpnb.supervisor.options import check_timeout
+from cdpnb.terminal_text import inert
 from cdpnb.trace import Trace
 from cdpnb.transport import redact
 from cdpnb.transport.discovery import browser_of
@@ -295,7 +296,10 @@ class ProbeResult:
         for backend, row in matrix.iterrows():
             cells = [str(backend), self.version_label(str(backend)),
                      *(_short(str(v), reasons) for v in row)]
-            lines.append("| " + " | ".join(c.replace("|", "/") for c in cells) + " |")
+            # An endpoint's words (its version, an error) are inert: matrix.md gets read
+            # with cat; a line break would end the row.
+            lines.append("| " + " | ".join(inert(c).replace("|", "/").replace("\n", " ")
+                                           for c in cells) + " |")
         return "\n".join(lines)
 
     def version_label(self, backend: str) -> str:

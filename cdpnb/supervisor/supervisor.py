@@ -176,6 +176,8 @@ class Supervisor:
         self.hints: list[str] = []
         self._unwarned: list[str] = []
         self._hint_lock = threading.Lock()
+        if recorder is not None:  # a trace that cannot be written is said, not just logged
+            recorder.on_error = self._hint
         self._core.on_lost = self._on_lost
         self._reconnecting: concurrent.futures.Future[None] | None = None
         #: Connections (by generation) reconnect attempts opened and did not make good:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Final, NamedTuple
 
 from cdpnb.errors import EvaluateError
+from cdpnb.terminal_text import inert
 
 __all__ = [
     "RemoteObject",
@@ -82,7 +83,8 @@ class RemoteObject:
 
     def __repr__(self) -> str:
         kind = self.subtype or self.type
-        name = f" {self.class_name}" if self.class_name else ""
+        # A page can name a constructor anything (Object.defineProperty(C, "name", …)).
+        name = f" {inert(self.class_name)}" if self.class_name else ""
         text = self.description or ""
         if len(text) > 60:
             text = text[:59] + "…"

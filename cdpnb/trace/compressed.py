@@ -9,7 +9,7 @@ million messages, 410 MB, on the development machine), to files of the same size
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import Protocol
 
 __all__ = ["ZstdWriter"]
 
@@ -17,16 +17,27 @@ __all__ = ["ZstdWriter"]
 LEVEL = 3
 
 
-class ZstdWriter:
-    """A write-only binary file that compresses with zstd."""
+class _Output(Protocol):
+    closed: bool
 
-    def __init__(self, path: Path) -> None:
+    def write(self, data: bytes, /) -> int: ...
+
+    def flush(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class ZstdWriter:
+    """A write-only binary file that compresses with zstd into ``file`` (a binary file
+    opened for writing, closed by ``close``)."""
+
+    def __init__(self, file: _Output) -> None:
         import zstandard
 
         self._flush_block = zstandard.COMPRESSOBJ_FLUSH_BLOCK
         self._compressor = zstandard.ZstdCompressor(level=LEVEL,
                                                     write_checksum=True).compressobj()
-        self._file = open(path, "wb")  # noqa: SIM115 (closed by close())
+        self._file = file
 
     def write(self, data: bytes) -> int:
         self._file.write(self._compressor.compress(data))

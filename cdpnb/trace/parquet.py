@@ -32,7 +32,7 @@ from cdpnb.trace.columns import Columns
 from cdpnb.trace.dtypes import text_array
 from cdpnb.trace.format import Record, TraceFormatError
 from cdpnb.trace.nogc import gc_paused
-from cdpnb.trace.private import create_private
+from cdpnb.trace.private import private_file
 from cdpnb.trace.scan import Refused, match_replies
 from cdpnb.trace.trace import Trace
 
@@ -54,7 +54,8 @@ def to_parquet(trace: Trace, path: str | os.PathLike[str]) -> Path:
     ``mono`` (the exact floats) and ``params`` (a reply's command params, JSON), with
     the trace's header, footer and problems as JSON in the file's key-value metadata.
     ``from_parquet`` rebuilds records equal to these (for JSON-valued records, which
-    is every record read from a trace file)."""
+    is every record read from a trace file). The file is created 0600 (the owner's
+    alone, as the trace is), the folders it needs 0700."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -68,9 +69,9 @@ def to_parquet(trace: Trace, path: str | os.PathLike[str]) -> Path:
     about = {"version": PARQUET_VERSION, "header": trace.header, "footer": trace.footer,
              "problems": list(trace.problems)}
     metadata = {**(table.schema.metadata or {}), PARQUET_KEY: encode_json(about).encode()}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    create_private(path)  # a trace's tables hold what the trace holds: 0600
-    pq.write_table(table.replace_schema_metadata(metadata), path)
+    # A trace's tables hold what the trace holds: 0600 from its creation, folders 0700.
+    with private_file(path) as file:
+        pq.write_table(table.replace_schema_metadata(metadata), file)
     return path
 
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from cdpnb.protocol import ErrorReply, Event, Fault, Message, Reply
 from cdpnb.state import BrowserState, Change, Snapshot, fold, snapshot_of
+from cdpnb.terminal_text import inert
 from cdpnb.trace.format import Record
 from cdpnb.trace.nogc import gc_paused
 from cdpnb.trace.reader import check_path, read_trace
@@ -342,7 +343,7 @@ class Trace:
         return trace_html(self)
 
     def __repr__(self) -> str:
-        where = f" {self.path.name}" if self.path is not None else ""
+        where = f" {inert(self.path.name)}" if self.path is not None else ""  # a file name
         flags = "" if self.complete else (" truncated" if self.truncated else " incomplete")
         return (f"<Trace{where} {self.label!r} {len(self)} messages "
                 f"{self.duration_s:.1f} s{flags}>")
