@@ -174,9 +174,10 @@ class UnknownFrame(CdpnbError, LookupError):
     """A frame id that is not in the supervisor's frame tree."""
 
 
-class UnknownPage(CdpnbError, LookupError):
-    """``Supervisor.start(page=...)`` named a page the browser does not have;
-    ``existing`` lists the page target (or top-level browsing context) ids it has."""
+class UnknownPage(UnknownFrame):
+    """``Supervisor.start(page=...)`` or ``close_page(...)`` named a page there is not;
+    ``existing`` lists the page target (or top-level browsing context) ids there are.
+    (A page is its top frame: ``except UnknownFrame`` catches it too.)"""
 
     def __init__(self, message: str, *, page: str, existing: tuple[str, ...]) -> None:
         self.page = page

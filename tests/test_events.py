@@ -9,6 +9,8 @@ Events come from the fold's changes, so a replay of the trace fires the same one
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
 import json
 import logging
 import threading
@@ -201,9 +203,16 @@ async def test_an_answer_nobody_awaited_that_failed_is_a_warning() -> None:
         await b.open_dialog("alert", "one")
         ev = await anext(stream)
         await sup.respond("accept")
-        pending = ev.accept()  # too late, and dropped
+        looked_at = ev.accept()  # too late: awaited, so its failure is the caller's
         with pytest.raises(cdpnb.UnknownDialog):
-            await asyncio.wrap_future(pending._future)
+            await looked_at
+        sup.snapshot()  # (no warning: filterwarnings makes one an error)
+        dropped = ev.accept()  # too late, and dropped unlooked-at
+        future = dropped._future
+        del dropped
+        gc.collect()
+        with contextlib.suppress(cdpnb.UnknownDialog):
+            await asyncio.wrap_future(future)
         with pytest.warns(cdpnb.CdpnbWarning, match="a dialog handler's answer failed"):
             sup.snapshot()
 
@@ -354,6 +363,16 @@ async def test_a_frame_that_changes_process_is_a_swap(
                 assert swapped.name == "frameswapped" and swapped.frame is not None
                 assert (swapped.frame.frame_id, swapped.frame.is_oopif) == (
                     attached.frame.frame_id, oopif)
+            # Out of process again, then removed: its session ends before its parent
+            # detaches it, which is no swap (the frame left the tree).
+            there = json.dumps(site.url("/blank", "b"))
+            await sup.evaluate(f"document.querySelector('iframe').src = {there}; 0")
+            assert (await anext(stream)).name == "frameswapped"
+            await sup.wait_for(lambda s: any(f.is_oopif and f.url.startswith("http")
+                                             for f in s.frames.values()), timeout=20)
+            await sup.evaluate("document.querySelector('iframe').remove(); 0")
+            gone = await anext(stream)
+            assert (gone.name, gone.reason) == ("framedetached", "remove")
 
 
 async def test_a_replayed_trace_fires_the_events_the_live_run_fired(

@@ -47,26 +47,39 @@ def _in_callers_group(caller_pid: int) -> bool:
 
 class InterruptShield:
     """SIGINT ignored in this worker process while a campaign holds it, when the
-    campaign's caller started it (see the module's docstring); put back after."""
+    campaign's caller started it (see the module's docstring); put back once the last
+    campaign holding the process lets go (campaigns may overlap on one worker)."""
+
+    _lock = threading.Lock()
+    _holders = 0
+    _previous: SignalHandler = None
 
     def __init__(self, caller_pid: int | None) -> None:
         self.caller_pid = caller_pid
-        self._previous: SignalHandler = None
         self.active = False
 
     def raise_(self) -> None:
         if (self.caller_pid is None or threading.current_thread() is not threading.main_thread()
-                or not _in_callers_group(self.caller_pid)):
+                or not _in_callers_group(self.caller_pid) or self.active):
             return
-        self._previous = signal.getsignal(signal.SIGINT)
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        cls = type(self)
+        with cls._lock:
+            if cls._holders == 0:
+                cls._previous = signal.getsignal(signal.SIGINT)
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
+            cls._holders += 1
         self.active = True
 
     def lower(self) -> None:
         if not self.active or threading.current_thread() is not threading.main_thread():
             return
-        previous = self._previous
-        signal.signal(signal.SIGINT, previous if previous is not None else signal.SIG_DFL)
+        cls = type(self)
+        with cls._lock:
+            cls._holders -= 1
+            if cls._holders == 0:
+                previous = cls._previous
+                signal.signal(signal.SIGINT,
+                              previous if previous is not None else signal.SIG_DFL)
         self.active = False
 
 

@@ -79,12 +79,6 @@ class Tracker:
                 self._running.pop(cell, None)
                 self.reasons.setdefault(cell, []).append(str(message.get("reason", "")))
 
-    @property
-    def started(self) -> bool:
-        """Whether any cell has started (or finished) in this run."""
-        with self._lock:
-            return bool(self._attempts) or bool(self._closed)
-
     def attempts(self, cell: Cell) -> int:
         with self._lock:
             return self._attempts[cell]

@@ -48,9 +48,9 @@ __all__ = ["NO_WORKERS_S", "CampaignInterrupted", "ClusterUnusable", "default_co
 
 #: Seconds between looks at the cluster (and progress redraws) while cells run.
 TICK_S = 0.2
-#: A cluster that has had no worker for this long while no cell ran cannot run the
-#: campaign (an interrupt ended its workers, or it never had any): say so, never wait
-#: forever. An adaptive cluster scaled to zero starts one well within it.
+#: A cluster that has had no worker for this long while cells remain cannot run the
+#: campaign (an interrupt or a crash ended its workers, or it never had any): say so,
+#: never wait forever. An adaptive cluster scaled to zero starts one well within it.
 NO_WORKERS_S = 30.0
 
 
@@ -245,15 +245,17 @@ def _run_cells(client: Client, todo: list[CellTask], layout: Layout, run_id: str
     from cdpnb.campaign.worker import CampaignPlugin, run_cell, topic
 
     plugin_name = f"cdpnb-campaign-{run_id}"
-    client.register_plugin(CampaignPlugin(keep, kinds, timeout, caller_pid=os.getpid()),
-                           name=plugin_name)
-    client.subscribe_topic(topic(run_id), tracker.on_event)
-    workers = client.scheduler_info()["workers"].values()
-    # Workers started with --resources browser=N run at most N cells at once each.
-    resources = {"browser": 1} if any("browser" in w.get("resources", {})
-                                      for w in workers) else None
     futures: dict[Future[CellOutcome], CellTask] = {}
     try:
+        # Inside the try: an interrupt while the workers set the plugin up still ends
+        # with it taken off them (its browsers, its interrupt shield).
+        client.register_plugin(CampaignPlugin(keep, kinds, timeout, caller_pid=os.getpid()),
+                               name=plugin_name)
+        client.subscribe_topic(topic(run_id), tracker.on_event)
+        workers = client.scheduler_info()["workers"].values()
+        # Workers started with --resources browser=N run at most N cells at once each.
+        resources = {"browser": 1} if any("browser" in w.get("resources", {})
+                                          for w in workers) else None
         submitted = client.map(run_cell, todo, root=str(layout.root), run_id=run_id,
                                plugin_name=plugin_name, key=[
                                    (f"{CELL_KEY_PREFIX}{run_id}", i) for i in range(len(todo))],
@@ -262,7 +264,7 @@ def _run_cells(client: Client, todo: list[CellTask], layout: Layout, run_id: str
         del submitted
         pending = as_completed(list(futures))
         shown = 0.0
-        idle_since = time.monotonic()  # (no worker, and no cell started, since then)
+        idle_since = time.monotonic()  # (no worker since then)
         while not pending.is_empty():
             batch = pending.next_batch(block=False) if pending.has_ready() else []
             for future in batch:
@@ -273,23 +275,54 @@ def _run_cells(client: Client, todo: list[CellTask], layout: Layout, run_id: str
             if time.monotonic() - shown >= TICK_S:
                 show(tracker.snapshot())
                 shown = time.monotonic()
-                if tracker.started or _workers(client):
+                if _workers(client):
                     idle_since = shown
                 elif shown - idle_since > NO_WORKERS_S:
                     raise ClusterUnusable(
                         f"the Dask cluster at {_name(client)} has had no workers for "
-                        f"{NO_WORKERS_S:g} s, so no cell can run (a notebook's interrupt ends "
-                        "the worker processes of a LocalCluster made in that notebook before "
-                        "cdpnb 0.1 shielded them): start a new cluster; the cells saved in "
-                        f"{layout.root} are kept")
+                        f"{NO_WORKERS_S:g} s, so no cell can run (its workers ended, or it "
+                        "never had any): start a new cluster; the cells saved in "
+                        f"{layout.root} are kept, and the same call resumes")
             if not batch:
                 time.sleep(TICK_S / 4)
     finally:
-        if futures:  # interrupted: the cells not finished stay to be resumed
-            client.cancel(list(futures))
-        client.unsubscribe_topic(topic(run_id))
+        _clean_up(client, list(futures), run_id, plugin_name)
+
+
+def _clean_up(client: Client, unfinished: list[Future[CellOutcome]], run_id: str,
+              plugin_name: str) -> None:
+    """Cancel the cells not finished (they stay to be resumed) and take the campaign's
+    plugin off the workers; a second interrupt meanwhile waits until it is done (a
+    plugin left behind would keep its browsers and its interrupt shield)."""
+    from cdpnb.campaign.worker import topic
+
+    with _interrupts_held():
+        if unfinished:
+            with contextlib.suppress(Exception):
+                client.cancel(unfinished)
+        with contextlib.suppress(Exception):
+            client.unsubscribe_topic(topic(run_id))
         with contextlib.suppress(Exception):  # a worker that is gone has nothing to end
             client.unregister_worker_plugin(plugin_name)
+
+
+@contextlib.contextmanager
+def _interrupts_held() -> Iterator[None]:
+    """SIGINT held back (on the main thread) for the block, and raised after it."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda number, _: caught.append(number))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if caught:
+        raise KeyboardInterrupt
 
 
 def _finish(future: Future[CellOutcome], task: CellTask, layout: Layout, run_id: str,

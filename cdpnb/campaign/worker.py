@@ -107,14 +107,16 @@ class CampaignPlugin(WorkerPlugin):
         self.pool = BrowserPool(keep, launch_timeout(self.timeout))
 
     def teardown(self, worker: Worker) -> None:
-        if self.pool is not None:
-            self.pool.close()
-        if self.site is not None:
-            self.site.close()
-        if self._stop_quieting is not None:
-            self._stop_quieting()
-        if self._shield is not None:
-            self._shield.lower()
+        try:
+            if self.pool is not None:
+                self.pool.close()
+            if self.site is not None:
+                self.site.close()
+        finally:  # (the worker's interrupts and Dask's log are its own again, whatever)
+            if self._stop_quieting is not None:
+                self._stop_quieting()
+            if self._shield is not None:
+                self._shield.lower()
 
 
 def _event(worker: Worker, run_id: str, cell: Cell, state: str, **more: Any) -> None:

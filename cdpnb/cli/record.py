@@ -132,6 +132,10 @@ async def _record(args: argparse.Namespace) -> int:
         why = f"cannot write the trace {args.out}: {output.reason(exc)}"
     except ValueError as exc:
         why = f"cannot start: {exc}"
+    except BaseException:  # (anything else, an interrupt included: the browser ends too)
+        if backend is not None:
+            await backend.aclose()
+        raise
     else:
         why = ""
     if why:
@@ -158,9 +162,11 @@ async def _record(args: argparse.Namespace) -> int:
                 lambda: [hint for hint in sup.hints if hint != recorder.failure])
     finally:
         duration_s = round(time.monotonic() - began, 3)
-        await sup.stop()
-        if backend is not None:
-            await backend.aclose()
+        try:
+            await sup.stop()
+        finally:  # (a stop that failed leaves no browser behind)
+            if backend is not None:
+                await backend.aclose()
     summary.update(
         duration_s=duration_s, messages=recorder.written,
         recorded=sum(recorder.counts.values()), write_errors=recorder.write_errors,

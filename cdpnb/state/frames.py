@@ -152,7 +152,8 @@ def _removed(state: BrowserState, doomed: set[str], msg: Event, reason: str,
     out.extend(FrameRemoved(f, reason) for k, f in state.frames.items() if k in doomed)
     frames = {k: v for k, v in state.frames.items() if k not in doomed}
     contexts = {k: v for k, v in state.contexts.items() if k[1] not in doomed}
-    state = state.evolve(frames=frames, contexts=contexts)
+    state = state.evolve(frames=frames, contexts=contexts,
+                         rejoining=state.rejoining - doomed)
     return dialogs_gone_with_frames(state, doomed, msg.wall,
                                     "frame_removed" if reason == "remove" else
                                     "frame_navigated", out)
@@ -183,6 +184,9 @@ def frame_navigated(state: BrowserState, msg: Event, out: Out) -> BrowserState:
     if _upsert(state, frames, msg.session_id, frame) is None:
         return state
     state = state.evolve(frames=frames)
+    if fid in state.rejoining:  # its OOPIF session ended and its parent has it back
+        out.append(FrameSwapped(frames[fid]))
+        state = state.evolve(rejoining=state.rejoining - {fid})
     out.append(FrameNavigated(frames[fid]))
     page = state.pages.get(page_session_of(state, msg.session_id) or "")
     if page is not None:
@@ -254,7 +258,8 @@ def attached_to_target(state: BrowserState, msg: Event, out: Out) -> BrowserStat
         out.append(FrameAdded(frames[session.target_id]))
     elif not old.is_oopif:  # an in-process frame navigated cross-site: now its own process
         out.append(FrameSwapped(frames[session.target_id]))
-    return state.evolve(sessions=sessions, frames=frames)
+    return state.evolve(sessions=sessions, frames=frames,
+                        rejoining=state.rejoining - {session.target_id})
 
 
 def detached_from_target(state: BrowserState, msg: Event, out: Out) -> BrowserState:
@@ -265,6 +270,7 @@ def detached_from_target(state: BrowserState, msg: Event, out: Out) -> BrowserSt
     out.extend(SessionDetached(state.sessions[s]) for s in gone)
     sessions = {k: v for k, v in state.sessions.items() if k not in gone}
     frames: dict[str, FrameInfo] = {}
+    rejoining = set(state.rejoining)
     parent_session = state.sessions[sid].parent_session_id
     for fid, f in state.frames.items():
         if f.session_id not in gone:
@@ -273,7 +279,7 @@ def detached_from_target(state: BrowserState, msg: Event, out: Out) -> BrowserSt
             # The iframe element may still be there (navigated back to its parent's
             # site); the parent session reports it again or detaches it.
             frames[fid] = f.model_copy(update={"is_oopif": False, "session_id": parent_session})
-            out.append(FrameSwapped(frames[fid]))
+            rejoining.add(fid)
     contexts = {k: v for k, v in state.contexts.items() if k[0] not in gone}
     # A child's own frames vanish with it: drop frames left without a parent.
     orphans = {fid for fid, f in frames.items()
@@ -284,7 +290,8 @@ def detached_from_target(state: BrowserState, msg: Event, out: Out) -> BrowserSt
     vanished = set(state.frames) - set(frames)
     out.extend(FrameRemoved(f, "session_gone") for k, f in state.frames.items() if k in vanished)
     state = state.evolve(sessions=sessions, frames=frames, contexts=contexts,
-                         crashed_sessions=state.crashed_sessions - gone)
+                         crashed_sessions=state.crashed_sessions - gone,
+                         rejoining=frozenset(rejoining & set(frames)))
     # An OOPIF whose <iframe> stays (navigated to another process) keeps its dialog:
     # measured, it stays answerable. Only frames that left the tree take theirs along.
     return dialogs_gone_with_frames(state, vanished, msg.wall, "frame_removed", out)

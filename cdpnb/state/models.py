@@ -206,6 +206,11 @@ class BrowserState(_Frozen):
     contexts: Mapping[tuple[str | None, str], int | str] = Field(default_factory=dict)
     #: Sessions whose renderer crashed and has not been reloaded since.
     crashed_sessions: frozenset[str] = frozenset()
+    #: Frames whose OOPIF session ended while their ``<iframe>`` may stay: back in the
+    #: parent's process (``FrameSwapped``) once the parent reports their next document,
+    #: removed if it detaches them first (measured: removing a cross-site iframe ends its
+    #: session first, then the parent's ``frameDetached``).
+    rejoining: frozenset[str] = frozenset()
     pending_dialogs: tuple[PendingDialog, ...] = ()
     recent_dialogs: tuple[DialogRecord, ...] = ()
     console_errors: tuple[ConsoleEntry, ...] = ()

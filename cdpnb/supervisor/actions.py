@@ -45,6 +45,7 @@ from cdpnb.errors import (
 from cdpnb.state import BrowserState, PendingDialog
 from cdpnb.state.bidi import page_of_context
 from cdpnb.state.changes import DialogOpened
+from cdpnb.state.frames import descendants
 from cdpnb.supervisor.accessibility import RefTarget
 from cdpnb.supervisor.core import Core
 from cdpnb.supervisor.evaluation import Budget
@@ -174,12 +175,28 @@ def check_not_blocked(state: BrowserState, frame_id: str | None, spec: ClickSpec
     return page
 
 
+def _caused_by(state: BrowserState, dialog: PendingDialog, page: str | None,
+               frame_id: str | None) -> bool:
+    """Whether ``dialog`` can be what an input to ``frame_id`` (None: the page's top)
+    caused: a dialog of that frame or of a frame inside it. Another frame's dialog that
+    opens meanwhile (an ad's prompt) is never handed back as the click's, so an answer
+    meant for what the click opened cannot be given to it."""
+    if not _ours(dialog, page):
+        return False
+    if frame_id is None or dialog.frame_id is None:
+        return frame_id is None
+    return dialog.frame_id in descendants(
+        {k: f.parent_frame_id for k, f in state.frames.items()}, {frame_id})
+
+
 async def send_or_dialog(core: Core, method: str, params: dict[str, Any], session: str | None,
-                         budget: Budget, page: str | None) -> PendingDialog | None:
+                         budget: Budget, page: str | None,
+                         frame_id: str | None = None) -> PendingDialog | None:
     """Send one input command; the dialog of page ``page`` it opened, if one opened
     before its reply (the reply then comes only once the dialog is answered, so it is
     left to come: a late reply is dropped). CommandTimeout if neither came in time."""
-    with core.first_change(DialogOpened, lambda c: _ours(c.dialog, page)) as opened:
+    with core.first_change(
+            DialogOpened, lambda c: _caused_by(core.state, c.dialog, page, frame_id)) as opened:
         sending = asyncio.ensure_future(core.send(method, params, session, budget.left()))
         try:
             either: set[asyncio.Future[Any]] = {sending, opened}
@@ -291,7 +308,7 @@ async def _press(core: Core, spec: ClickSpec, session: str | None, x: float, y: 
         params = {**base, "type": kind, **({"button": "none"} if kind == "mouseMoved" else {})}
         try:
             dialog = await send_or_dialog(core, "Input.dispatchMouseEvent", params, session,
-                                          budget, page)
+                                          budget, page, spec.frame_id)
         except CommandTimeout:
             raise CommandTimeout(f"clicking {spec.describe()}: Input.dispatchMouseEvent "
                                  f"({kind}) got no reply within the {budget.seconds:g} s "

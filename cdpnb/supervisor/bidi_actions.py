@@ -110,7 +110,8 @@ async def click(core: Core, spec: ClickSpec, context: str, budget: Budget) -> di
                     {"type": "pointerUp", "button": 0}]}]}
     core.stats["clicks"] += 1
     try:
-        dialog = await send_or_dialog(core, "input.performActions", params, None, budget, page)
+        dialog = await send_or_dialog(core, "input.performActions", params, None, budget, page,
+                                      spec.frame_id)
     except CommandTimeout:
         raise CommandTimeout(f"clicking {spec.describe()}: input.performActions got no reply "
                              f"within the {budget.seconds:g} s budget (is the page busy?)"

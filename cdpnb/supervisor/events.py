@@ -48,14 +48,29 @@ from cdpnb.supervisor.core import Core
 from cdpnb.supervisor.options import check_timeout
 from cdpnb.transport.waits import wait_for
 
-__all__ = ["EVENT_NAMES", "EventHub", "EventName", "EventStream", "Handler", "PendingAnswer",
-           "SupervisorEvent", "check_event_names"]
+__all__ = [
+    "EVENT_NAMES",
+    "HANDLERS_FINISH_S",
+    "STREAM_BUFFER",
+    "EventHub",
+    "EventName",
+    "EventStream",
+    "Handler",
+    "PendingAnswer",
+    "SupervisorEvent",
+    "answer_sender",
+    "check_buffer",
+    "check_event_names",
+    "check_stream_timeout",
+]
 
 log = logging.getLogger("cdpnb.supervisor")
 
 #: How many events a stream keeps that its reader has not taken yet (the oldest go,
 #: counted in ``dropped``; the trace keeps every message).
 STREAM_BUFFER = 10_000
+#: How long stop() lets coroutine handlers already running finish.
+HANDLERS_FINISH_S = 5.0
 
 #: Sends an answer to a dialog (dialog id, accept, prompt text) on the engine loop.
 AnswerSender = Callable[[str, bool, str | None], "concurrent.futures.Future[DialogRecord]"]
@@ -64,21 +79,27 @@ AnswerSender = Callable[[str, bool, str | None], "concurrent.futures.Future[Dial
 class PendingAnswer:
     """An answer on its way: ``await`` it (async code) or ``.result(timeout)``
     (blocking code) for the dialog's record; dropping it is fine too. An answer that
-    fails and that nobody looked at is reported as a CdpnbWarning at the next call."""
+    fails after it was dropped unlooked-at is reported as a CdpnbWarning at the next
+    call (as asyncio reports an exception never retrieved)."""
 
     def __init__(self, future: concurrent.futures.Future[DialogRecord],
                  unobserved_failure: Callable[[BaseException], None] | None = None) -> None:
         self._future = future
         self._observed = False
         self._unobserved_failure = unobserved_failure
-        future.add_done_callback(self._done)
 
-    def _done(self, future: concurrent.futures.Future[DialogRecord]) -> None:
-        if future.cancelled() or self._observed:
+    def __del__(self) -> None:
+        report = self._unobserved_failure
+        if self._observed or report is None:
             return
-        error = future.exception()
-        if error is not None and self._unobserved_failure is not None:
-            self._unobserved_failure(error)
+
+        def failed(future: concurrent.futures.Future[DialogRecord]) -> None:
+            if not future.cancelled() and future.exception() is not None:
+                error = future.exception()
+                assert error is not None
+                report(error)
+
+        self._future.add_done_callback(failed)  # (at once if it is done already)
 
     def __await__(self) -> Generator[Any, None, DialogRecord]:
         self._observed = True
@@ -311,6 +332,9 @@ class EventHub:
         self._listeners: tuple[_Listener, ...] = ()
         self._streams: weakref.WeakSet[EventStream] = weakref.WeakSet()
         self._thread_loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        #: Coroutine handlers running (strong references, until each is done).
+        self._tasks: set[asyncio.Future[Any]] = set()
         self._closed = False
         core.subscribe(self._on_changes, changes=list(EVENT_OF), now=True)
 
@@ -347,9 +371,6 @@ class EventHub:
         with self._lock:
             self._streams.discard(stream)
 
-    def listeners(self, name: EventName) -> int:
-        return sum(1 for x in self._listeners if x.name == name)
-
     # -- delivering (the receiving thread, under the fold lock: hand on only) ----------
 
     def _on_changes(self, message: Message, changes: tuple[Change, ...]) -> None:
@@ -360,7 +381,9 @@ class EventHub:
             event = SupervisorEvent(name, change, message.wall, self._answer, self._failed)
             for listener in self._take(name):
                 self._schedule(listener, event)
-            for stream in list(self._streams):
+            with self._lock:  # (streams come and go on the users' threads)
+                streams = list(self._streams)
+            for stream in streams:
                 if not stream.names or name in stream.names:
                     stream.put(event)
 
@@ -373,27 +396,31 @@ class EventHub:
         return chosen
 
     def _schedule(self, listener: _Listener, event: SupervisorEvent) -> None:
-        if listener.loop is not None:
-            try:
+        # The caller's loop while it runs; a loop stopped between two runs (a terminal
+        # IPython between cells) would hold the handler until it ran again, and a
+        # closed one (an asyncio.run that ended) refuses it: the event thread then.
+        if listener.loop is not None and listener.loop.is_running():
+            with contextlib.suppress(RuntimeError):  # (closed meanwhile)
                 listener.loop.call_soon_threadsafe(self._run, listener, event)
                 return
-            except RuntimeError:  # its loop is closed (an asyncio.run that ended)
-                listener.loop = None
         loop = self._event_loop()
         if loop is not None:
-            loop.call_soon_threadsafe(self._run, listener, event)
+            with contextlib.suppress(RuntimeError):  # (closed by stop() meanwhile)
+                loop.call_soon_threadsafe(self._run, listener, event)
 
     def _run(self, listener: _Listener, event: SupervisorEvent) -> None:
         try:
             result = listener.handler(event)
             if inspect.isawaitable(result):
                 task = asyncio.ensure_future(result)
+                self._tasks.add(task)  # (the loop keeps only a weak reference)
                 task.add_done_callback(lambda t: self._handler_done(listener, event, t))
         except Exception as exc:
             self._handler_failed(listener, event, exc)
 
     def _handler_done(self, listener: _Listener, event: SupervisorEvent,
                       task: asyncio.Future[Any]) -> None:
+        self._tasks.discard(task)
         if not task.cancelled() and task.exception() is not None:
             error = task.exception()
             assert isinstance(error, BaseException)
@@ -415,21 +442,47 @@ class EventHub:
                 thread = threading.Thread(target=_serve, args=(loop,), daemon=True,
                                           name="cdpnb-events")
                 thread.start()
-                self._thread_loop = loop
+                self._thread_loop, self._thread = loop, thread
             return self._thread_loop
 
-    def close(self) -> None:
-        """The supervisor stopped: streams end once read out; the event thread ends
-        after the handlers already handed to it."""
+    def end_streams(self) -> None:
+        """Nothing more will come (the connection is lost for good): streams end once
+        read out, as every wait on the supervisor does; new ones end at once."""
+        with self._lock:
+            self._closed = True
+            streams, self._streams = list(self._streams), weakref.WeakSet()
+        for stream in streams:
+            stream.close()
+
+    def close(self, wait_s: float = HANDLERS_FINISH_S) -> None:
+        """The supervisor stopped (or can no longer receive): streams end once read out;
+        the event thread runs the handlers already handed to it (coroutine handlers get
+        up to ``wait_s`` to finish), then ends; joined here unless called from it."""
         with self._lock:
             self._closed = True
             streams, self._streams = list(self._streams), weakref.WeakSet()
             loop, self._thread_loop = self._thread_loop, None
+            thread, self._thread = self._thread, None
         for stream in streams:
             stream.close()
-        if loop is not None:
-            with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(loop.stop)
+        if loop is None or thread is None:
+            return
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(_finish, loop, self._tasks, wait_s)
+        if threading.current_thread() is not thread:
+            thread.join(wait_s + 1.0)
+
+
+def _finish(loop: asyncio.AbstractEventLoop, tasks: set[asyncio.Future[Any]],
+            wait_s: float) -> None:
+    """On the event thread: stop once the running coroutine handlers are done (or
+    after ``wait_s``)."""
+    pending = [t for t in tasks if not t.done()]
+    if not pending:
+        loop.stop()
+        return
+    waiting = asyncio.ensure_future(asyncio.wait(pending, timeout=wait_s))
+    waiting.add_done_callback(lambda _: loop.stop())
 
 
 def _serve(loop: asyncio.AbstractEventLoop) -> None:

@@ -60,6 +60,7 @@ from cdpnb.errors import (
     NavigationError,
     TargetGone,
     UnknownFrame,
+    UnknownPage,
     WaitTimeout,
 )
 from cdpnb.protocol import Event, Message, bidi_error_name
@@ -111,6 +112,11 @@ DISPOSED = "navigation canceled by context disposal"
 #: Evaluates in a frame over CDP (the supervisor's ``_evaluate``: frame contexts,
 #: retries, one budget): (expression, frame_id, budget, await_promise, user_gesture).
 EvaluateInFrame = Callable[[str, str | None, Budget, bool, bool], Coroutine[Any, Any, Any]]
+
+
+def _subtree_of(state: BrowserState, frame_id: str) -> set[str]:
+    """``frame_id`` and the frames inside it, as the state knows them now."""
+    return descendants({k: f.parent_frame_id for k, f in state.frames.items()}, {frame_id})
 
 
 def _dialog_seq(dialog_id: str) -> int:
@@ -576,6 +582,9 @@ class PageControl:
             for change in changes:
                 if (type(change) is DialogOpened
                         and change.dialog.page_session_id == page.session_id
+                        # (the written document's or its frames': never another
+                        # frame's that opened meanwhile, to be answered as this one)
+                        and change.dialog.frame_id in _subtree_of(core.state, frame_id)
                         and _dialog_seq(change.dialog.id) > since
                         # (still open once folded: Lightpanda's never block)
                         and any(d.id == change.dialog.id
@@ -630,8 +639,9 @@ class PageControl:
         known = ", ".join(p.target_id for p in state.pages.values()) or "none"
         replaced = next((new for old, new in self.recovery.replacements if old == page), None)
         why = f"; cdpnb replaced it with {replaced} (sup.hints says why)" if replaced else ""
-        raise UnknownFrame(f"no supervised page has target id {page!r} (pages: {known}, "
-                           f"see sup.pages){why}")
+        raise UnknownPage(f"no supervised page has target id {page!r} (pages: {known}, "
+                          f"see sup.pages){why}", page=page,
+                          existing=tuple(p.target_id for p in state.pages.values()))
 
     async def close_page(self, page: str | None, run_beforeunload: bool,
                          timeout: float) -> dict[str, Any]:
@@ -673,15 +683,23 @@ class PageControl:
         try:
             state = await self._send_until(core.send(method, params, session, timeout),
                                            settled, timeout)
-        except CDPError as exc:
-            if sid not in core.state.pages:
-                state = core.state  # it went anyway (closed meanwhile)
-            else:
+        except BaseException as exc:
+            # The close did not happen as asked (refused, timed out, cancelled): unless the
+            # page went anyway or its beforeunload dialog waits for an answer, it is no
+            # longer closing, so a later close by someone else is theirs again.
+            now = core.state
+            if sid in now.pages and asked(now) is None:
                 core.note("cdpnb.pageClosing", {"session_id": sid, "closing": False}, sid)
-                raise TargetGone(f"closing page {target} failed: {exc.message}") from exc
-        except TimeoutError:
-            raise WaitTimeout(f"page {target} did not close within {timeout:g} s"
-                              f"{self._pending_hint()}") from None
+            if isinstance(exc, CDPError):
+                if sid not in core.state.pages:
+                    state = core.state  # it went anyway (closed meanwhile)
+                else:
+                    raise TargetGone(f"closing page {target} failed: {exc.message}") from exc
+            elif isinstance(exc, TimeoutError):
+                raise WaitTimeout(f"page {target} did not close within {timeout:g} s"
+                                  f"{self._pending_hint()}") from None
+            else:
+                raise
         closed = sid not in state.pages
         dialog = asked(state)
         if dialog is None:

@@ -68,6 +68,7 @@ from cdpnb.supervisor.core import Core
 from cdpnb.supervisor.dialogs import DialogControl
 from cdpnb.supervisor.evaluation import OBJECT_GROUP, Budget, Evaluator, context_gone
 from cdpnb.supervisor.events import (
+    STREAM_BUFFER,
     EventHub,
     EventName,
     EventStream,
@@ -497,6 +498,8 @@ class Supervisor:
         self._dialogs.stop_watchdogs()  # the core has ended every wait already
         self._pages.reset()
         if self._stopped or self.options.reconnect_attempts == 0:
+            if not self._stopped:
+                self._events.end_streams()  # (no reconnect: nothing more will come)
             return
         target = self._core.state.page_target_id
         self._reconnecting = self._core.spawn(self._reconnect(target), name="cdpnb-reconnect")
@@ -549,6 +552,7 @@ class Supervisor:
     def _give_up(self, reason: str) -> None:
         self._gave_up = self._core.last_disconnect_reason = reason
         self._core.stats["reconnect-gave-up"] += 1
+        self._events.end_streams()
 
     async def _resume_bidi(self, target_id: str | None) -> None:
         """A new BiDi session after a drop: its subscriptions, the bridge's intercept and
@@ -1032,8 +1036,9 @@ class Supervisor:
     def on(self, event: EventName, handler: Handler) -> Handler:
         """Call ``handler(ev)`` for every ``event`` from now on (names as Playwright's:
         ``dialog``, ``dialogclosed``, ``frameattached``, ``framenavigated``,
-        ``framedetached``, ``frameswapped``, ``page``, ``pageclosed``, ``console``; see
-        ``cdpnb.EVENT_NAMES``), across every supervised page. ``ev`` is a
+        ``framedetached``, ``frameswapped``, ``page``, ``pageclosed``, ``console`` (the
+        errors ``console_errors`` keeps, not every message); see ``cdpnb.EVENT_NAMES``),
+        across every supervised page. ``ev`` is a
         ``SupervisorEvent``; a dialog handler may answer with ``ev.accept(text)`` /
         ``ev.dismiss()`` (the policy's watchdog still answers a dialog nobody does).
 
@@ -1064,7 +1069,7 @@ class Supervisor:
         return self._events.unlisten(name, handler)
 
     def events(self, *names: EventName, timeout: float | None = None,
-               buffer: int = 10_000) -> EventStream:
+               buffer: int = STREAM_BUFFER) -> EventStream:
         """The events named (all when none is), from now on, as a stream:
         ``async for ev in sup.events("dialog")`` or, blocking, ``for ev in …``.
         ``timeout`` bounds each wait for the next event (WaitTimeout); the stream ends
