@@ -189,6 +189,7 @@ def test_every_path_records_a_page_and_ends_at_one_it_cannot_load(
     assert len(loaded.records) == int(failed.group(1)) and loaded.complete
 
 
+@pytest.mark.browser
 @pytest.mark.parametrize("kind", ["firefox", "chromium+bidi"])
 def test_record_launches_the_webdriver_bidi_kinds(kind: str, site: ScenarioServer,
                                                   tmp_path: Path) -> None:
