@@ -31,7 +31,7 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 # EXTRAS: the pip extras (scripts/test-pythons.sh leaves JupyterLab out of its venvs).
 extras=${EXTRAS:-dev,lab}
-echo "setup: installing cdpnb[$extras] into $venv (pip; a minute or two the first time)"
+echo "setup: installing cdpnb[$extras] into $venv (pip; a minute or two at first)"
 "$venv/bin/python" -m pip install -q --disable-pip-version-check -e ".[$extras]"
 
 # The node-backed backends (chromium+bidi, chromium+puppeteer) run the packages pinned in
