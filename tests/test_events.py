@@ -15,7 +15,6 @@ import json
 import logging
 import threading
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -24,22 +23,15 @@ import cdpnb.sync
 from cdpnb.probes import ScenarioServer
 from cdpnb.state import changes as ch
 from cdpnb.state.events import EVENT_OF, event_name
-from cdpnb.testing import ScriptedBrowser, ScriptedCommand
+from cdpnb.testing import ScriptedBrowser
+from tests.test_dialog_races import browser as race_browser
 
 CHILD = "CHILD-FRAME"
 
 
 def scripted() -> ScriptedBrowser:
-    b = ScriptedBrowser(has_browser_handler=True)
-
-    @b.on("Page.handleJavaScriptDialog")
-    def answer(command: ScriptedCommand) -> dict[str, Any]:
-        b.push("Page.javascriptDialogClosed", {
-            "frameId": b.page_frame_id, "result": command.params["accept"],
-            "userInput": command.params.get("promptText", "")}, command.session_id)
-        return {}
-
-    return b
+    """A scripted Chromium whose dialog answers close the page's dialog."""
+    return race_browser(handler=True)
 
 
 def test_every_change_that_fires_an_event_is_named_once() -> None:

@@ -51,14 +51,13 @@ from cdpnb.supervisor.attach import attach_existing_page, attach_page
 from cdpnb.supervisor.bridge import DialogBridge
 from cdpnb.supervisor.core import Core
 from cdpnb.supervisor.dialogs import DialogControl
+from cdpnb.supervisor.options import FIRST, NEW
 from cdpnb.transport import redact
 from cdpnb.transport.waits import wait_for
 
-__all__ = ["FIRST", "NEW", "attach_chosen_page", "choose_bidi_context", "choose_cdp_page",
+__all__ = ["attach_chosen_page", "choose_bidi_context", "choose_cdp_page",
            "is_user_page", "let_go_of_dialogs", "pages_left_open"]
 
-NEW = "new"
-FIRST = "first"
 #: How long stop() gives each dismissal of a dialog in a page it leaves open.
 LET_GO_TIMEOUT_S = 2.0
 #: Page targets that are no user's page: a prerendering page has ``subtype``.

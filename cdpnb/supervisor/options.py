@@ -6,14 +6,17 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["PAGE_CHOICES", "POLICIES", "Policy", "SupervisorOptions", "check_page",
+__all__ = ["FIRST", "NEW", "PAGE_CHOICES", "POLICIES", "Policy", "SupervisorOptions", "check_page",
            "check_timeout"]
 
 Policy = Literal["must_respond", "auto_dismiss", "auto_accept"]
 POLICIES: tuple[str, ...] = ("must_respond", "auto_dismiss", "auto_accept")
 #: ``page=``: the supervisor creates its page (``"new"``), or attaches to the first
 #: page the browser has (``"first"``); any other string is a page's target id.
-PAGE_CHOICES: tuple[str, ...] = ("new", "first")
+#: ``start(page=...)``: a page of cdpnb's own, or the first the browser has.
+NEW = "new"
+FIRST = "first"
+PAGE_CHOICES: tuple[str, ...] = (NEW, FIRST)
 
 
 def check_timeout(name: str, value: object, *, allow_none: bool = False) -> float | None:
