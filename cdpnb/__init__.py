@@ -3,6 +3,7 @@ Chrome DevTools Protocol and WebDriver BiDi)."""
 
 from typing import TYPE_CHECKING, Any
 
+from cdpnb._version import __version__
 from cdpnb.errors import (
     BackendNotStarted,
     BlockedByDialog,
@@ -92,7 +93,6 @@ def __dir__() -> list[str]:
     return sorted(__all__)
 
 
-__version__ = "0.1.0"
 
 __all__ = [
     "EVENT_NAMES",

@@ -21,6 +21,7 @@ import inspect
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
+from cdpnb.errors import EvaluateError
 from cdpnb.transport.engine import engine
 
 __all__ = [
@@ -100,7 +101,10 @@ def _blocking_bound(method: Callable[..., Coroutine[Any, Any, Any]],
                     here: bool) -> Callable[..., Any]:
     @functools.wraps(method)
     def call(*args: Any, **kwargs: Any) -> Any:
-        return engine.run_sync(method(*args, **kwargs), here=here)
+        try:
+            return engine.run_sync(method(*args, **kwargs), here=here)
+        except EvaluateError as exc:
+            raise exc.with_traceback(None) from None  # (as in blocking's call)
 
     return call
 
@@ -111,7 +115,12 @@ def blocking(method: Callable[Concatenate[A, P], Coroutine[Any, Any, R]]
 
     @functools.wraps(method)
     def call(self: Facade[A], /, *args: P.args, **kwargs: P.kwargs) -> R:
-        return engine.run_sync(method(self.aio, *args, **kwargs), here=type(self).run_here)
+        try:
+            return engine.run_sync(method(self.aio, *args, **kwargs), here=type(self).run_here)
+        except EvaluateError as exc:
+            # The page's script threw: its message and JS stack are the error; the engine's
+            # frames it came through would only bury them (Playwright shows the call too).
+            raise exc.with_traceback(None) from None
 
     return call
 

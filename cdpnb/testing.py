@@ -29,6 +29,30 @@ error reply, or returns ``HOLD`` to answer later with ``await browser.reply(comm
 returns once the supervisor has folded the event, so the order of a test is the order
 the supervisor sees. ``await browser.drop()`` ends the connection.
 
+Holding back what the browser says. From ``held = browser.hold()`` on, everything the
+browser would send (events, replies, its handlers' too, and the connection's end from
+``drop()``) waits in order instead of arriving: the window between a browser's word
+and the supervisor's hearing of it, which a real one opens only by timing::
+
+    with browser.hold() as held:
+        await browser.drop()              # the browser is gone; the supervisor not told
+        sent = asyncio.ensure_future(sup.cdp("Runtime.evaluate", {"expression": "1"}))
+        await browser.wait_for_command("Runtime.evaluate")   # reached nobody: browser.lost
+        print(held.messages)              # [<held end: connection dropped>]
+    # leaving the block released it: ``await sent`` raises ConnectionLost, no hang
+
+``held.messages`` lists what waits; ``held.release()`` (or ``await held.release()``)
+delivers it in order and ends the hold; ``held.release(n)`` delivers the first ``n``
+and holds on; ``held.discard()`` / ``held.discard(n)`` lose them (a connection's last
+frames that never arrived). While the connection's end is held, what the supervisor
+sends is lost, as on a dead socket it has not noticed: it reaches no handler and is
+listed in ``browser.lost`` (``wait_for_command`` sees it). ``emit`` returns at once
+while a hold is on. ``ScriptedBiDiBrowser`` holds the same way.
+
+``check_transport(open_pair)`` is the transport seam's conformance suite (trio's
+``check_two_way_stream`` is the model): cdpnb's WebSocket and the in-memory transport
+here both pass it, and so must any other ``Transport`` given to ``Supervisor.start``.
+
 It is in the spirit of httpx's ``MockTransport``: a test double at the transport seam,
 public so that code built on cdpnb can be tested against scripted browsers too.
 """
@@ -39,13 +63,17 @@ import asyncio
 import itertools
 import json
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from types import TracebackType
+from typing import Any, Literal, Protocol, TypeVar, overload
 
+from cdpnb._check_transport import FarEnd, check_transport
 from cdpnb.errors import ConnectionLost
+from cdpnb.transport.base import Transport
 
-__all__ = ["HOLD", "ScriptedBiDiBrowser", "ScriptedBrowser", "ScriptedCommand", "ScriptedError"]
+__all__ = ["HOLD", "FarEnd", "HeldMessage", "Hold", "ScriptedBiDiBrowser", "ScriptedBrowser",
+           "ScriptedCommand", "ScriptedError", "check_transport"]
 
 
 class _Hold:
@@ -79,32 +107,61 @@ class ScriptedCommand:
 
 
 Handler = Callable[[ScriptedCommand], "dict[str, Any] | _Hold | None"]
+H = TypeVar("H", bound=Handler)
+
+
+class _Peer(Protocol):
+    """The browser's side of a ``_ScriptedTransport``."""
+
+    cdp_url: str
+    protocol: str
+
+    def _receive(self, transport: _ScriptedTransport, text: str) -> None: ...
 
 
 class _ScriptedTransport:
     """The supervisor's end of the in-memory connection. Frames are handed to the
     supervisor on the thread that sends them (the test's, or the supervisor's own
-    when a handler answers a command), in order."""
+    when a handler answers a command), one delivery at a time, in order.
 
-    def __init__(self, browser: ScriptedBrowser) -> None:
+    As cdpnb's WebSocket does (``check_transport`` holds both to it): frames and an end
+    that come before ``start`` are handed over by it; ``on_frames`` is never re-entered
+    (what a handler sends while the supervisor folds, on the folding thread, comes
+    after the current call, as a socket's reader reads it after the current batch);
+    ``on_closed`` is told once, after the last ``on_frames`` returned (a ``fail`` from
+    inside ``on_frames``, as the supervisor's on a bad frame, is told when that call
+    returns)."""
+
+    def __init__(self, browser: _Peer) -> None:
         self.browser = browser
         self.url = browser.cdp_url
         #: What the supervisor speaks over it (``cdp``, or ``bidi`` for ScriptedBiDiBrowser).
         self.protocol = browser.protocol
         self.closed = False
-        self.reason = "closed by the scripted browser"
+        self.reason = "open"
+        #: The code of the close cdpnb ended it with (``fail``'s, or 1000 for ``close``).
+        self.close_code: int | None = None
+        #: The browser has dropped it (``drop()``), told or not yet (a hold keeps the end).
+        self.ended_by_browser = False
         self._on_frames: Callable[[Sequence[str | bytes]], None] | None = None
         self._on_closed: Callable[[str], None] | None = None
         self._early: list[str] = []
         self._lock = threading.RLock()
+        self._delivering = 0  # on_frames calls under way (on the thread holding _lock)
+        self._next: list[str] = []  # sent from inside on_frames: handed after it returns
+        self._told = False
 
     def start(self, on_frames: Callable[[Sequence[str | bytes]], None],
               on_closed: Callable[[str], None]) -> None:
         with self._lock:
             self._on_frames, self._on_closed = on_frames, on_closed
             early, self._early = self._early, []
-        if early:
-            on_frames(early)
+            if early:
+                self._hand(early)
+            # An end that came before start is told now, after what came before it.
+            tell = self.closed and not self._delivering
+        if tell:
+            self._tell()
 
     def deliver(self, text: str) -> None:
         with self._lock:
@@ -113,31 +170,170 @@ class _ScriptedTransport:
             if self._on_frames is None:
                 self._early.append(text)
                 return
-            self._on_frames([text])
+            if self._delivering:
+                # Sent from inside on_frames, on this thread (the lock is ours): a handler
+                # answering what the supervisor sent as it folded. A socket's reader reads
+                # it after the current batch, never inside it; so here.
+                self._next.append(text)
+                return
+            self._hand([text])
+            tell = self.closed
+        if tell:  # on_frames ended it (fail): told now that the outermost call returned
+            self._tell()
+
+    def _hand(self, frames: list[str]) -> None:
+        """Call on_frames, the lock held: one call at a time, then what was sent during
+        it, in order, unless that call ended the connection."""
+        assert self._on_frames is not None
+        self._delivering += 1
+        try:
+            while frames:
+                self._on_frames(frames)
+                frames, self._next = ([] if self.closed else self._next), []
+        finally:
+            self._delivering -= 1
+            self._next = []
 
     def send(self, data: bytes) -> None:
         if self.closed:
-            raise ConnectionLost("the scripted browser's connection is closed")
+            raise ConnectionLost(f"the scripted browser's connection is closed ({self.reason})")
         self.browser._receive(self, data.decode())
 
-    def end(self, reason: str) -> None:
+    def end(self, reason: str, code: int | None = None) -> None:
         with self._lock:
             if self.closed:
                 return
-            self.closed, self.reason = True, reason
+            self.closed, self.reason, self.close_code = True, reason, code
+            # Not started: start tells it. Inside on_frames: told once that returns.
+            tell = self._on_closed is not None and not self._delivering
+        if tell:
+            self._tell()
+
+    def _tell(self) -> None:
+        """on_closed, once, not under the lock (the supervisor takes its own there)."""
+        with self._lock:
+            if self._told or self._on_closed is None:
+                return
+            self._told = True
             on_closed = self._on_closed
-        if on_closed is not None:
-            on_closed(reason)
+        on_closed(self.reason)
 
     def fail(self, code: int, reason: str) -> None:
-        self.end(f"closed by cdpnb: {reason} (code {code})")
+        self.end(f"closed by cdpnb: {reason} (code {code})", code)
 
     def close(self) -> None:
-        self.end("closed by cdpnb")
+        self.end("closed by cdpnb", 1000)
 
     @property
     def close_reason(self) -> str:
         return self.reason
+
+
+@dataclass(frozen=True, repr=False)
+class HeldMessage:
+    """One thing a :class:`Hold` keeps back: an event, a reply, or the connection's end."""
+
+    #: ``"event"``, ``"reply"`` or ``"end"``.
+    kind: Literal["event", "reply", "end"]
+    #: The event's method, or the method of the command replied to ("" for an end).
+    method: str
+    #: The frame as the browser sends it; for an end, its reason.
+    text: str
+    _transport: _ScriptedTransport = field(compare=False)
+
+    def __repr__(self) -> str:
+        if self.kind == "end":
+            return f"<held end: {self.text}>"
+        if self.kind == "reply":
+            return f"<held reply to {self.method}>"
+        return f"<held event {self.method}>"
+
+    def _deliver(self) -> None:
+        if self.kind == "end":
+            self._transport.end(self.text)
+        else:
+            self._transport.deliver(self.text)
+
+
+class _Done:
+    """What ``Hold.release`` returns: already done, and awaitable for symmetry with the
+    rest of a test (``await held.release()``)."""
+
+    def __await__(self) -> Generator[Any, None, None]:
+        return
+        yield  # (makes this a generator)
+
+
+class Hold:
+    """What a scripted browser holds back since ``browser.hold()``: see the module docs.
+    Thread-safe; a context manager that releases what waits when its block ends."""
+
+    def __init__(self, browser: ScriptedBrowser) -> None:
+        self._browser = browser
+        self._queue: list[HeldMessage] = []
+        #: True until the hold ends (``release()`` or ``discard()`` without a count).
+        self.active = True
+
+    @property
+    def messages(self) -> list[HeldMessage]:
+        """What waits, in the order the browser sent it."""
+        with self._browser._hold_lock:
+            return list(self._queue)
+
+    def release(self, n: int | None = None) -> Awaitable[None]:
+        """Deliver what waits, in order, on this thread (the supervisor has folded it when
+        this returns), then end the hold; with ``n``, only the first ``n``, holding on.
+        What the browser sends meanwhile (a handler answering what was released) queues
+        behind, so the order stays the browser's."""
+        self._check_count(n, "release")
+        left = n
+        while True:
+            with self._browser._hold_lock:
+                if left == 0 or not self._queue:
+                    if n is None:  # (under the lock, the queue empty: nothing slips past)
+                        self._end_locked()
+                    break
+                message = self._queue.pop(0)
+            message._deliver()  # not under the lock: the supervisor may answer at once
+            left = None if left is None else left - 1
+        return _Done()
+
+    def discard(self, n: int | None = None) -> list[HeldMessage]:
+        """Lose what waits (the first ``n``, holding on; all, ending the hold): the
+        supervisor never hears of it. Returns what was lost."""
+        self._check_count(n, "discard")
+        with self._browser._hold_lock:
+            cut = len(self._queue) if n is None else n
+            lost, self._queue = self._queue[:cut], self._queue[cut:]
+            if n is None:
+                self._end_locked()
+        return lost
+
+    def __enter__(self) -> Hold:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if self.active:
+            self.release()
+
+    def __repr__(self) -> str:
+        state = "holding" if self.active else "ended"
+        return f"<Hold {state}: {self.messages!r}>"
+
+    def _check_count(self, n: int | None, action: str) -> None:
+        if n is None:
+            return
+        if type(n) is not int or n < 0:
+            raise TypeError(f"{action}(n): n must be a count (an int >= 0), not {n!r}")
+        waiting = len(self.messages)
+        if n > waiting:
+            raise ValueError(f"{action}({n}): only {waiting} message(s) are held")
+
+    def _end_locked(self) -> None:
+        self.active = False
+        if self._browser._hold is self:
+            self._browser._hold = None
 
 
 class ScriptedBrowser:
@@ -166,12 +362,28 @@ class ScriptedBrowser:
         #: counted in ``dropped``), like a page's news after its tab closed.
         self.detached: set[str] = set()
         self.dropped = 0
+        #: Commands the supervisor sent into a connection the browser had dropped while
+        #: the news of that was held (``hold()``): they reached no handler.
+        self.lost: list[ScriptedCommand] = []
+        self._sent: list[ScriptedCommand] = []  # received and lost, in order
+        self._hold: Hold | None = None
+        self._hold_lock = threading.Lock()
+        #: Orders ``push`` while there is no connection (then nothing is delivered).
+        self._no_transport_lock = threading.RLock()
+        #: Set by check_transport's far end: every frame the supervisor's side sends, raw.
+        self._tap: Callable[[str], None] | None = None
 
     # -- scripting -----------------------------------------------------------------
 
-    def on(self, method: str, handler: Handler | None = None) -> Any:
+    @overload
+    def on(self, method: str) -> Callable[[H], H]: ...
+
+    @overload
+    def on(self, method: str, handler: H) -> H: ...
+
+    def on(self, method: str, handler: H | None = None) -> H | Callable[[H], H]:
         """Set what the browser does for ``method`` (usable as a decorator)."""
-        def register(fn: Handler) -> Handler:
+        def register(fn: H) -> H:
             self._handlers[method] = fn
             return fn
 
@@ -190,33 +402,65 @@ class ScriptedBrowser:
 
     async def wait_for_command(self, method: str, timeout: float = 5.0,
                                count: int = 1) -> ScriptedCommand:
-        """The ``count``-th command of ``method``, once it has arrived."""
+        """The ``count``-th command of ``method`` the supervisor sent, once it has been
+        sent (received, or lost into a connection whose end is held)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
-        while len(self.commands(method)) < count:
+
+        def sent() -> list[ScriptedCommand]:
+            return [c for c in self._sent if c.method == method]
+
+        while len(sent()) < count:
             if loop.time() > deadline:
                 raise TimeoutError(f"the supervisor sent no {method} (#{count}) within "
-                                   f"{timeout:g} s; it sent {[c.method for c in self.received]}")
+                                   f"{timeout:g} s; it sent {[c.method for c in self._sent]}")
             await asyncio.sleep(0.002)
-        return self.commands(method)[count - 1]
+        return sent()[count - 1]
+
+    def hold(self) -> Hold:
+        """Hold back, from now on and in order, everything this browser sends: events,
+        replies (its handlers' too) and the connection's end (``drop()``), until the
+        returned :class:`Hold` is released (or its ``with`` block ends). See the module
+        docs."""
+        with self._hold_lock:
+            if self._hold is not None:
+                raise RuntimeError("this browser already holds back its messages; release "
+                                   "or discard that hold first")
+            self._hold = Hold(self)
+            return self._hold
 
     # -- the browser speaking (thread-safe: the supervisor runs on cdpnb's engine loop) --
 
     def push(self, method: str, params: dict[str, Any] | None = None,
              session_id: str | None = None) -> None:
         """Send an event now (from a handler, or any thread); the supervisor has folded
-        it when this returns. An event on a session announced detached is dropped."""
-        if session_id is not None and session_id in self.detached:
-            self.dropped += 1
-            return
-        if method == "Target.detachedFromTarget" and isinstance(params, dict) and isinstance(
-                params.get("sessionId"), str):
-            self.detached.add(params["sessionId"])
-        self._deliver(self._message(method, params, session_id))
+        it when this returns, unless a ``hold()`` keeps it back or the supervisor is
+        folding on this thread (a handler of what it sent from there: the event comes
+        after that fold, as from a socket). An event on a session announced detached is
+        dropped."""
+        transport = self._transport
+        # The check, the marking of a detach and the delivery are one step in the wire's
+        # order (the transport's re-entrant lock orders the wire; a handler's push on
+        # the folding thread re-enters it): else a thread that passed the check could
+        # deliver after a detach another thread announced in between, which no browser
+        # does. Measured on Chrome 156, a page flooding events as it was closed or
+        # detached: every late event came before its detachedFromTarget, none after.
+        # Lock order: transport._lock, then _hold_lock (in _held_back); nothing takes
+        # them the other way round (Hold.release delivers outside _hold_lock).
+        with transport._lock if transport is not None else self._no_transport_lock:
+            if session_id is not None and session_id in self.detached:
+                self.dropped += 1
+                return
+            if method == "Target.detachedFromTarget" and isinstance(
+                    params, dict) and isinstance(params.get("sessionId"), str):
+                self.detached.add(params["sessionId"])
+            self._deliver(self._message(method, params, session_id), transport,
+                          kind="event", method=method)
 
     async def emit(self, method: str, params: dict[str, Any] | None = None,
                    session_id: str | None = None) -> None:
-        """Send an event; returns once the supervisor has folded it."""
+        """Send an event; returns once the supervisor has folded it (at once while a
+        ``hold()`` keeps it back)."""
         self.push(method, params, session_id)
 
     async def open_dialog(self, type: str = "alert", message: str = "", *,
@@ -240,12 +484,19 @@ class ScriptedBrowser:
         if held is None:
             raise ValueError(f"command {command.id} ({command.method}) is not held")
         transport, _ = held
-        self._deliver(self._reply_text(command, result, error), transport)
+        self._deliver(self._reply_text(command, result, error), transport, kind="reply",
+                      method=command.method)
 
     async def drop(self) -> None:
-        """End the connection as a crash would (no close frame)."""
-        if self._transport is not None:
-            self._transport.end("connection dropped")
+        """End the connection as a crash would (no close frame). While a hold is on, the
+        supervisor hears of it when the hold releases it; what it sends meanwhile is
+        lost (``lost``)."""
+        transport = self._transport
+        if transport is None or transport.ended_by_browser:
+            return
+        transport.ended_by_browser = True
+        if not self._held_back("end", "", "connection dropped", transport):
+            transport.end("connection dropped")
 
     # -- the transport seam ----------------------------------------------------------
 
@@ -257,10 +508,20 @@ class ScriptedBrowser:
 
     # -- internals ---------------------------------------------------------------------
 
-    def _deliver(self, text: str, transport: _ScriptedTransport | None = None) -> None:
+    def _deliver(self, text: str, transport: _ScriptedTransport | None = None, *,
+                 kind: Literal["event", "reply"] = "event", method: str = "") -> None:
         transport = transport or self._transport
-        if transport is not None:
+        if transport is not None and not self._held_back(kind, method, text, transport):
             transport.deliver(text)
+
+    def _held_back(self, kind: Literal["event", "reply", "end"], method: str, text: str,
+                   transport: _ScriptedTransport) -> bool:
+        """Queue a message on the hold, if one is on (True: queued)."""
+        with self._hold_lock:
+            if self._hold is None:
+                return False
+            self._hold._queue.append(HeldMessage(kind, method, text, transport))
+            return True
 
     @staticmethod
     def _message(method: str, params: dict[str, Any] | None, session_id: str | None) -> str:
@@ -284,9 +545,17 @@ class ScriptedBrowser:
         return json.dumps(message)
 
     def _receive(self, transport: _ScriptedTransport, text: str) -> None:
+        if self._tap is not None:
+            self._tap(text)
+            return
         data = json.loads(text)
         command = ScriptedCommand(data["id"], data["method"], data.get("params") or {},
                                   data.get("sessionId"))
+        self._sent.append(command)
+        if transport.ended_by_browser:
+            # Written into a socket whose other end is gone: nobody reads it.
+            self.lost.append(command)
+            return
         self.received.append(command)
         custom = self._handlers.get(command.method)
         default = self._defaults().get(command.method)
@@ -298,13 +567,14 @@ class ScriptedBrowser:
             else:
                 result = {}
         except ScriptedError as exc:
-            self._deliver(self._reply_text(command, None, (exc.code, exc.message)), transport)
+            self._deliver(self._reply_text(command, None, (exc.code, exc.message)), transport,
+                          kind="reply", method=command.method)
             return
         if isinstance(result, _Hold):
             self._held[command.id] = (transport, command)
             return
         self._deliver(self._reply_text(command, result if isinstance(result, dict) else {},
-                                       None), transport)
+                                       None), transport, kind="reply", method=command.method)
 
     def _defaults(self) -> Mapping[str, Callable[[ScriptedBrowser, ScriptedCommand],
                                                  dict[str, Any]]]:
@@ -512,3 +782,42 @@ _BIDI_DEFAULTS: dict[str, Callable[[Any, ScriptedCommand], dict[str, Any]]] = {
     "browsingContext.close": ScriptedBiDiBrowser._close,
     "script.evaluate": ScriptedBiDiBrowser._evaluate,
 }
+
+
+# -- check_transport's far end for the in-memory transport -------------------------------
+
+
+class _ScriptedFarEnd:
+    """A scripted browser as check_transport's far end: it takes the transport's frames
+    raw (``_tap``) instead of as commands, and speaks with ``_deliver`` and ``drop``, the
+    paths its events, replies and ends take."""
+
+    sees_close_codes = True
+
+    def __init__(self, browser: ScriptedBrowser, transport: _ScriptedTransport) -> None:
+        self._browser = browser
+        self._transport = transport
+        self._frames: list[str] = []
+        browser._tap = self._frames.append
+
+    async def send(self, text: str) -> None:
+        self._browser._deliver(text, self._transport)
+
+    def received(self) -> list[str]:
+        return list(self._frames)
+
+    async def drop(self) -> None:
+        await self._browser.drop()
+
+    def close_code(self) -> int | None:
+        return self._transport.close_code
+
+    async def aclose(self) -> None:
+        self._browser._tap = None
+
+
+async def _scripted_pair(browser: ScriptedBrowser) -> tuple[Transport, FarEnd]:
+    """A fresh in-memory transport of ``browser`` (a new one each call) and its far end:
+    ``check_transport(lambda: _scripted_pair(ScriptedBiDiBrowser()))``."""
+    transport = await browser.connect_transport(browser.cdp_url, 5.0)
+    return transport, _ScriptedFarEnd(browser, transport)

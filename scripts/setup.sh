@@ -32,7 +32,11 @@ fi
 # EXTRAS: the pip extras (scripts/test-pythons.sh leaves JupyterLab out of its venvs).
 extras=${EXTRAS:-dev,lab}
 echo "setup: installing cdpnb[$extras] into $venv (pip; a minute or two at first)"
-"$venv/bin/python" -m pip install -q --disable-pip-version-check -e ".[$extras]"
+# pip's progress, in lines that fit 80 columns (scripts/pip_status.py: one status line on
+# a terminal, a line per phase elsewhere; an error or a warning as pip wrote it). pipefail
+# keeps pip's exit status.
+"$venv/bin/python" -m pip install --disable-pip-version-check --progress-bar off \
+  -e ".[$extras]" 2>&1 | "$venv/bin/python" scripts/pip_status.py
 
 # The node-backed backends (chromium+bidi, chromium+puppeteer) run the packages pinned in
 # package-lock.json. --ignore-scripts: nothing of theirs runs at install time (the

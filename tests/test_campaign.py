@@ -155,7 +155,7 @@ def test_summary_has_intervals_and_compare_says_when_it_cannot_tell(
     assert list(result.summary(by="scenario").index.names) == ["backend", "scenario"]
     comparison = result.compare("headless-shell", "chromium")
     assert list(comparison.index) == ["dialogs main"]
-    assert comparison.loc["dialogs main", "verdict"].startswith("too few runs to tell")
+    assert "→ too few runs to tell" in comparison.loc["dialogs main", "verdict"]
     with pytest.raises(ValueError, match="no cells of backend 'firefox'"):
         result.compare("chromium", "firefox")
 
@@ -282,7 +282,7 @@ def test_cli_campaign_prints_statistics_that_fit_and_json(tmp_path: Path) -> Non
                for line in done.stdout.splitlines()), done.stdout
     assert "6 cells ran in" in done.stdout and "command RTT ms" in done.stdout
     assert "100% (44–100)" in done.stdout  # 3 of 3, Wilson
-    assert "too few runs to tell (3 and 3" in done.stdout
+    assert "→ too few runs to tell: 3 and 3 runs" in " ".join(done.stdout.split())
     again = cdpnb_command(*args, "--json")
     data = json.loads(again.stdout)
     assert again.returncode == 0 and data["run"]["skipped"] == 6 and data["run"]["ran"] == 0

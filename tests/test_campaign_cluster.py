@@ -156,7 +156,8 @@ def dask_processes(folder: Path, workers: int
                  "browser=1", "--name", f"w{i}"], stdout=log, stderr=log)
                 for i in range(workers)]
             started += procs
-            client.wait_for_workers(workers, timeout=90)
+            if workers:
+                client.wait_for_workers(workers, timeout=90)
         for proc in started:
             assert _listening(proc.pid) == {"127.0.0.1"}, proc.args
         yield address, procs
@@ -234,3 +235,24 @@ def test_a_worker_killed_mid_campaign_loses_no_finished_cell(tmp_path: Path) -> 
     checks = load(out)
     assert set(checks["status"].astype(str)) == {"ok"} and len(checks) == 12
     assert "w1" in set(checks["worker"].astype(str))
+
+
+def test_cdpnb_campaign_on_a_scheduler_with_no_workers_says_so_in_one_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # A scheduler with no worker: the campaign gives up (ClusterUnusable) instead of
+    # waiting for ever, and the command says so in one line, exit 1, no traceback.
+    import cdpnb.campaign.run
+    from cdpnb.cli import main
+
+    monkeypatch.setattr(cdpnb.campaign.run, "NO_WORKERS_S", 1.0)
+    with dask_processes(tmp_path, workers=0) as (address, _):
+        status = main(["campaign", "--out", str(tmp_path / "out"), "--backends", "node",
+                       "--scenarios", "runtime.evaluate", "--scheduler", address])
+    err = capsys.readouterr().err
+    assert status == 1, err
+    said = " ".join(err.split())  # one message, wrapped to the terminal
+    assert said.count("cannot run") == 1, err
+    assert "cdpnb campaign: cannot run: the Dask cluster at " in said
+    assert "has had no workers for 1 s" in said and "the same call resumes" in said
+    assert "Traceback" not in err and "ClusterUnusable" not in err

@@ -88,18 +88,19 @@ def test_compare_samples_tells_a_real_difference_from_noise() -> None:
     found = stats.compare_samples(base, slower, labels=("chromium", "headless-shell"))
     assert found.beyond_noise and found.effect == "large"
     assert found.difference_low > 0 and found.p_permutation < 0.01
-    assert found.verdict.startswith("headless-shell slower than chromium by")
-    assert "(headless-shell − chromium = +" in found.verdict  # the direction, said
+    # the direction said in names (b − a), then the conclusion (tests/test_stats_verdicts.py)
+    assert found.verdict.startswith("headless-shell − chromium: median +")
+    assert found.verdict.endswith("→ chromium faster (×2.19, Cliff's δ +0.80, large)")
     noise = stats.compare_samples(base, same)
     assert not noise.beyond_noise
-    assert noise.verdict.startswith("no difference beyond the run-to-run noise (b − a = ")
+    assert noise.verdict.startswith("b − a: median +")
     assert noise.difference_low < 0 < noise.difference_high
-    # ... and which half of the rule it failed, with the rule
-    assert noise.verdict.endswith("a difference needs p below 0.05 and an interval clear "
-                                  "of 0, and p is not below 0.05 and the interval holds 0")
+    # ... and which half of the rule it failed
+    assert noise.verdict.endswith("→ no difference beyond the run-to-run noise: p=0.182 is "
+                                  "not < 0.05 and the 95% CI includes 0")
     assert stats.plain(100.0) == "100" and stats.plain(1234.5) == "1234"  # not 1e+02
     few = stats.compare_samples([1.0, 1.1], [5.0, 5.2])
-    assert not few.beyond_noise and few.verdict.startswith("too few runs to tell (2 and 2")
+    assert not few.beyond_noise and "→ too few runs to tell: 2 and 2 runs" in few.verdict
     empty = stats.compare_samples([], [1.0])
     assert "no measured runs on a" in empty.verdict
 

@@ -43,7 +43,7 @@ def test_help_fits_80_columns_without_rest_markup(command: str) -> None:
     done = cdpnb_command(*([command] if command else []), "--help")
     assert done.returncode == 0
     assert "``" not in done.stdout and ":func:" not in done.stdout
-    assert "exit status:" in done.stdout and "130" in done.stdout
+    assert "exit status:" in done.stdout  # (each command's own: test_cli_conventions.py)
     assert_fits(done.stdout)
 
 
@@ -166,7 +166,7 @@ def test_compare_two_traces_fits_and_says_who_closed_the_dialogs(
     assert cli.main(["compare", str(CHROMIUM), str(PLAYWRIGHT), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     closed = next(r for r in data["rows"] if r["item"] == 'alert "probe": closed_by')
-    assert list(closed.values())[2:] == ["agent", "remote"]
+    assert closed["values"] == {str(CHROMIUM): "agent", str(PLAYWRIGHT): "remote"}
 
 
 def test_compare_of_a_file_that_is_not_a_trace_exits_1(tmp_path: Path) -> None:

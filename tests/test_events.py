@@ -335,30 +335,50 @@ async def _next_named(stream: cdpnb.EventStream, name: str) -> cdpnb.SupervisorE
     raise AssertionError(f"the stream ended before a {name!r} event")
 
 
+#: Sets the iframe's address and resolves once its new document has loaded, as the
+#: parent sees it (the element's load event).
+LOAD_IFRAME = """(src) => new Promise(loaded => {
+    const f = document.querySelector('iframe') || document.body.appendChild(
+        document.createElement('iframe'));
+    f.onload = () => loaded(0);
+    f.src = src;
+})"""
+
+
 async def test_a_frame_that_changes_process_is_a_swap(
         chromium: cdpnb.Backend, site: ScenarioServer) -> None:
     """Puppeteer's frameswapped: an in-process frame navigated cross-site becomes an
     OOPIF (its own session), and comes back in-process when navigated back; it stays
-    the same frame all along (no detach). Measured on Chromium 156."""
+    the same frame all along (no detach). Measured on Chromium 156.
+
+    Each step waits for the frame's new document to load before the next navigation.
+    The swap to an OOPIF fires when the browser attaches the new session, which comes
+    before that navigation commits. Measured on Chrome 156.0.8078.108 under load (3 of
+    140 runs beside 3 busy processes on 2 cores): an ``iframe.src`` set in that window
+    got its ``Page.frameRequestedNavigation``, then the parent's ``frameDetached``
+    (reason "swap") for the commit under way, and then nothing more. Chromium dropped
+    that navigation: seconds later its iframe target was still at the old address, so
+    no swap back could come."""
     async with await cdpnb.Supervisor.start(chromium) as sup:
         await sup.navigate(site.url("/blank"))
         async with sup.events("frameattached", "frameswapped", "framedetached",
                               timeout=20) as stream:
-            await sup.evaluate("const f = document.createElement('iframe'); "
-                               f"f.src = {json.dumps(site.url('/blank'))}; "
-                               "document.body.appendChild(f); 0")
+
+            async def load(there: str) -> None:
+                await sup.evaluate(f"({LOAD_IFRAME})({json.dumps(there)})", timeout=20)
+
+            await load(site.url("/blank"))
             attached = await anext(stream)
             assert attached.frame is not None
             for there, oopif in ((site.url("/blank", "b"), True), (site.url("/blank"), False)):
-                await sup.evaluate(f"document.querySelector('iframe').src = {json.dumps(there)}; 0")
+                await load(there)
                 swapped = await anext(stream)
                 assert swapped.name == "frameswapped" and swapped.frame is not None
                 assert (swapped.frame.frame_id, swapped.frame.is_oopif) == (
                     attached.frame.frame_id, oopif)
             # Out of process again, then removed: its session ends before its parent
             # detaches it, which is no swap (the frame left the tree).
-            there = json.dumps(site.url("/blank", "b"))
-            await sup.evaluate(f"document.querySelector('iframe').src = {there}; 0")
+            await load(site.url("/blank", "b"))
             assert (await anext(stream)).name == "frameswapped"
             await sup.wait_for(lambda s: any(f.is_oopif and f.url.startswith("http")
                                              for f in s.frames.values()), timeout=20)

@@ -252,14 +252,14 @@ def test_trace_frames_report_frames_pruned_by_a_navigation_and_gone_with_a_sessi
     m.event("Page.frameDetached", {"frameId": "LEFT", "reason": "remove"})
     trace = m.trace()
     frame = trace.frames()
-    assert str(frame["name"].dtype) == "string"
+    assert str(frame["name"].dtype) == "str"  # (the one text dtype of every table)
     assert _rows(frame) == [
         ("navigated", "MAIN", None, None),
         ("attached", "LEFT", None, None),
         ("navigated", "LEFT", "left", None),
         ("attached", "RIGHT", None, None),
         ("oopif_attached", "RIGHT", None, None),
-        ("detached", "RIGHT", None, "swap"),
+        ("swapped", "RIGHT", None, "swap"),
         ("navigated", "RIGHT", "right", None),
         ("attached", "INNER", None, None),
         ("navigated", "INNER", "inner", None),
@@ -427,8 +427,10 @@ async def test_names_urls_and_pruned_frames_in_a_real_browser(
     moved = rows[(rows["event"] == "navigated") & (rows["frame_id"] == right.frame_id)]
     assert moved["url"].tolist()[-1].endswith("/child#moved")
     detached = rows[rows["event"] == "detached"]
-    if protocol == "cdp":  # (the OOPIF's swap out of its parent's process is a detached row)
-        detached = detached[detached["reason"] != "swap"]
+    if protocol == "cdp":  # the OOPIF's move out of its parent's process: a swapped row
+        swapped = rows[rows["event"] == "swapped"]
+        assert set(swapped["frame_id"]) == {right.frame_id}
+        assert set(swapped["reason"]) == {"swap"}
     reasons = detached.set_index("frame_id")["reason"].to_dict()
     assert set(reasons) == {left.frame_id, right.frame_id}
     assert reasons[left.frame_id] == LEFT_REASON[protocol]

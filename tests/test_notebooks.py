@@ -185,6 +185,13 @@ def test_campaign_notebook_runs_on_two_workers_and_duckdb_agrees() -> None:
     assert "<b>cdpnb campaign</b>" in html and "0 failed" in html
     images = [o for o in outputs if "image/png" in o.get("data", {})]
     assert len(images) == 1 and images[0]["metadata"]["image/png"]["width"] > 0  # retina
+    # each verdict whole (pandas cuts a cell at 50 characters; the Styler wraps it), the
+    # rule once under them
+    verdicts = re.findall(r'<td id="T_\w+_row\d+_col4" class="[^"]*" >([^<]*)</td>', html)
+    assert len(verdicts) == 3, html
+    assert all(" − " in v and " → " in v and "…" not in v for v in verdicts)
+    assert html.count("<caption>A difference is beyond the run-to-run noise when both "
+                      "permutation p &lt; 0.05") == 1
 
 
 @pytest.mark.browser

@@ -29,6 +29,7 @@ from cdpnb.probes import (
     recorded_probes,
     run_checks,
 )
+from cdpnb.probes.expected import race_between
 from cdpnb.probes.run import _identify, _Target
 from cdpnb.trace import Trace
 
@@ -109,16 +110,25 @@ def test_playwright_row_native_dialogs_lost_bridge_answers(
     result, _ = probed
     row = result.matrix_text().loc["chromium+playwright"]
     # Who closes each native dialog is a race (Playwright's dismissal vs the probe's
-    # answer 50 ms after it saw it): each check says who won, and when.
+    # answer 50 ms after it saw it), whose winner depends on the machine's load: each
+    # check says who won, and when, in that outcome's words, and expects either.
     checks = result.checks()
-    for check in checks[(checks["backend"] == "chromium+playwright")
-                        & checks["check"].str.startswith("dialog.")].itertuples():
+    dialog_checks = checks[(checks["backend"] == "chromium+playwright")
+                           & checks["check"].str.startswith("dialog.")]
+    assert "dialog.beforeunload.main" in set(dialog_checks["check"])
+    for check in dialog_checks.itertuples():
+        name, detail = str(check.check), str(check.detail)
+        assert race_between("chromium+playwright", name), check
+        assert check.expected == "partial|ok" and check.as_expected, check
         if check.dialog_closed_by == "remote":
-            assert check.status == "partial" and "closed by remote" in check.detail, check
-        else:
-            assert check.dialog_closed_by == "agent", check
-            assert check.status == "ok" and "answered (closed" in check.detail, check
-        assert check.expected == "partial|ok" and check.as_expected
+            assert check.status == "partial" and "closed by remote" in detail, check
+            continue
+        assert check.dialog_closed_by == "agent", check
+        assert check.status == "ok", check
+        if name == "dialog.beforeunload.main":  # the navigation it held went on
+            assert "; accepting let the navigation go on" in detail, check
+        else:  # the answer came back into page JS
+            assert "answered (closed" in detail and "page JS got" in detail, check
     assert row["bridge main"] == row["bridge cross-site"] == "✓"
     assert row["frame tree complete"] == "✓" and row["site isolation"] == "yes"
     closed = checks[(checks["backend"] == "chromium+playwright")

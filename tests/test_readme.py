@@ -64,17 +64,26 @@ def test_every_python_block_of_the_readme_runs(tmp_path: Path) -> None:
     # files the README writes (traces, Parquet) land here.
     (tmp_path / "datasets").symlink_to(ROOT / "datasets")
     cells = [CHECK, *(with_checks(b) for b in blocks)]
+    # The campaign block once more, as a reader running it again would: it must still
+    # say what it says (its cells are skipped the second time, not run).
+    campaign = [c for c in cells if "cdpnb.campaign(" in c]
+    assert len(campaign) == 1
+    cells.append(campaign[0])
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
     NotebookClient(nb, timeout=240, kernel_name="python3",
                    resources={"metadata": {"path": str(tmp_path)}}).execute()
     errors = [f"{o['ename']}: {o['evalue']}" for c in nb.cells
               for o in c.get("outputs", []) if o.get("output_type") == "error"]
     assert errors == []
-    assert (tmp_path / "playwright.jsonl.gz").exists() and (tmp_path / "run.parquet").exists()
-    # the notebook views rendered (a widget each, with the static HTML beside it)
-    views = nb.cells[-2].outputs
-    assert len([o for o in views if "application/vnd.jupyter.widget-view+json"
-                in o.get("data", {})]) == 3
+    assert (tmp_path / "runs" / "playwright.jsonl.gz").exists()
+    assert (tmp_path / "runs" / "run.parquet").exists()
+    # nothing but runs/ (and the datasets link) is left where the blocks ran
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["datasets", "runs"]
+    # the notebook views rendered: with no widget manager drawing (nbclient), each is its
+    # static snapshot, kept current
+    views = nb.cells[-3].outputs
+    assert len([o for o in views if 'class="cdpnb-static"'
+                in o.get("data", {}).get("text/html", "")]) == 3
 
 
 #: The modules whose examples launch a browser.

@@ -19,10 +19,9 @@ from conftest import open_two_site
 import cdpnb
 from cdpnb.probes import ScenarioServer
 from cdpnb.protocol import Command, ErrorReply, Event, Fault, Note, Reply
-from cdpnb.protocol.credentials import hide_credentials
+from cdpnb.protocol.credentials import hide_credentials, redact_url
 from cdpnb.trace import Recorder, Trace
 from cdpnb.trace.redaction import BASE64_JSON, JSON_TEXT, REDACTED, SECRETS, Secret
-from cdpnb.transport import redact
 
 SECRET = "hunter2"
 
@@ -121,13 +120,13 @@ def test_url_credentials_are_hidden_everywhere_in_a_line(tmp_path: Path) -> None
 
 
 def test_the_url_helpers_agree() -> None:
-    # cdpnb.transport.redact (endpoint URLs) uses the same rule as the trace, and adds
+    # redact_url (endpoint URLs) uses the same rule as the trace, and adds
     # token-looking query values.
     for url in ("ws://ada:hunter2@127.0.0.1:9/devtools/browser/x",
                 "http://a:p@ss@host:1/x?token=abc&q=1", "wss://user@h/x"):
-        assert "hunter2" not in redact(url) and "p@ss" not in redact(url)
-        assert redact(url).split("?")[0] == hide_credentials(url).split("?")[0]
-    assert redact("http://h/x?token=abc&q=1") == "http://h/x?token=***&q=1"
+        assert "hunter2" not in redact_url(url) and "p@ss" not in redact_url(url)
+        assert redact_url(url).split("?")[0] == hide_credentials(url).split("?")[0]
+    assert redact_url("http://h/x?token=abc&q=1") == "http://h/x?token=***&q=1"
     assert hide_credentials("navigating to http://u:pw@h/ failed: net::ERR") == \
         "navigating to http://***@h/ failed: net::ERR"
 

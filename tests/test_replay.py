@@ -75,7 +75,7 @@ async def test_replay_drives_an_unmodified_supervisor_to_the_same_snapshot(
     trace = Trace.load(path)
     async with replay(trace) as backend:
         replayed = await _scenario(backend, url)
-        assert backend.unmatched == []
+        assert not backend.unmatched
     assert replayed["answers"] == live["answers"] == {"main": True, "oopif": "ada"}
     assert _timeless(replayed["snapshot"]) == _timeless(live["snapshot"])
     assert _timeless(replayed["final"]) == _timeless(live["final"])
@@ -316,4 +316,4 @@ async def test_a_recorded_lone_surrogate_is_replayed(tmp_path: Path) -> None:
             assert sup.connected and sup.reconnects == 0
         finally:
             await sup.stop()
-        assert backend.unmatched == []
+        assert not backend.unmatched

@@ -151,5 +151,5 @@ def test_large_trace_html_is_a_summary() -> None:
 def test_recorded_trace_reprs() -> None:
     trace = cdpnb.Trace.load(ROOT / "datasets/probes/chromium.native.jsonl.gz")
     html = trace._repr_html_()
-    assert "complete" in html and "last closed" in html
+    assert "complete" in html and "the last 5 closed" in html
     assert json.loads(json.dumps(trace.summary()))["messages"] == len(trace)

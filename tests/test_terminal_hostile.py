@@ -80,14 +80,19 @@ def cdpnb_command(*args: str, columns: int = 80, timeout: float = 120
 
 
 def in_terminal(*args: str, columns: int = 80, timeout: float = 120,
-                interrupt_after: float | None = None) -> tuple[int, str]:
+                interrupt_after: float | None = None,
+                env: dict[str, str] | None = None) -> tuple[int, str]:
     """The command in a pseudo-terminal ``columns`` wide (stdout and stderr both on it,
-    as a user sees them): its exit status and everything written, as text."""
+    as a user sees them): its exit status and everything written, as text. ``env``
+    adds to (or overrides) the environment; ``NO_COLOR`` is dropped unless given."""
     leader, follower = pty.openpty()
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
-    env = {**os.environ, "COLUMNS": str(columns), "TERM": "xterm-256color"}
+    environment = {**os.environ, "COLUMNS": str(columns), "TERM": "xterm-256color",
+                   **(env or {})}
+    if "NO_COLOR" not in (env or {}):  # (the environment the tests run in may set it)
+        environment.pop("NO_COLOR", None)
     process = subprocess.Popen([sys.executable, "-m", "cdpnb.cli", *args], stdin=follower,
-                               stdout=follower, stderr=follower, env=env, cwd=ROOT)
+                               stdout=follower, stderr=follower, env=environment, cwd=ROOT)
     os.close(follower)
     written = bytearray()
     began = time.monotonic()

@@ -276,7 +276,7 @@ async def test_a_repaired_doubled_recording_replays(tmp_path: Path) -> None:
             assert sup.connected and sup.reconnects == 0
         finally:
             await sup.stop()
-        assert backend.unmatched == []
+        assert not backend.unmatched
         async with websockets.connect(backend.cdp_url) as ws:  # the endpoint is still up
             await ws.send(json.dumps({"id": 1, "method": "Nope.nope"}))
             assert json.loads(await ws.recv())["error"]["code"] == -32000

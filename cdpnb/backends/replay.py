@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from cdpnb.backends.closing import Closing
 from cdpnb.protocol import Command, Note
 from cdpnb.transport.engine import engine
-from cdpnb.transport.replay_server import ReplayServer
+from cdpnb.transport.replay_server import ReplayServer, UnmatchedCommands
 
 if TYPE_CHECKING:
     from cdpnb.trace import Trace
@@ -99,9 +99,18 @@ class ReplayBackend(Closing):
         return self._server.connections
 
     @property
-    def unmatched(self) -> list[str]:
-        """Commands a client sent that the recording had no reply for."""
-        return list(self._server.unmatched)
+    def unmatched(self) -> UnmatchedCommands:
+        """Commands clients sent that the recording had no reply for: ``len()`` of it
+        is how many, ``by_method`` how many of each, ``first`` the first 100 errors
+        (bounded however many come)."""
+        return self._server.unmatched
+
+    @property
+    def max_message_bytes(self) -> int:
+        """The largest message a client may send (4 MiB, or twice the recording's
+        largest command when that is more); a larger one closes its connection with
+        1009 "message too big"."""
+        return self._server.max_message_bytes
 
     def describe(self) -> dict[str, Any]:
         return {"kind": "replay", "version": self.version,
@@ -130,7 +139,10 @@ class replay:
     the block; ``backend = await cdpnb.replay(trace)`` (or ``cdpnb.sync.replay``)
     until ``backend.close()``. A Supervisor starts on the backend (or its
     ``cdp_url``). ``trace`` is a Trace or a path; ``speed=None`` replays as fast as
-    possible, ``1.0`` at recorded pace.
+    possible, ``1.0`` at recorded pace. Its memory is bounded whatever clients send: a
+    message over ``backend.max_message_bytes`` (4 MiB, more if the recording holds a
+    larger command) closes its connection with 1009, and ``backend.unmatched`` counts
+    the commands it could not answer rather than keeping them.
     """
 
     def __init__(self, trace: Trace | str | os.PathLike[str], *, speed: float | None = None,

@@ -28,6 +28,7 @@ import pyarrow as pa
 from cdpnb.campaign import stats
 from cdpnb.campaign.layout import CHECKS_SCHEMA, LATENCIES_SCHEMA, Layout
 from cdpnb.render import badge, table, text
+from cdpnb.trace.dtypes import with_text_dtype
 
 if TYPE_CHECKING:
     import duckdb
@@ -55,7 +56,9 @@ class _Group:
 
 @dataclass(frozen=True)
 class RunSummary:
-    """What one ``cdpnb.campaign(...)`` call did."""
+    """What one ``cdpnb.campaign(...)`` call did; ``backends``, ``scenarios`` and
+    ``repeats`` are what it asked for (its cells: those the statistics of the
+    :class:`CampaignResult` it returned are about)."""
 
     run_id: str
     cells: int
@@ -67,6 +70,9 @@ class RunSummary:
     workers: int
     cluster: str  # "local" (in-process) or the scheduler's address
     dashboard: str | None = None
+    backends: tuple[str, ...] = ()  # as the checks table names them (a kind, a CDP URL)
+    scenarios: tuple[str, ...] = ()
+    repeats: int = 0
 
     @property
     def cells_per_minute(self) -> float:
@@ -112,7 +118,7 @@ def _typed(frame: pd.DataFrame, which: Table) -> pd.DataFrame:
         frame["browser_launched"] = frame["browser_launched"].astype("boolean")
     order = ["backend", "scenario", "repeat"] if which == "checks" else [
         "backend", "scenario", "repeat", "sample"]
-    return frame.sort_values(order, ignore_index=True)
+    return with_text_dtype(frame.sort_values(order, ignore_index=True))
 
 
 def load(path: str | os.PathLike[str], table: Table = "checks") -> pd.DataFrame:
@@ -136,6 +142,14 @@ class CampaignResult:
 
     ``cdpnb.campaign(...)`` returns one; ``CampaignResult(path)`` opens any campaign
     folder (also one still being written: every cell file is whole).
+
+    The statistics (:meth:`summary`, :meth:`compare`, :meth:`failures`, :meth:`plot`,
+    the notebook view) of a result a call returned are about the cells that call asked
+    for (its backends × scenarios × repeats, run now or found done): an earlier run
+    into the same folder for other backends, scenarios or more repeats stays in the
+    dataset but not in them, unless ``all_cells=True`` (:meth:`other_cells` counts
+    those). A result opened from a folder is about every cell. :meth:`checks`,
+    :meth:`latencies` and :meth:`sql` always read the whole dataset.
     """
 
     def __init__(self, path: str | os.PathLike[str], run: RunSummary | None = None) -> None:
@@ -150,10 +164,39 @@ class CampaignResult:
         """One row per latency sample (see :func:`load`)."""
         return load(self.path, "latencies")
 
-    def failures(self) -> pd.DataFrame:
-        """The cells that did not succeed in any attempt, with the last reason."""
-        return self.sql("SELECT backend, scenario, repeat, attempts, detail AS reason, worker "
-                        "FROM checks WHERE status = 'error' ORDER BY ALL")
+    def failures(self, *, all_cells: bool = False) -> pd.DataFrame:
+        """The cells that did not succeed in any attempt, with the last reason (this
+        call's cells, or with ``all_cells`` every cell in the folder)."""
+        where, parameters = self._scope(all_cells)
+        with connect(self.path) as con:
+            frame: pd.DataFrame = con.sql(
+                "SELECT backend, scenario, repeat, attempts, detail AS reason, worker FROM "
+                f"checks WHERE status = 'error' AND {where} ORDER BY ALL",
+                params=parameters).to_arrow_table().to_pandas()
+        return with_text_dtype(frame)
+
+    def _scope(self, all_cells: bool) -> tuple[str, list[Any]]:
+        """A DuckDB condition on ``checks`` (and its parameters) that holds for the cells
+        the statistics are about (see the class)."""
+        if not isinstance(all_cells, bool):
+            raise TypeError(f"all_cells must be True or False, got {all_cells!r}")
+        run = self.run
+        if all_cells or run is None or not run.backends:
+            return "true", []
+        return ("list_contains(?, backend) AND list_contains(?, scenario) AND repeat < ?",
+                [list(run.backends), list(run.scenarios), run.repeats])
+
+    def other_cells(self) -> int:
+        """Cells in the folder that the call which returned this result did not ask for
+        (earlier runs' other backends, scenarios or repeats): the statistics leave them
+        out unless ``all_cells=True``. 0 for a result opened from a folder."""
+        where, parameters = self._scope(False)
+        if not parameters:
+            return 0
+        with connect(self.path) as con:
+            found = con.execute(f"SELECT count(*) FILTER (WHERE NOT ({where})) FROM checks",
+                                parameters).fetchone()
+        return int(found[0]) if found else 0
 
     def sql(self, query: str) -> pd.DataFrame:
         """Run ``query`` in DuckDB over the views ``checks`` and ``latencies``."""
@@ -170,27 +213,31 @@ class CampaignResult:
         runs: list[dict[str, Any]] = json.loads(manifest.read_text(encoding="utf-8"))["runs"]
         return runs
 
-    def _groups(self, by: Grouping) -> list[_Group]:
+    def _groups(self, by: Grouping, all_cells: bool) -> list[_Group]:
         if by not in ("capability", "scenario"):
             raise ValueError(f"by must be 'capability' or 'scenario', got {by!r}")
+        where, parameters = self._scope(all_cells)
         with connect(self.path) as con:
             rows = con.execute(
                 f"SELECT backend, {by}, count(*) FILTER (WHERE status <> 'error'), "
                 "count(*) FILTER (WHERE status = 'ok'), count(*) FILTER (WHERE status = "
                 "'error'), coalesce(list(value_ms ORDER BY repeat) FILTER (WHERE value_ms IS "
-                f"NOT NULL AND status <> 'error'), []) FROM checks GROUP BY backend, {by} "
-                "ORDER BY ALL").fetchall()
+                f"NOT NULL AND status <> 'error'), []) FROM checks WHERE {where} "
+                f"GROUP BY backend, {by} ORDER BY ALL", parameters).fetchall()
         return [_Group(str(backend), str(group), int(cells), int(ok), int(errors),
                        [float(v) for v in values])
                 for backend, group, cells, ok, errors, values in rows]
 
     def summary(self, by: Grouping = "capability", confidence: float = 0.95,
-                seed: int = 0) -> pd.DataFrame:
+                seed: int = 0, *, all_cells: bool = False) -> pd.DataFrame:
         """Per backend × capability (or scenario): cells, success rate with its Wilson
         interval, cells that failed to run (``errors``, not counted in the rate), and the
-        latency median and p95 over the cells' values with bootstrap intervals."""
+        latency median and p95 over the cells' values with bootstrap intervals.
+
+        Over this call's cells, or with ``all_cells`` every cell in the folder (see the
+        class)."""
         rows = []
-        for group in self._groups(by):
+        for group in self._groups(by, all_cells):
             values = group.values
             rate_low, rate_high = stats.wilson_interval(group.ok, group.cells, confidence)
             median_low, median_high = stats.bootstrap_interval(values, stats.median,
@@ -210,37 +257,53 @@ class CampaignResult:
             "backend", by, "cells", "success_rate", "success_low", "success_high", "errors",
             "latency_n", "median_ms", "median_low", "median_high", "p95_ms", "p95_low",
             "p95_high"])
-        return frame.set_index(["backend", by])
+        return with_text_dtype(frame).set_index(["backend", by])
 
     def compare(self, a: str, b: str, *, other: CampaignResult | None = None,
                 by: Grouping = "capability", confidence: float = 0.95,
-                seed: int = 0) -> pd.DataFrame:
+                seed: int = 0, all_cells: bool = False) -> pd.DataFrame:
         """Backend ``b`` against backend ``a``, per capability (or scenario), over the
         cells' values: is the difference of the medians beyond the run-to-run noise?
 
-        ``other``: ``b`` is read from another campaign (two versions of one backend:
-        ``old.compare("chromium", "chromium", other=new)``).
+        One row per capability: the columns of :class:`~cdpnb.campaign.Comparison`
+        (``difference_ms`` is median(b) − median(a): negative when ``b`` is faster) and
+        its ``verdict`` in words, by the rule :func:`cdpnb.campaign.stats.verdict_rule`
+        says. ``other``: ``b`` is read from another campaign (two versions of one
+        backend: ``old.compare("chromium", "chromium", other=new)``). Over this call's
+        cells, or with ``all_cells`` every cell in the folder (see the class).
         """
-        values_a = {g.name: g.values for g in self._groups(by) if g.backend == a}
-        values_b = {g.name: g.values for g in (other or self)._groups(by) if g.backend == b}
-        for name, found in ((a, values_a), (b, values_b)):
+        values_a = {g.name: g.values for g in self._groups(by, all_cells) if g.backend == a}
+        values_b = {g.name: g.values for g in (other or self)._groups(by, all_cells)
+                    if g.backend == b}
+        for name, found, result in ((a, values_a, self), (b, values_b, other or self)):
             if not found:
-                raise ValueError(f"no cells of backend {name!r} in this campaign")
+                others = 0 if all_cells else result.other_cells()
+                where = (f"among the cells this call asked for (all_cells=True adds the "
+                         f"{_cells(others)} of earlier runs)") if others else "in this campaign"
+                raise ValueError(f"no cells of backend {name!r} {where}")
         labels = (a, b) if other is None else (f"{a} ({self.path.name})",
                                                 f"{b} ({other.path.name})")
         rows = {name: stats.compare_samples(values, values_b[name], labels=labels,
                                             confidence=confidence, seed=seed).as_dict()
                 for name, values in values_a.items()
                 if name in values_b and (values or values_b[name])}
-        return pd.DataFrame.from_dict(rows, orient="index").rename_axis(by)
+        return with_text_dtype(pd.DataFrame.from_dict(rows, orient="index").rename_axis(by))
 
-    def plot(self, capabilities: list[str] | None = None, confidence: float = 0.95) -> Figure:
+    def plot(self, capabilities: list[str] | None = None, confidence: float = 0.95, *,
+             all_cells: bool = False) -> Figure:
         """Every cell's value per backend, one panel per capability (log scale), with
-        each median's bootstrap interval; and the success rates with Wilson intervals."""
+        each median's bootstrap interval; and the success rates with Wilson intervals
+        (this call's cells, or with ``all_cells`` every cell in the folder)."""
         from cdpnb.campaign.plots import plot_campaign
 
-        return plot_campaign(self.checks(), self.summary(confidence=confidence),
-                             capabilities)
+        checks = self.checks()
+        run = self.run
+        if not all_cells and run is not None and run.backends:
+            checks = checks[checks["backend"].astype(str).isin(run.backends)
+                            & checks["scenario"].astype(str).isin(run.scenarios)
+                            & (checks["repeat"] < run.repeats)].reset_index(drop=True)
+        return plot_campaign(checks, self.summary(confidence=confidence,
+                                                  all_cells=all_cells), capabilities)
 
     def _repr_html_(self) -> str:
         summary = self.summary().reset_index().to_dict("records")
@@ -255,6 +318,11 @@ class CampaignResult:
                      f"{run.skipped} already done ")
             head += badge(f"{run.failed} failed", "#a33") if run.failed else badge("0 failed",
                                                                                    "#2a7")
+            others = self.other_cells()
+            if others:
+                head += (f"<br>{_cells(others)} of earlier runs in this folder (other backends, "
+                         "scenarios or repeats), not summarised here: "
+                         "<code>summary(all_cells=True)</code>")
         return (f'<div style="font-family:var(--jp-ui-font-family,sans-serif);font-size:12px">'
                 f"{head}"
                 + table(["backend", "capability", "cells", "success (95% CI)",
@@ -269,6 +337,10 @@ class CampaignResult:
                 f"{run.failed} failed of {run.cells} cells>")
 
 
+def _cells(n: int) -> str:
+    return f"{n} cell" if n == 1 else f"{n} cells"
+
+
 def _rate(row: dict[Any, Any]) -> str:
     if not row["cells"]:
         return "—"
@@ -278,4 +350,4 @@ def _rate(row: dict[Any, Any]) -> str:
 def _ms(value: float, low: float, high: float) -> str:
     if math.isnan(value):
         return "—"
-    return f"{value:.3g} ({low:.3g}–{high:.3g})"
+    return f"{stats.plain(value)} ({stats.plain(low)}–{stats.plain(high)})"

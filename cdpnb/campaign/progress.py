@@ -3,9 +3,12 @@
 Workers say when an attempt starts and why it failed (events on the campaign's
 topic, handled on the Dask client's thread); the client's own loop sees cells
 finish. :class:`Tracker` keeps both under a lock; whoever shows progress gets a
-:class:`CampaignProgress` copy from the thread that runs the campaign, so a
-notebook's progress widget is updated from the kernel's thread (ipykernel drops
-widget messages sent from other threads).
+:class:`CampaignProgress` copy from the thread that runs the campaign.
+
+In a notebook the progress is a line of HTML updated in place (not a widget: a widget
+bar stays ``0%| 0/240`` in the saved file and blank in an executed export), which
+ends as one summary line: ``240 cells · 238 ok · 2 failed · 3m12s``. Elsewhere it is
+a tqdm bar on stderr.
 """
 
 from __future__ import annotations
@@ -14,16 +17,18 @@ import contextlib
 import html
 import sys
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from cdpnb.campaign.cells import Cell
+from cdpnb.progress_line import ProgressLine, duration_text, in_kernel
 from cdpnb.terminal_text import inert
 from cdpnb.transport.engine import engine
 
-__all__ = ["CampaignProgress", "ProgressOption", "Tracker", "progress_display"]
+__all__ = ["CampaignProgress", "ProgressOption", "Tracker", "progress_display", "summary_text"]
 
 
 @dataclass(frozen=True)
@@ -48,8 +53,32 @@ class CampaignProgress:
         return " · ".join(f"{worker}: {len(cells)}" for worker, cells in self.running.items()
                           if cells) or "none"
 
+    def detail_text(self) -> str:
+        """``failed 1 · retried 0 · running worker 0: 2`` — the bar's detail."""
+        return (f"failed {self.failed} · retried {self.retried} · running "
+                f"{self.running_text()}")
 
-#: ``progress=`` of ``cdpnb.campaign``: True for a bar (a widget in a notebook), False
+
+def summary_text(progress: CampaignProgress, seconds: float, *,
+                 ended: str = "finished") -> str:
+    """The line a campaign's progress leaves: ``240 cells · 238 ok · 2 failed · 3m12s``
+    (plus cells done by an earlier run, and retries, when there were any); ``ended``
+    another word than ``"finished"`` (``"interrupted"``, ``"stopped"``) for one cut short:
+    ``interrupted after 31 of 240 cells · 30 ok · 1 failed · 42s``."""
+    if not isinstance(ended, str) or not ended:
+        raise ValueError(f"ended must be a word such as 'finished', got {ended!r}")
+    parts = ([f"{progress.total} cells"] if ended == "finished" else
+             [f"{ended} after {progress.finished} of {progress.total} cells"])
+    parts += [f"{progress.done} ok", f"{progress.failed} failed"]
+    if progress.skipped:
+        parts.append(f"{progress.skipped} done before")
+    if progress.retried:
+        parts.append(f"{progress.retried} retried")
+    parts.append(duration_text(seconds))
+    return " · ".join(parts)
+
+
+#: ``progress=`` of ``cdpnb.campaign``: True for a bar (a line in a notebook), False
 #: or None for none, or a callable given a CampaignProgress a few times a second.
 ProgressOption = bool | Callable[[CampaignProgress], None] | None
 
@@ -120,18 +149,24 @@ def _short(worker: str) -> str:
 
 @contextlib.contextmanager
 def progress_display(option: ProgressOption) -> Iterator[Callable[[CampaignProgress], None]]:
-    """A callable to show each CampaignProgress: the user's, none, or a tqdm bar (a
-    widget in a notebook, text on stderr elsewhere) that closes on exit."""
+    """A callable to show each CampaignProgress: the user's, none, a progress line in
+    a notebook (a summary line once done), or a tqdm bar on stderr that closes on exit."""
     if callable(option):
         yield option
         return
     if not option:
         yield lambda _progress: None
         return
-    if engine.in_engine():  # not the widgets' thread: a text bar reaches the cell anyway
-        from tqdm.std import tqdm
-    else:
-        from tqdm.auto import tqdm
+    # Only the kernel's own thread displays: from another (cdpnb's engine, a user's) a
+    # display message may be dropped or filed under the wrong cell, while a text bar on
+    # stderr reaches the cell from any thread.
+    if in_kernel() and threading.current_thread() is threading.main_thread() \
+            and not engine.in_engine():
+        with _notebook_progress() as show:
+            yield show
+        return
+    from tqdm.std import tqdm
+
     bar: Any = None
     try:
         def show(progress: CampaignProgress) -> None:
@@ -141,8 +176,7 @@ def progress_display(option: ProgressOption) -> Iterator[Callable[[CampaignProgr
                 bar = tqdm(total=progress.total, initial=progress.skipped, desc="campaign",
                            unit="cell", dynamic_ncols=True, file=sys.stderr, leave=True)
             bar.n = progress.finished
-            bar.set_postfix_str(inert(f"failed {progress.failed} · retried {progress.retried}"
-                                      f" · running {progress.running_text()}"), refresh=False)
+            bar.set_postfix_str(inert(progress.detail_text()), refresh=False)
             bar.refresh()
 
         yield show
@@ -151,13 +185,36 @@ def progress_display(option: ProgressOption) -> Iterator[Callable[[CampaignProgr
             bar.close()
 
 
+@contextlib.contextmanager
+def _notebook_progress() -> Iterator[Callable[[CampaignProgress], None]]:
+    line: ProgressLine | None = None
+    last: CampaignProgress | None = None
+    began = time.monotonic()
+
+    def show(progress: CampaignProgress) -> None:
+        nonlocal line, last
+        if line is None:
+            _announce_dashboard(progress.dashboard)
+            line = ProgressLine("campaign", progress.total)
+        last = progress
+        line.update(progress.finished, progress.detail_text())
+
+    try:
+        yield show
+    except BaseException as stop:
+        if line is not None and last is not None:
+            ended = "interrupted" if isinstance(stop, KeyboardInterrupt) else "stopped"
+            line.close(summary_text(last, time.monotonic() - began, ended=ended))
+        raise
+    if line is not None and last is not None:
+        line.close(summary_text(last, time.monotonic() - began))
+
+
 def _announce_dashboard(link: str | None) -> None:
     """The Dask dashboard's address: a link in a notebook, a line on stderr elsewhere."""
     if not link:
         return
-    shell = sys.modules.get("IPython")
-    kernel = getattr(shell.get_ipython(), "kernel", None) if shell is not None else None
-    if kernel is not None and not engine.in_engine():
+    if in_kernel() and not engine.in_engine():
         from IPython.display import HTML, display
 
         safe = html.escape(link, quote=True)

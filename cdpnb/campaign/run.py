@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cdpnb import __version__
+from cdpnb._version import __version__
 from cdpnb.campaign.cells import CellTask, grid, resolve_backends, resolve_scenarios
 from cdpnb.campaign.dataset import CampaignResult, RunSummary
 from cdpnb.campaign.interrupts import CELL_KEY_PREFIX
@@ -184,11 +184,13 @@ def run_campaign(
     run_id = f"{datetime.now(UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:6]}"
     began = time.monotonic()
     kinds = len({spec.name for spec in specs if spec.kind == "launch"})
-    _record_run(layout, run_id=run_id, phase="started", backends=[s.label for s in specs],
-                scenarios=[c.name for c in checks], repeats=repeats)
+    # what this call asked for: its result's statistics are about these cells only
+    asked: dict[str, Any] = {"backends": tuple(s.label for s in specs),
+                             "scenarios": tuple(c.name for c in checks), "repeats": repeats}
+    _record_run(layout, run_id=run_id, phase="started", **asked)
     if not todo:  # all done before: no cluster to start or reach
         summary = RunSummary(run_id, len(tasks), 0, len(tasks), 0, 0,
-                             time.monotonic() - began, 0, _name(client))
+                             time.monotonic() - began, 0, _name(client), **asked)
     else:
         with _cluster(client, concurrency or default_concurrency()) as cluster:
             _check_usable(cluster)
@@ -207,7 +209,7 @@ def run_campaign(
         done = tracker.snapshot()
         summary = RunSummary(run_id, len(tasks), done.done, done.skipped, done.failed,
                              done.retried, time.monotonic() - began, workers, cluster.name,
-                             cluster.dashboard)
+                             cluster.dashboard, **asked)
     _record_run(layout, **asdict(summary), phase="finished")
     return CampaignResult(root, summary)
 

@@ -9,7 +9,9 @@
   interval for it, a permutation test (exact when small) for whether it exceeds what
   reshuffling the same runs gives, and Mann–Whitney with Cliff's delta as the effect
   size. "Beyond noise" needs the permutation p below 1 − confidence *and* the
-  interval clear of zero. With too few runs to ever reach that, it says so.
+  interval clear of zero (:func:`verdict_rule` says so in words); a verdict names the
+  direction (``b − a``) and, when it finds no difference, which half of the rule
+  failed. With too few runs to ever reach it, it says so.
 
 Every resampling takes a seed, so a figure in a notebook stays put when re-run.
 """
@@ -25,7 +27,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 __all__ = ["Comparison", "bootstrap_interval", "cliffs_delta", "compare_samples",
-           "median", "p95", "permutation_p", "plain", "smallest_p", "wilson_interval"]
+           "median", "p95", "permutation_p", "plain", "smallest_p", "verdict_rule",
+           "wilson_interval"]
 
 Statistic = Callable[[NDArray[np.float64]], NDArray[np.float64]]
 #: Resamples for a bootstrap interval, and the most permutations tried before sampling.
@@ -128,8 +131,14 @@ def cliffs_delta(a: ArrayLike, b: ArrayLike) -> float:
 
 @dataclass(frozen=True)
 class Comparison:
-    """Runs of ``b`` against runs of ``a``: ``difference_ms`` is median(b) − median(a)."""
+    """Runs of ``b`` against runs of ``a``: ``difference_ms`` (and its interval
+    ``difference_low`` to ``difference_high``) is median(b) − median(a), so a negative
+    difference means ``b`` is faster; ``ratio`` is median(b) / median(a); ``cliffs_delta``
+    is P(b > a) − P(b < a). ``verdict`` says all of that in words (see
+    :func:`verdict_rule`)."""
 
+    a: str
+    b: str
     n_a: int
     n_b: int
     median_a: float
@@ -150,39 +159,87 @@ class Comparison:
 
 
 def plain(value: float, *, signed: bool = False) -> str:
-    """A figure with three significant digits and never an exponent (``100``, not
-    ``1e+02``; ``1234``, not ``1.23e+03``); ``—`` when it is not a number.
+    """A figure with three significant digits, trailing zeros kept so a column reads
+    alike (``3.10``, ``16.2``), and never an exponent (``100``, not ``1e+02``; ``1234``,
+    not ``1.23e+03``); ``—`` when it is not a number.
 
-    >>> plain(100.0), plain(1234.5), plain(-1.618), plain(0.000123), plain(2.0, signed=True)
-    ('100', '1234', '-1.62', '0.000123', '+2')
+    >>> plain(100.0), plain(1234.5), plain(-1.618), plain(3.1), plain(2.0, signed=True)
+    ('100', '1234', '-1.62', '3.10', '+2.00')
     """
     if not math.isfinite(value):
         return "—"
     sign = "+" if signed else ""
-    if abs(value) >= 1000:
+    if value == 0:
+        return "0"
+    if abs(float(f"{value:.3g}")) >= 1000:  # (999.7 rounds to 1000: no exponent either)
         return f"{value:{sign}.0f}"
-    if value != 0 and abs(value) < 1e-4:
+    if abs(value) < 1e-4:  # (no latency is this small: a rate, a p)
         return f"{value:{sign}.2e}"
-    return f"{value:{sign}.3g}"
+    return f"{value:{sign}#.3g}".rstrip(".")
+
+
+def _p(p: float) -> str:
+    """``p=0.0455``; ``p<0.0001`` below that (a sampled permutation p is never 0)."""
+    return "p<0.0001" if p < 1e-4 else f"p={p:.3g}"
+
+
+def _level(confidence: float) -> str:
+    return f"{confidence * 100:g}% CI"
+
+
+def _check_confidence(confidence: float) -> None:
+    if isinstance(confidence, bool) or not isinstance(confidence, int | float) \
+            or not 0 < confidence < 1:
+        raise ValueError(f"confidence must be a number between 0 and 1, got {confidence!r}")
+
+
+def verdict_rule(confidence: float = 0.95) -> str:
+    """The rule every verdict applies, in one sentence (printed once under a list of
+    verdicts, each of which says only which half of it failed).
+
+    >>> verdict_rule()
+    'A difference is beyond the run-to-run noise when both permutation p < 0.05 and the \
+95% CI of the difference of medians excludes 0.'
+    """
+    _check_confidence(confidence)
+    return (f"A difference is beyond the run-to-run noise when both permutation "
+            f"p < {1 - confidence:.3g} and the {_level(confidence)} of the difference of "
+            "medians excludes 0.")
 
 
 def compare_samples(a: ArrayLike, b: ArrayLike, *, labels: Sequence[str] = ("a", "b"),
                     confidence: float = 0.95, seed: int = 0) -> Comparison:
-    """Whether ``b``'s runs differ from ``a``'s by more than the run-to-run noise.
+    """Whether ``b``'s runs differ from ``a``'s by more than the run-to-run noise: by
+    :func:`verdict_rule`, a permutation p below 1 − ``confidence`` *and* a bootstrap
+    interval of median(b) − median(a) clear of 0.
+
+    The verdict names the direction and the figures, then the conclusion, or which
+    half of the rule failed::
+
+        headless-shell − chromium: median +35.2 ms (95% CI +1.62 to +73.1 ms),
+        permutation p=0.012 → chromium faster (×1.4, Cliff's δ +0.62, large)
+
+        headless-shell − chromium: median -26.8 ms (95% CI -69.8 to +16.2 ms),
+        permutation p=0.0455 → inconclusive: p=0.0455 < 0.05 but the 95% CI includes 0
 
     >>> fast, slow = [1.0, 1.1, 0.9, 1.2, 1.0, 0.95], [2.0, 2.2, 1.9, 2.1, 2.4, 2.05]
     >>> result = compare_samples(fast, slow, labels=("old", "new"))
     >>> result.beyond_noise, result.effect
     (True, 'large')
+    >>> result.verdict.split(" → ")[1]
+    "old faster (×2.08, Cliff's δ +1.00, large)"
     >>> compare_samples(fast, fast[::-1]).beyond_noise
     False
     """
+    _check_confidence(confidence)
+    if isinstance(labels, str) or len(labels) != 2:
+        raise ValueError(f"labels must be two names (a, b), got {labels!r}")
     x, y = _clean(a), _clean(b)
-    name_a, name_b = labels
+    name_a, name_b = (str(label) for label in labels)
     if x.size == 0 or y.size == 0:
-        return Comparison(x.size, y.size, math.nan, math.nan, math.nan, math.nan, math.nan,
-                          math.nan, math.nan, math.nan, math.nan, "", False,
-                          "nothing to compare: no measured runs on "
+        return Comparison(name_a, name_b, x.size, y.size, math.nan, math.nan, math.nan,
+                          math.nan, math.nan, math.nan, math.nan, math.nan, math.nan, "",
+                          False, "nothing to compare: no measured runs on "
                           f"{name_a if x.size == 0 else name_b}")
     median_a, median_b = float(np.median(x)), float(np.median(y))
     difference = median_b - median_a
@@ -194,29 +251,34 @@ def compare_samples(a: ArrayLike, b: ArrayLike, *, labels: Sequence[str] = ("a",
     delta = cliffs_delta(x, y)
     effect = next(name for bound, name in EFFECT_SIZES if abs(delta) < bound)
     alpha = 1 - confidence
-    beyond = bool(p < alpha and (low > 0 or high < 0))
+    below = bool(p < alpha)
+    clear = bool(low > 0 or high < 0)
     ratio = median_b / median_a if median_a else math.nan
-    # The difference is always b − a, and every verdict says so.
-    measured = (f"{name_b} − {name_a} = {plain(difference, signed=True)} ms, "
-                f"{confidence:.0%} CI {plain(low)} to {plain(high)} ms, "
-                f"permutation p={p:.3g}")
-    if beyond:
-        slower, faster = (name_b, name_a) if difference > 0 else (name_a, name_b)
-        verdict = (f"{slower} slower than {faster} by {plain(abs(difference))} ms "
-                   f"(×{max(ratio, 1 / ratio) if ratio else math.nan:.2f}): beyond the "
-                   f"run-to-run noise ({measured}, Cliff's δ={delta:+.2f} {effect})")
+    level, p_text, alpha_text = _level(confidence), _p(p), f"{alpha:.3g}"
+    # Always b − a, said in the names, so a sign never has to be guessed.
+    measured = (f"{name_b} − {name_a}: median {plain(difference, signed=True)} ms "
+                f"({level} {plain(low, signed=True)} to {plain(high, signed=True)} ms), "
+                f"permutation {p_text}")
+    if below and clear:
+        faster = name_b if difference < 0 else name_a
+        times = max(ratio, 1 / ratio) if ratio and math.isfinite(ratio) else math.nan
+        how = f"×{times:.3g}, " if math.isfinite(times) else ""
+        conclusion = f"{faster} faster ({how}Cliff's δ {delta:+.2f}, {effect})"
     elif smallest_p(x.size, y.size) >= alpha:
-        verdict = (f"too few runs to tell ({x.size} and {y.size}: the smallest possible "
-                   f"p is {smallest_p(x.size, y.size):.2g})")
+        conclusion = (f"too few runs to tell: {x.size} and {y.size} runs cannot give "
+                      f"p < {alpha_text} (the smallest possible is "
+                      f"{smallest_p(x.size, y.size):.2g})")
+    elif below:
+        conclusion = f"inconclusive: {p_text} < {alpha_text} but the {level} includes 0"
+    elif clear:
+        conclusion = (f"inconclusive: the {level} excludes 0 but {p_text} is not "
+                      f"< {alpha_text}")
     else:
-        why = [f"p is not below {alpha:g}"] if p >= alpha else []
-        if low <= 0 <= high:
-            why.append("the interval holds 0")
-        verdict = (f"no difference beyond the run-to-run noise ({measured}): a difference "
-                   f"needs p below {alpha:g} and an interval clear of 0, and "
-                   f"{' and '.join(why)}")
-    return Comparison(x.size, y.size, median_a, median_b, difference, low, high, ratio, p,
-                      p_mw, delta, effect, beyond, verdict)
+        conclusion = (f"no difference beyond the run-to-run noise: {p_text} is not "
+                      f"< {alpha_text} and the {level} includes 0")
+    return Comparison(name_a, name_b, x.size, y.size, median_a, median_b, difference, low,
+                      high, ratio, p, p_mw, delta, effect, below and clear,
+                      f"{measured} → {conclusion}")
 
 
 def _difference_interval(x: NDArray[np.float64], y: NDArray[np.float64], confidence: float,

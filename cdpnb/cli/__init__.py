@@ -1,6 +1,7 @@
 """The ``cdpnb`` command: probe backends, record and replay traces, show results.
 
-``main(argv)`` returns the exit status (see :data:`EXIT_STATUSES`).
+``main(argv)`` returns the exit status (see :data:`EXIT_STATUSES`; each command's own:
+:data:`COMMAND_STATUSES`).
 """
 
 from __future__ import annotations
@@ -14,15 +15,23 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from cdpnb import __version__
+from cdpnb._version import __version__
 from cdpnb.backends import LAUNCHABLE
 from cdpnb.cli import output
-from cdpnb.cli.status import EXIT_STATUSES, FAILED, INTERRUPTED, OK, SURPRISES, USAGE
+from cdpnb.cli.status import (
+    COMMAND_STATUSES,
+    EXIT_STATUSES,
+    FAILED,
+    INTERRUPTED,
+    OK,
+    SURPRISES,
+    USAGE,
+)
 from cdpnb.errors import CdpnbWarning
 from cdpnb.probes import available_backends, parse_backend
 
-__all__ = ["DATASETS", "EXIT_STATUSES", "FAILED", "INTERRUPTED", "OK", "SURPRISES", "USAGE",
-           "available_backends", "build_parser", "main"]
+__all__ = ["COMMAND_STATUSES", "DATASETS", "EXIT_STATUSES", "FAILED", "INTERRUPTED", "OK",
+           "SURPRISES", "USAGE", "available_backends", "build_parser", "main"]
 
 #: The recorded probes shipped with the repository.
 DATASETS = Path(__file__).resolve().parent.parent.parent / "datasets" / "probes"
@@ -38,7 +47,8 @@ Protocol and WebDriver BiDi).
   cdpnb compare A B         what two traces did, side by side
   cdpnb campaign --out DIR  scenarios × backends × repeats, with statistics
 
-Every command takes --json (machine-readable output on stdout) and -h."""
+Every command takes --json (machine-readable output on stdout) and -h (its
+options and the exit statuses it returns)."""
 
 
 def _width() -> int:
@@ -50,11 +60,11 @@ def _wrap(text: str) -> str:
     return textwrap.fill(text, _width())
 
 
-def _epilog() -> str:
+def _epilog(statuses: dict[int, str]) -> str:
     """The exit statuses, wrapped to the terminal like argparse wraps its own text."""
     width = _width()
     lines = ["exit status:"]
-    for code, what in EXIT_STATUSES.items():
+    for code, what in statuses.items():
         lines += textwrap.wrap(what, width, initial_indent=f"  {code:<4} ",
                                subsequent_indent=" " * 7)
     return "\n".join(lines)
@@ -76,7 +86,8 @@ def _add_matrix_options(parser: argparse.ArgumentParser) -> None:
 def _command(commands: Any, name: str, summary: str, description: str
              ) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = commands.add_parser(
-        name, help=summary, description=_wrap(description), epilog=_epilog(),
+        name, help=summary, description=_wrap(description),
+        epilog=_epilog(COMMAND_STATUSES[name]),
         formatter_class=argparse.RawDescriptionHelpFormatter)
     return parser
 
@@ -96,7 +107,8 @@ def _add_duration(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="cdpnb", description=DESCRIPTION, epilog=_epilog(),
+    parser = argparse.ArgumentParser(prog="cdpnb", description=DESCRIPTION,
+                                     epilog=_epilog(EXIT_STATUSES),
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("-V", "--version", action="version", version=f"cdpnb {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -108,7 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--backends", default=None, metavar="LIST",
                    help=f"comma-separated: {', '.join(LAUNCHABLE)}, a CDP URL, or "
                         "replay:TRACE (default: every backend installed here)")
-    p.add_argument("--repeat", "--repeats", type=int, default=1, dest="repeat",
+    p.add_argument("--repeats", "--repeat", type=int, default=1, dest="repeat", metavar="N",
                    help="runs of every check (default 1)")
     _add_timeout(p)
     p.add_argument("--out", default=None, metavar="DIR",
@@ -120,9 +132,8 @@ def build_parser() -> argparse.ArgumentParser:
     r = _command(commands, "record", "supervise a page and record a trace until interrupted",
                  "Launch a browser (or attach with --connect), navigate the supervisor's page "
                  "to URL and record every message (CDP or WebDriver BiDi) until Ctrl-C "
-                 "(SIGINT) or SIGTERM; a status line shows what was seen so far. Exits 1 "
-                 "when the page cannot load or the trace cannot be written, saying how many "
-                 "messages the trace holds.")
+                 "(SIGINT), SIGTERM or --duration; a status line shows what was seen so far "
+                 "(a line every few seconds when stderr is no terminal).")
     from cdpnb.cli.record import add_arguments as add_record_arguments
 
     add_record_arguments(r)
@@ -145,8 +156,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     c = _command(commands, "compare", "what two (or more) traces did, side by side",
                  "Line up what each trace did, by content: dialogs and how they ended, "
-                 "frames and OOPIFs, command latencies, console, faults.")
-    c.add_argument("traces", type=Path, nargs="+", metavar="TRACE", help="two or more traces")
+                 "frames and OOPIFs, command latencies, console, faults. Each column is "
+                 "named by its file (without .jsonl, .jsonl.gz or .jsonl.zst) and, where "
+                 "two names are equal, the nearest folder that tells them apart: "
+                 "'run (monday)', 'run (tuesday)'.")
+    from cdpnb.cli.traces import add_arguments as add_compare_arguments
+
+    add_compare_arguments(c)
     _add_json(c)
 
     g = _command(commands, "campaign", "run scenarios × backends × repeats, print statistics",
@@ -190,10 +206,9 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 
             return matrix_command(args)
         if args.command == "compare":
-            if len(args.traces) < 2:
-                parser.error("compare needs at least two traces")
-            from cdpnb.cli.traces import compare_command
+            from cdpnb.cli.traces import check_compare_args, compare_command
 
+            check_compare_args(parser, args)
             return compare_command(args)
         if args.command == "record":
             from cdpnb.cli.record import check_record_args, record_command
@@ -201,8 +216,9 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             check_record_args(parser, args)
             return record_command(args)
         if args.command == "replay":
-            from cdpnb.cli.live import replay_command
+            from cdpnb.cli.live import check_replay_args, replay_command
 
+            check_replay_args(parser, args)
             return replay_command(args)
         if args.command == "campaign":
             from cdpnb.cli.campaign import campaign_command, check_campaign_args
@@ -211,7 +227,7 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             return campaign_command(args)
     except KeyboardInterrupt as exc:
         # (a campaign says what it kept and how to resume: CampaignInterrupted)
-        print(f"interrupted: {exc}" if str(exc) else "interrupted", file=sys.stderr)
+        print(str(exc) or "interrupted", file=sys.stderr)
         return INTERRUPTED
     return USAGE  # pragma: no cover - argparse requires a command
 

@@ -20,8 +20,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from cdpnb.campaign import CampaignProgress, CampaignResult, run_campaign
-from cdpnb.campaign.stats import plain
+from cdpnb.campaign import CampaignProgress, CampaignResult, ClusterUnusable, run_campaign
+from cdpnb.campaign.stats import plain, verdict_rule
 from cdpnb.cli import output
 from cdpnb.cli.status import FAILED, OK
 from cdpnb.probes import available_backends
@@ -56,7 +56,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--by", default="capability", choices=("capability", "scenario"),
                         help="group the statistics by (default capability)")
     parser.add_argument("--compare", default=None, metavar="A,B",
-                        help="say whether B's latencies differ from A's beyond the noise")
+                        help="say whether B's latencies differ from A's beyond the "
+                             "run-to-run noise (each verdict is B − A: negative when B "
+                             "is faster)")
+    parser.add_argument("--all", action="store_true", dest="all_cells",
+                        help="summarise every cell in --out, also those of earlier runs "
+                             "for other backends, scenarios or repeats (default: the "
+                             "cells this call asks for)")
     parser.add_argument("--json", action="store_true",
                         help="print the result as JSON on stdout (human text goes to stderr)")
 
@@ -81,6 +87,10 @@ def check_campaign_args(parser: argparse.ArgumentParser, args: argparse.Namespac
     from cdpnb.cli.probing import check_timeout_option
 
     check_timeout_option(parser, args)
+
+
+def _cells(n: int) -> str:
+    return f"{n} cell" if n == 1 else f"{n} cells"
 
 
 def _split(text: str) -> list[str]:
@@ -142,29 +152,46 @@ def _summary_table(summary: Any, by: str) -> Table:
                  _with_interval(row["success_rate"], row["success_low"], row["success_high"],
                                 percent=True),
                  _with_interval(row["median_ms"], row["median_low"], row["median_high"]),
-                 "—" if math.isnan(row["p95_ms"]) else f"{row['p95_ms']:.2g}"]
+                 plain(row["p95_ms"])]
         table.add_row(*cells, *([str(row["errors"])] if errors else []))
     return table
 
 
 def _report(result: CampaignResult, args: argparse.Namespace) -> int:
-    summary = result.summary(by=args.by)
-    failures = result.failures()
+    scope = {"all_cells": args.all_cells}
+    summary = result.summary(by=args.by, **scope)
+    failures = result.failures(**scope)
+    others = 0 if args.all_cells else result.other_cells()
     comparison = None
     if args.compare:
+        summarised = set(summary.index.get_level_values("backend").astype(str))
+        missing = [name for name in _split(args.compare) if name not in summarised]
+        if missing:
+            where = "in --out" if args.all_cells or not others else (
+                f"among the cells this call asks for (--all adds the {_cells(others)} "
+                "of earlier runs in --out)")
+            output.err().print(output.Paragraphs(
+                f"cdpnb campaign --compare: no cells of backend {missing[0]!r} {where}"),
+                style="red")
+            return FAILED
         try:
-            comparison = result.compare(*_split(args.compare), by=args.by)
-        except ValueError as exc:  # a backend that is not in the campaign
-            output.err().print(f"cdpnb campaign --compare: {exc}", style="red")
+            comparison = result.compare(*_split(args.compare), by=args.by, **scope)
+        except ValueError as exc:
+            output.err().print(output.Paragraphs(f"cdpnb campaign --compare: {exc}"),
+                               style="red")
             return FAILED
     status = FAILED if not failures.empty else OK
     if args.json:
         output.print_json({
             "out": str(result.path), "run": asdict(result.run) if result.run else None,
+            # the cells summarised: this call's (its backends × scenarios × repeats), or
+            # with --all every cell in --out; other_cells: those left out
+            "all_cells": args.all_cells, "other_cells": others,
             "summary": summary.reset_index().to_dict("records"),
             "failures": failures.to_dict("records"),
             "compare": None if comparison is None else
             comparison.reset_index().to_dict("records"),
+            "compare_rule": None if comparison is None else verdict_rule(),
             "exit_status": status})
         return status
     console = output.out()
@@ -175,10 +202,15 @@ def _report(result: CampaignResult, args: argparse.Namespace) -> int:
                       f"/min on {workers}), {run.skipped} were already done, "
                       f"{run.failed} failed", overflow="fold")
     console.print(_summary_table(summary, args.by))
+    if others:
+        console.print(output.Paragraphs(
+            f"({_cells(others)} of earlier runs in {result.path}, for other backends, "
+            "scenarios or repeats, not in this summary: --all adds them)"))
     if comparison is not None:
         console.print()
         console.print(output.lines((str(group), str(verdict)) for group, verdict
                                    in comparison["verdict"].items()))
+        console.print(output.Paragraphs(verdict_rule()), style="dim")
     if not failures.empty:
         console.print()
         console.print("Cells that failed every attempt:", style="bold red")
@@ -204,8 +236,12 @@ def campaign_command(args: argparse.Namespace) -> int:
                                   client=args.scheduler, concurrency=args.concurrency,
                                   retries=args.retries, keep_browsers=args.keep_browsers,
                                   progress=show, timeout=args.timeout)
-    except (OSError, TimeoutError) as exc:
-        output.err().print(f"cdpnb campaign: cannot run: {type(exc).__name__}: {exc}",
-                           style="red")
+    except (OSError, TimeoutError, ClusterUnusable) as exc:
+        # (a scheduler that cannot be reached, an --out it cannot write, a cluster with no
+        # workers: one line in words, no traceback)
+        where = f" ({exc.filename})" if isinstance(exc, OSError) and exc.filename else ""
+        what = output.reason(exc) if str(exc) or isinstance(exc, OSError) else \
+            "no answer in time"
+        output.err().print(f"cdpnb campaign: cannot run: {what}{where}", style="red")
         return FAILED
     return _report(result, args)

@@ -1,11 +1,14 @@
 """``cdpnb record`` and ``cdpnb replay``: run until Ctrl-C (SIGINT), SIGTERM or
-``--duration``, with a one-line status on stderr that fits the terminal (``record``'s
-command itself: ``cdpnb.cli.record``)."""
+``--duration``, with a one-line status on stderr that fits the terminal, redrawn in
+place; where stderr is no terminal (a CI log, a pipe) or cannot redraw (``TERM=dumb``),
+the status as a plain line every :data:`PLAIN_STATUS_S` seconds (``record``'s command
+itself: ``cdpnb.cli.record``)."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import signal
 import time
 from collections.abc import Callable, Iterator
@@ -21,10 +24,35 @@ from cdpnb.supervisor import Supervisor
 from cdpnb.trace import TraceFormatError
 from cdpnb.transport.waits import wait_for
 
-__all__ = ["replay_command"]
+__all__ = ["PLAIN_STATUS_S", "check_replay_args", "command_parser", "replay_command"]
 
 #: Seconds between status-line redraws.
 TICK_S = 0.25
+#: Seconds between two plain status lines (stderr no terminal): a log that shows the
+#: command is alive without a line per redraw.
+PLAIN_STATUS_S = 5.0
+
+
+def command_parser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+    """Command ``name``'s own parser under ``cdpnb``'s (its usage line is the one a usage
+    error shows), or ``parser`` itself."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            found = action.choices.get(name)
+            if isinstance(found, argparse.ArgumentParser):
+                return found
+    return parser
+
+
+def check_replay_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """What ``replay`` cannot use is a usage error (exit 2) that names it."""
+    parser = command_parser(parser, "replay")
+    if args.speed is not None and not 0 < args.speed < math.inf:
+        parser.error(f"--speed must be a positive number (1.0: the recorded pace), got "
+                     f"{args.speed:g}")
+    if args.duration is not None and not 0 < args.duration < math.inf:
+        parser.error(f"--duration must be a positive number of seconds, got "
+                     f"{args.duration:g}")
 
 
 def _stop_on_signals() -> asyncio.Event:
@@ -38,9 +66,21 @@ def _stop_on_signals() -> asyncio.Event:
 
 @contextmanager
 def _status_line() -> Iterator[Callable[[str], None]]:
-    """One status line on stderr, redrawn in place (a terminal) or not shown at all;
-    broken between its `` · `` parts where the terminal is narrower, never cut."""
+    """One status line on stderr, redrawn in place (a terminal), or printed as a plain
+    line every :data:`PLAIN_STATUS_S` seconds (no terminal, or ``TERM=dumb``); broken
+    between its `` · `` parts where the terminal is narrower, never cut."""
     console = output.err()
+    if not output.redraws(console):
+        last = time.monotonic()
+
+        def plain(line: str) -> None:
+            nonlocal last
+            if time.monotonic() - last >= PLAIN_STATUS_S:
+                last = time.monotonic()
+                console.print(output.Words(line))
+
+        yield plain
+        return
     live = Live(Text(""), console=console, transient=True, auto_refresh=False)
     with live:
         yield lambda line: live.update(output.Words(line), refresh=True)

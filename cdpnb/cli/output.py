@@ -48,10 +48,10 @@ if TYPE_CHECKING:
 
 __all__ = ["Grid", "InertConsole", "InertLogHandler", "LabelledProgress", "Paragraphs", "Words",
            "compare_table", "err", "fit_widths", "lines", "logging_to_stderr", "matrix_table",
-           "matrix_tables", "out", "print_json", "reason", "reasons_table", "show_warning",
-           "text"]
+           "matrix_tables", "out", "print_json", "reason", "reasons_table", "redraws",
+           "show_warning", "text"]
 
-_MARKS = {"✓": "green", "✗": "red", "~": "yellow"}
+_MARKS = {"✓": "green", "✗": "red", "~": "yellow", "—": "dim"}
 LEGEND = ("✓ works  ~ partly  ✗ does not  words: how the engine does it  figures: median ms\n"
           "(--reasons says why, cdpnb matrix --json has every check)")
 #: Columns each backend column costs beyond its widest line: rich's padding (1 on each
@@ -125,6 +125,13 @@ def out() -> Console:
 def err() -> Console:
     """The console for progress, hints and status (stderr)."""
     return InertConsole(file=sys.stderr, soft_wrap=False)
+
+
+def redraws(console: Console) -> bool:
+    """Whether a progress bar or status line can be redrawn in place on ``console``: a
+    terminal that takes cursor control (not ``TERM=dumb``). Elsewhere (a CI log, a pipe)
+    progress is plain lines, one per event; colour follows ``NO_COLOR`` (rich's own)."""
+    return console.is_terminal and not console.is_dumb_terminal
 
 
 def print_json(value: Any) -> None:
@@ -211,11 +218,14 @@ def _mark(cell: str) -> Text:
     return text(cell, style=_MARKS.get(cell[:1], ""))
 
 
-def matrix_tables(result: ProbeResult, width: int) -> list[Table]:
+def matrix_tables(result: ProbeResult, width: int, matrix: pd.DataFrame | None = None
+                  ) -> list[Table]:
     """The matrix as tables no wider than ``width``: as many backends side by side as
     fit (each table repeats the capability column), so eight backends read well at
-    80 columns as two tables of four."""
-    matrix = result.matrix_text(reasons=False)
+    80 columns as two tables of four. ``matrix``: the cells to show (default
+    ``result.matrix_text(reasons=False)``; a partial probe marks what did not run)."""
+    if matrix is None:
+        matrix = result.matrix_text(reasons=False)
     label = max([len("capability"), *(len(str(c)) for c in matrix.columns)])
     chunks: list[list[str]] = [[]]
     used = label
@@ -227,13 +237,16 @@ def matrix_tables(result: ProbeResult, width: int) -> list[Table]:
             used = label
         chunks[-1].append(backend)
         used += needed
-    return [matrix_table(result, chunk) for chunk in chunks]
+    return [matrix_table(result, chunk, matrix) for chunk in chunks]
 
 
-def matrix_table(result: ProbeResult, backends: list[str] | None = None) -> Table:
+def matrix_table(result: ProbeResult, backends: list[str] | None = None,
+                 matrix: pd.DataFrame | None = None) -> Table:
     """Capabilities as rows, backends (all, or ``backends``) as columns: the protocol,
-    ✓ / ~ / ✗, the words of findings (site isolation) and latency figures."""
-    matrix = result.matrix_text(reasons=False)
+    ✓ / ~ / ✗, the words of findings (site isolation) and latency figures (``matrix``:
+    as in :func:`matrix_tables`)."""
+    if matrix is None:
+        matrix = result.matrix_text(reasons=False)
     if backends is not None:
         matrix = matrix.loc[backends]
     latency = set(result.latency_capabilities())

@@ -1,4 +1,10 @@
-"""``cdpnb probe`` and ``cdpnb matrix``."""
+"""``cdpnb probe`` and ``cdpnb matrix``.
+
+Progress goes to stderr: a bar redrawn in place on a terminal, plain lines (one as each
+backend starts and ends) where stderr is no terminal or cannot redraw (a CI log,
+``TERM=dumb``). Ctrl-C ends the probe (its browsers closed) and prints the matrix of
+the checks that finished, marked partial, then exits 130.
+"""
 
 from __future__ import annotations
 
@@ -6,29 +12,49 @@ import argparse
 import asyncio
 import json
 import shlex
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from rich.table import Column
 
+from cdpnb.backends import BIDI_KINDS
 from cdpnb.cli import output
-from cdpnb.cli.status import FAILED, OK, SURPRISES
-from cdpnb.probes import CHECKS, ProbeResult, available_backends, probe, recorded_probes
+from cdpnb.cli.live import command_parser
+from cdpnb.cli.status import FAILED, INTERRUPTED, OK, SURPRISES
+from cdpnb.probes import (
+    CHECKS,
+    ProbeResult,
+    available_backends,
+    parse_backend,
+    probe,
+    recorded_probes,
+)
 from cdpnb.probes.run import STEP_BUDGET_S
 from cdpnb.probes.specs import BackendSpec
 from cdpnb.supervisor.options import check_timeout
 from cdpnb.terminal_text import inert
 
-__all__ = ["check_args", "check_timeout_option", "matrix_command", "probe_command",
-           "retry_command"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["NOT_RUN", "UNFINISHED", "check_args", "check_timeout_option", "mark_not_run",
+           "matrix_command", "partial_matrix", "probe_command", "retry_command"]
+
+#: A cell of a partial matrix whose checks did not run (the probe was interrupted).
+NOT_RUN = "—"
+#: After a cell's mark: some of its checks ran, the others did not.
+UNFINISHED = "…"
 
 
 def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace,
                parse: Callable[[str], BackendSpec]) -> None:
     """Usage errors (exit 2) before anything starts."""
+    parser = command_parser(parser, "probe")
     for backend in (args.backends or "").split(","):
         if backend.strip():
             try:
@@ -36,7 +62,9 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace,
             except ValueError as exc:
                 parser.error(str(exc))
     if args.repeat < 1:
-        parser.error("--repeat must be at least 1")
+        parser.error("--repeats must be at least 1")
+    if args.out and Path(args.out).exists() and not Path(args.out).is_dir():
+        parser.error(f"--out must name a folder, got the file {inert(args.out)!r}")
     check_timeout_option(parser, args)
 
 
@@ -72,13 +100,19 @@ def _choose_backends(args: argparse.Namespace) -> list[str]:
 
 
 @contextmanager
-def _progress(total: int) -> Iterator[Callable[[str], None]]:
-    """A bar on stderr that fits the terminal (nothing when stderr is not one), and
-    below it the check that runs, whole."""
+def _progress(labels: list[str], per_backend: int) -> Iterator[Callable[[str], None]]:
+    """A bar on stderr that fits the terminal, and below it the check that runs, whole;
+    plain lines where stderr cannot redraw (see :func:`output.redraws`)."""
+    console = output.err()
+    if not output.redraws(console):
+        with _plain_progress(console, labels, per_backend) as line_per_backend:
+            yield line_per_backend
+        return
+    total = len(labels) * per_backend
     bar = output.LabelledProgress(
         TextColumn("probe"), BarColumn(bar_width=None, table_column=Column(
             ratio=1, min_width=10)), MofNCompleteColumn(), TimeElapsedColumn(),
-        console=output.err(), transient=True, expand=True)
+        console=console, transient=True, expand=True)
     task = bar.add_task("probe", total=total)
 
     def tick(text: str) -> None:
@@ -89,15 +123,99 @@ def _progress(total: int) -> Iterator[Callable[[str], None]]:
         yield tick
 
 
-def _report(result: ProbeResult, args: argparse.Namespace, written: Path | None) -> int:
-    """Print the result (table, or JSON) and return the exit status."""
+@contextmanager
+def _plain_progress(console: Console, labels: list[str], per_backend: int
+                    ) -> Iterator[Callable[[str], None]]:
+    """One line as each backend starts and one as it ends (``probed chromium: 30/30
+    checks in 12.3 s``), no cursor control: a CI log reads what ran and how long it
+    took. A tick's label is ``BACKEND: CHECK`` (:func:`cdpnb.probe`'s progress)."""
+    began = [time.monotonic()]
+    done = [0] * len(labels)
+    current = [0]
+
+    def start(i: int) -> None:
+        current[0] = i
+        began[0] = time.monotonic()
+        where = f" ({i + 1} of {len(labels)})" if len(labels) > 1 else ""
+        console.print(f"probing {labels[i]}{where} …", soft_wrap=True)
+
+    def end(i: int) -> None:
+        console.print(f"probed {labels[i]}: {done[i]}/{per_backend} checks in "
+                      f"{time.monotonic() - began[0]:.1f} s", soft_wrap=True)
+
+    def tick(label: str) -> None:
+        i = current[0]
+        # (a backend that ended in fewer ticks than planned: the next one's label)
+        later = next((j for j in range(i, len(labels))
+                      if label.startswith(f"{labels[j]}: ")), i)
+        if later != i:
+            end(i)
+            start(later)
+        done[later] += 1
+        if done[later] == per_backend:
+            end(later)
+            if later + 1 < len(labels):
+                start(later + 1)
+
+    if labels:
+        start(0)
+    yield tick
+
+
+def mark_not_run(result: ProbeResult, backends: list[str], repeat: int) -> None:
+    """After an interrupt: note in each backend's info the checks that did not run
+    (``not_run``, in :data:`CHECKS` order), a backend not reached yet added with all of
+    them; the saved result (``probe.json``) says so too."""
+    for backend in backends:
+        spec = parse_backend(backend)
+        ran = {(r.check, r.run) for r in result.results if r.backend == spec.label}
+        missing = [c.name for c in CHECKS if any((c.name, run) not in ran
+                                                  for run in range(repeat))]
+        if not missing:
+            continue
+        info = result.backends.setdefault(spec.label, {
+            "kind": spec.name if spec.kind == "launch" else spec.kind, "version": "",
+            "protocol": ("bidi" if spec.name in BIDI_KINDS else "cdp")
+            if spec.kind == "launch" else None})
+        info["not_run"] = missing
+
+
+def partial_matrix(result: ProbeResult) -> pd.DataFrame:
+    """``result.matrix_text(reasons=False)``, where a backend's info lists checks that
+    did not run (:func:`mark_not_run`): a capability none of whose checks ran is
+    :data:`NOT_RUN` (as in ``matrix_text``), one of which some ran (or some runs) has
+    :data:`UNFINISHED` after its mark."""
+    matrix = result.matrix_text(reasons=False)
+    for backend, info in result.backends.items():
+        not_run = set(info.get("not_run") or ())
+        for capability, checks in result.capabilities().items():
+            if not_run & set(checks):
+                cell = str(matrix.at[backend, capability])  # NOT_RUN: no check ran
+                if cell != NOT_RUN:
+                    matrix.at[backend, capability] = cell + UNFINISHED
+    return matrix
+
+
+def _not_run(result: ProbeResult) -> dict[str, list[str]]:
+    return {name: list(info["not_run"]) for name, info in result.backends.items()
+            if info.get("not_run")}
+
+
+def _report(result: ProbeResult, args: argparse.Namespace, written: Path | None,
+            interrupted: bool = False) -> int:
+    """Print the result (table, or JSON) and return the exit status: 130 when the
+    probe was interrupted (the result is partial), else what the result says."""
     unprobed = result.unprobed()
     surprises = result.surprises()
-    status = FAILED if unprobed else (SURPRISES if args.strict and not surprises.empty
-                                      else OK)
+    not_run = _not_run(result)
+    status = INTERRUPTED if interrupted else FAILED if unprobed else (
+        SURPRISES if args.strict and not surprises.empty else OK)
     if args.json:
         data: dict[str, Any] = json.loads(result.to_json())
+        # (partial: a cell none of whose checks ran is "—"; not_run names the checks)
         data["matrix"] = result.matrix_text().T.to_dict()
+        data["partial"] = bool(not_run)
+        data["not_run"] = not_run
         data["unreachable"] = unprobed
         data["retry"] = {name: retry_command(result, name) for name in unprobed}
         data["surprises"] = surprises[["backend", "check", "status", "expected",
@@ -106,11 +224,18 @@ def _report(result: ProbeResult, args: argparse.Namespace, written: Path | None)
         output.print_json(data)
         return status
     console = output.out()
-    for i, table in enumerate(output.matrix_tables(result, console.width)):
+    if not_run:  # above the matrix: its first line says what the matrix is
+        console.print("Partial matrix: the probe was interrupted (Ctrl-C) before every "
+                      "check ran.", style="bold yellow")
+    for i, table in enumerate(output.matrix_tables(
+            result, console.width, partial_matrix(result) if not_run else None)):
         if i:
             console.print()
         console.print(table)
     console.print(output.LEGEND, style="dim")
+    if not_run:
+        console.print(f"{NOT_RUN} not run  ✓{UNFINISHED} some of its checks did not run",
+                      style="dim")
     if args.reasons:
         console.print()
         console.print(output.reasons_table(result))
@@ -134,6 +259,13 @@ def _report(result: ProbeResult, args: argparse.Namespace, written: Path | None)
         console.print(output.lines(
             (f"{row.backend} {row.check}", f"{row.status} (expected {row.expected}): "
                                            f"{row.detail}") for row in surprises.itertuples()))
+    if not_run:
+        console.print()
+        console.print("Not run (interrupted):", style="bold yellow")
+        console.print(output.lines(
+            (name, "every check" if len(checks) == len(CHECKS) else
+             f"{len(checks)} of {len(CHECKS)} checks")
+            for name, checks in not_run.items()))
     if written is not None:
         console.print(f"\nresults written to {written}/probe.json and {written}/matrix.md")
     if result.traces:
@@ -160,11 +292,27 @@ def probe_command(args: argparse.Namespace) -> int:
     backends = _choose_backends(args)
     if not backends:
         return FAILED
-    with _progress(len(backends) * len(CHECKS) * args.repeat) as tick:
-        result = asyncio.run(probe(backends, repeat=args.repeat, progress=tick, out=args.out,
-                                   timeout=args.timeout))
+    if args.out:
+        try:
+            Path(args.out).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            output.err().print(f"cdpnb probe: cannot write to --out {args.out}: "
+                               f"{output.reason(exc)}", style="red")
+            return FAILED
+    labels = [parse_backend(b).label for b in backends]
+    result = ProbeResult()
+    interrupted = False
+    try:
+        with _progress(labels, len(CHECKS) * args.repeat) as tick:
+            # asyncio.run cancels the probe on Ctrl-C: its browsers are closed as the
+            # cancellation unwinds, then KeyboardInterrupt; ``result`` keeps what finished.
+            asyncio.run(probe(backends, repeat=args.repeat, progress=tick, out=args.out,
+                              timeout=args.timeout, into=result))
+    except KeyboardInterrupt:
+        interrupted = True
+        mark_not_run(result, backends, args.repeat)
     written = result.save(args.out) if args.out else None
-    return _report(result, args, written)
+    return _report(result, args, written, interrupted)
 
 
 def load_result(path: Path) -> ProbeResult:

@@ -20,13 +20,13 @@ from urllib.parse import urlsplit
 
 from cdpnb.backends import LAUNCHABLE, Backend, launch
 from cdpnb.cli import output
-from cdpnb.cli.live import _record_status, _run_until_stopped, _stop_on_signals
+from cdpnb.cli.live import _record_status, _run_until_stopped, _stop_on_signals, command_parser
 from cdpnb.cli.status import FAILED, OK
 from cdpnb.errors import CdpnbError, NavigationError
+from cdpnb.protocol.credentials import redact_url
 from cdpnb.supervisor import Supervisor
 from cdpnb.terminal_text import inert
 from cdpnb.trace import Recorder
-from cdpnb.transport import redact
 
 __all__ = ["RECORDABLE", "add_arguments", "check_record_args", "record_command"]
 
@@ -62,12 +62,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def check_record_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """What ``record`` cannot use is a usage error (exit 2) that names it."""
-    parser = _own_parser(parser)
+    parser = command_parser(parser, "record")
     parts = urlsplit(args.url)
     scheme = parts.scheme.lower()
     if scheme not in _PAGE_SCHEMES or (scheme in ("http", "https") and not parts.hostname):
         parser.error(f"URL must be an absolute http://, https://, file:, data: or about: "
-                     f"URL, got {inert(redact(args.url))!r}")
+                     f"URL, got {inert(redact_url(args.url))!r}")
     if args.connect is not None:
         if args.backend is not None:
             parser.error("--backend launches a browser and --connect attaches to one: "
@@ -75,7 +75,7 @@ def check_record_args(parser: argparse.ArgumentParser, args: argparse.Namespace)
         endpoint = urlsplit(args.connect)
         if endpoint.scheme.lower() not in _ENDPOINT_SCHEMES or not endpoint.hostname:
             parser.error(f"--connect must be a ws://, wss://, http:// or https:// endpoint "
-                         f"URL, got {inert(redact(args.connect))!r}")
+                         f"URL, got {inert(redact_url(args.connect))!r}")
     out = args.out
     if not out or out.endswith(("/", "\\")) or Path(out).is_dir():
         parser.error(f"--out must name a trace file, got the folder {inert(out)!r}")
@@ -85,16 +85,6 @@ def check_record_args(parser: argparse.ArgumentParser, args: argparse.Namespace)
     if args.duration is not None and not 0 < args.duration < math.inf:
         parser.error(f"--duration must be a positive number of seconds, got "
                      f"{args.duration:g}")
-
-
-def _own_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """``record``'s own parser under ``cdpnb``'s (its usage line is the one to show)."""
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            found = action.choices.get("record")
-            if isinstance(found, argparse.ArgumentParser):
-                return found
-    return parser
 
 
 def record_command(args: argparse.Namespace) -> int:
@@ -113,7 +103,7 @@ def _say_failed(args: argparse.Namespace, why: str, summary: dict[str, Any]) -> 
 async def _record(args: argparse.Namespace) -> int:
     stop = _stop_on_signals()
     kind = args.backend or "chromium"
-    summary: dict[str, Any] = {"trace": args.out, "url": redact(args.url), "messages": 0}
+    summary: dict[str, Any] = {"trace": args.out, "url": redact_url(args.url), "messages": 0}
     backend: Backend | None = None
     if args.connect is None:
         try:
@@ -125,7 +115,7 @@ async def _record(args: argparse.Namespace) -> int:
         sup = await Supervisor.start(
             backend if backend is not None else args.connect, policy=args.policy,
             dialog_timeout_s=args.dialog_timeout, bridge=bridge, record=args.out,
-            redact=args.redact, record_meta={"cdpnb_record": {"url": redact(args.url)}})
+            redact=args.redact, record_meta={"cdpnb_record": {"url": redact_url(args.url)}})
     except CdpnbError as exc:  # (an EndpointError is an OSError too: it comes first)
         why = f"cannot start: {exc}"
     except OSError as exc:  # the trace: not created, or its header not written

@@ -1,7 +1,8 @@
 """``result.view()``: the capability matrix as a grid; a chosen cell shows its checks.
 
 Capabilities are rows and backends columns (a handful of columns), so the grid fits
-a notebook at ordinary widths with nothing cut or overlapping.
+a notebook at ordinary widths with nothing cut or overlapping. Its output's static
+snapshot shows the matrix and the cell chosen last (``snapshot.py``).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as widgets
 import pandas as pd
 
+from cdpnb.notebook.snapshot import SnapshotDisplay
 from cdpnb.notebook.static import widget_bundle
 from cdpnb.probes.display import cell_kind, cell_symbol, probe_html
 from cdpnb.render import table, text
@@ -29,7 +31,8 @@ class ProbeView:
 
     ``cells`` maps (backend, capability) to its button, ``selected`` is the chosen
     pair, ``detail`` the HTML widget with that cell's checks (every run, status,
-    expected status, reason, measured value) and the traces behind them.
+    expected status, reason, measured value) and the traces behind them; ``snapshot``
+    is its output in the notebook.
     """
 
     def __init__(self, result: ProbeResult) -> None:
@@ -64,6 +67,7 @@ class ProbeView:
                                   "minmax(5em, 11em))",
             grid_gap="2px 6px", align_items="center", width="100%"))
         self.widget = widgets.VBox([self.grid, self.detail])
+        self.snapshot = SnapshotDisplay(self.widget, self._snapshot)
 
     def select(self, backend: str, capability: str) -> None:
         """Show the checks behind one cell (what clicking it does)."""
@@ -86,11 +90,18 @@ class ProbeView:
             + table(("check", "run", "status", "expected", "as expected", "detail",
                      "value", "seconds"), rows, max_rows=40)
             + (f"traces:<ul>{trace_list}</ul>" if trace_list else ""))
+        self.snapshot.changed()
 
     def static_html(self) -> str:
         """What the view shows, as HTML: the matrix, and the chosen cell's checks."""
         chosen = self.detail.value if self.selected is not None else ""
         return probe_html(self.result) + chosen
+
+    def _snapshot(self) -> tuple[str, str]:
+        return repr(self), self.static_html()
+
+    def _ipython_display_(self) -> None:
+        self.snapshot.show()
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         return widget_bundle(self.widget, repr(self), self.static_html(), **kwargs)

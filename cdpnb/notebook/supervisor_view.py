@@ -3,6 +3,10 @@
 Frame tree (OOPIF boundaries, session ids), pending dialogs with Accept / Dismiss
 buttons and an answer box for prompts, recent dialogs, console errors, connection
 state. Every string from the page is escaped; every list is bounded.
+
+Its output's static snapshot follows the redraws (``snapshot.py``); once the
+supervisor stops (or the view is closed) the output is that snapshot alone, the
+final state, in the notebook and in every export of it.
 """
 
 from __future__ import annotations
@@ -13,12 +17,14 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as widgets
 
 from cdpnb.notebook.refresh import Refresher
+from cdpnb.notebook.snapshot import SnapshotDisplay
 from cdpnb.notebook.static import widget_bundle
-from cdpnb.render import MAX_ROWS, WRAP, badge, clip, table, text, when
+from cdpnb.protocol.credentials import redact_url
+from cdpnb.render import MAX_ROWS, WRAP, badge, clip, short_repr, table, text, when
 from cdpnb.state import DialogRecord, PendingDialog
-from cdpnb.state.display import dialogs_html, frame_tree_html
+from cdpnb.state.display import dialogs_html, frame_tree_html, frame_tree_text
 from cdpnb.state.snapshot import FrameNode, FrameTree
-from cdpnb.transport import redact
+from cdpnb.terminal_text import inert
 from cdpnb.transport.engine import engine
 
 if TYPE_CHECKING:
@@ -86,7 +92,8 @@ class SupervisorView:
     """The live view of a supervisor; display it, or read its widgets' state.
 
     ``tree_nodes`` are the frame tree's nodes as shown, ``rows`` the pending
-    dialogs' controls by dialog id, ``widget`` the ipywidgets box itself.
+    dialogs' controls by dialog id, ``widget`` the ipywidgets box itself, ``snapshot``
+    its output in the notebook (the widget, or the static snapshot kept current).
     """
 
     def __init__(self, supervisor: Supervisor, *, refresh_s: float = 0.25) -> None:
@@ -111,6 +118,10 @@ class SupervisorView:
         self._last_header: tuple[object, ...] = ()
         self._final_redraw = False
         self._closed = False
+        # While a dialog waits in the view, its live widget is not redrawn under the
+        # user's pointer (an updated output is a new widget view: see snapshot.py).
+        self.snapshot = SnapshotDisplay(self.widget, self._snapshot, hold=lambda: bool(self.rows),
+                                        at_cell_end=self._at_cell_end)
         self._refresher = Refresher(self._tick, refresh_s)
         self.refresh()
 
@@ -137,14 +148,26 @@ class SupervisorView:
         self.refresh()
         if self.supervisor.stopped:
             if self._final_redraw:
+                self.snapshot.finish()
                 return False
             self._final_redraw = True
         return not self._closed
 
+    def _at_cell_end(self) -> None:
+        # A cell that stopped the supervisor ends with the final state in its outputs
+        # (nbclient keeps only what arrives while the cell runs; the next tick is late).
+        if self._closed or self.snapshot.finished:
+            return
+        self.refresh()
+        if self.supervisor.stopped:
+            self._refresher.stop()
+            self.snapshot.finish()
+
     def close(self) -> None:
-        """Stop redrawing and close the widgets."""
+        """Stop redrawing and close the widgets; the output keeps the last state shown."""
         self._closed = True
         self._refresher.stop()
+        self.snapshot.finish()
         self.widget.close()
 
     # -- drawing ----------------------------------------------------------------------
@@ -174,6 +197,7 @@ class SupervisorView:
         self._draw_pending(state.pending_dialogs)
         self.recent.value = dialogs_html(reversed(state.recent_dialogs), MAX_ROWS // 2)
         self.console.value = _console_html(state)
+        self.snapshot.changed()
         return True
 
     def _header_state(self) -> tuple[object, ...]:
@@ -197,7 +221,7 @@ class SupervisorView:
         self.header.value = (
             f'<div style="{WRAP}"><b>cdpnb supervisor</b> {state} {bridge} policy '
             f"{text(sup.policy)} · reconnects {sup.reconnects} · "
-            f'<span style="overflow-wrap:anywhere">{text(redact(sup.url))}</span>{hints}</div>')
+            f'<span style="overflow-wrap:anywhere">{text(redact_url(sup.url))}</span>{hints}</div>')
 
     def _draw_pending(self, pending: tuple[PendingDialog, ...]) -> None:
         ids = [d.id for d in pending]
@@ -224,12 +248,39 @@ class SupervisorView:
                 f"<b>recent dialogs</b>{self.recent.value}"
                 f"<b>console errors</b>{self.console.value}")
 
+    def static_text(self) -> str:
+        """What the view shows now, as plain text (page text shown escaped)."""
+        sup = self.supervisor
+        state = sup.state
+        status = ("stopped" if sup.stopped else "connected" if sup.connected
+                  else "reconnecting" if sup.alive else "down")
+        tree = self._last_tree if self._last_tree is not None else sup.frame_tree(full=False)
+        lines = [inert(f"cdpnb supervisor {status} · policy {sup.policy} · reconnects "
+                       f"{sup.reconnects} · {redact_url(sup.url)}"),
+                 frame_tree_text(tree) if tree.top is not None else "no frames yet"]
+        pending = state.pending_dialogs
+        lines.append(f"pending dialogs: {len(pending)}" + "".join(
+            f"\n  {d.type} {short_repr(d.message)} ({d.id})" for d in pending[:3]))
+        recent = state.recent_dialogs
+        lines.append(f"recent dialogs: {len(recent)}" + "".join(
+            f"\n  {r.type} {short_repr(r.message)} closed by {r.closed_by}"
+            for r in reversed(recent[-3:])))
+        lines.append(f"console errors: {state.console_errors_total}")
+        return "\n".join(lines)
+
+    def _snapshot(self) -> tuple[str, str]:
+        html = self.static_html()  # (redraws first, if the state changed)
+        return self.static_text(), html
+
+    def _ipython_display_(self) -> None:
+        self.snapshot.show()
+
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         return widget_bundle(self.widget, repr(self), self.static_html(), **kwargs)
 
     def __repr__(self) -> str:
         sup = self.supervisor
-        return (f"<SupervisorView {redact(sup.url)} frames={len(self.tree_nodes)} "
+        return (f"<SupervisorView {redact_url(sup.url)} frames={len(self.tree_nodes)} "
                 f"pending={len(self.rows)} redraws={self.redraws} live={self.live}>")
 
 

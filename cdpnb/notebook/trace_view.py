@@ -1,4 +1,7 @@
-"""``trace.view()``: a trace's timeline per session, and its dialogs as a plot."""
+"""``trace.view()``: a trace's timeline per session, and its dialogs as a plot.
+
+Its output's static snapshot shows the session chosen last (``snapshot.py``).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +11,7 @@ import ipywidgets as widgets
 import pandas as pd
 
 from cdpnb.notebook.plots import DPI, figure_html, figure_png, plot_dialogs, png_size
+from cdpnb.notebook.snapshot import SnapshotDisplay
 from cdpnb.notebook.static import widget_bundle
 from cdpnb.render import MAX_TEXT, WRAP, badge, clip, table, text
 
@@ -25,7 +29,8 @@ class TraceView:
     """Timeline of dialogs and frame events, filtered by session, plus a dialog plot.
 
     ``timeline`` is the whole ``trace.timeline()`` DataFrame; ``shown`` the rows
-    the table shows for the chosen session; ``sessions`` the dropdown.
+    the table shows for the chosen session; ``sessions`` the dropdown; ``snapshot``
+    its output in the notebook.
     """
 
     def __init__(self, trace: Trace) -> None:
@@ -54,6 +59,7 @@ class TraceView:
         self.shown = self.timeline.iloc[0:0]
         self.sessions.observe(lambda _: self._draw(), names="value")
         self.widget = widgets.VBox([self.header, self.sessions, self.table, self.plot])
+        self.snapshot = SnapshotDisplay(self.widget, self._snapshot)
         self._draw()
 
     def select(self, session_id: str | None) -> None:
@@ -82,6 +88,7 @@ class TraceView:
             ("t (s)", "session", "event", "frame", "dialog", "detail", "closed by", "open ms"),
             (_cells(r) for r in rows.head(ROWS_SHOWN).itertuples(index=False)),
             max_rows=ROWS_SHOWN, total=len(rows))
+        self.snapshot.changed()
 
     def static_html(self) -> str:
         """What the view shows, as HTML: header, the chosen session's timeline, the plot."""
@@ -89,6 +96,12 @@ class TraceView:
                       if value == self.sessions.value)
         return (f"<div>{self.header.value}</div><div>{text(chosen)}</div>{self.table.value}"
                 f"<div>{figure_html(self.plot.value)}</div>")
+
+    def _snapshot(self) -> tuple[str, str]:
+        return repr(self), self.static_html()
+
+    def _ipython_display_(self) -> None:
+        self.snapshot.show()
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         return widget_bundle(self.widget, repr(self), self.static_html(), **kwargs)

@@ -547,19 +547,26 @@ async def _dialog_latencies(sup: Supervisor) -> tuple[list[float], list[float], 
         mark = sup.state.dialog_seq
         began = time.monotonic()
         calling = asyncio.ensure_future(sup.evaluate("alert('timed'); 1", timeout=within(10)))
-        dialog = await _next_dialog(sup, mark)
-        seen_ms.append((time.monotonic() - began) * 1000)
-        await asyncio.sleep(ANSWER_AFTER_S)
-        if any(d.id == dialog.id for d in sup.state.pending_dialogs):
-            answered = time.time()
-            with contextlib.suppress(DialogError):
-                record = await sup.respond("accept", dialog_id=dialog.id)
-                if record.closed_by == "agent":
-                    closed_ms.append((record.closed_at - answered) * 1000)
-        else:
-            gone = next((r for r in sup.state.recent_dialogs if r.id == dialog.id), None)
-            missed.append(_closed_early(gone) if gone is not None else "gone")
-        await calling
+        try:
+            dialog = await _next_dialog(sup, mark)
+            seen_ms.append((time.monotonic() - began) * 1000)
+            await asyncio.sleep(ANSWER_AFTER_S)
+            if any(d.id == dialog.id for d in sup.state.pending_dialogs):
+                answered = time.time()
+                with contextlib.suppress(DialogError):
+                    record = await sup.respond("accept", dialog_id=dialog.id)
+                    if record.closed_by == "agent":
+                        closed_ms.append((record.closed_at - answered) * 1000)
+            else:
+                gone = next((r for r in sup.state.recent_dialogs if r.id == dialog.id), None)
+                missed.append(_closed_early(gone) if gone is not None else "gone")
+            await calling
+        finally:
+            # Left early (the connection went, the check's time ran out): the alert's
+            # call must not outlive the check, nor its error go unretrieved (a Lightpanda
+            # killed mid-probe printed "Task exception was never retrieved").
+            calling.cancel()
+            await asyncio.gather(calling, return_exceptions=True)
     return seen_ms, closed_ms, missed
 
 

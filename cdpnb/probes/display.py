@@ -1,4 +1,6 @@
-"""The HTML repr of a probe result: the matrix, coloured, every cell escaped.
+"""The HTML repr of a probe result: the matrix, coloured, every cell escaped; and its
+pandas Styler (``result.style``), coloured alike, missing cells shown as the CLI shows
+them.
 
 Cell text can come from the far end (an endpoint's error message), so it is
 treated as untrusted like any page text.
@@ -11,9 +13,12 @@ from typing import TYPE_CHECKING
 from cdpnb.render import CSS, WRAP, badge, clip, text
 
 if TYPE_CHECKING:
+    import pandas as pd
+    from pandas.io.formats.style import Styler
+
     from cdpnb.probes.run import ProbeResult
 
-__all__ = ["cell_colour", "cell_kind", "cell_symbol", "probe_html"]
+__all__ = ["cell_colour", "cell_kind", "cell_symbol", "probe_html", "probe_styler"]
 
 _COLOURS = {"ok": "#dff3e6", "fail": "#f8dddd", "partial": "#fbefd5", "none": "#eeeeee",
             "info": "#e3ecf7"}
@@ -65,3 +70,37 @@ def probe_html(result: ProbeResult) -> str:
             f'<table style="{CSS}"><thead><tr><th style="padding:1px 6px;text-align:left">'
             f"capability</th>{head}</tr></thead>"
             f'<tbody>{"".join(rows)}</tbody></table></div>')
+
+
+def probe_styler(result: ProbeResult) -> Styler:
+    """``result.matrix()`` as a pandas Styler: each cell coloured as in the HTML repr,
+    latencies with two decimals, and a cell with no value (NA in the typed matrix)
+    showing what the CLI and ``view()`` show there (``✗`` for a check that failed,
+    ``—`` for one that did not run) instead of pandas' ``nan``. Every label and cell is
+    HTML-escaped (backend names can be URLs)."""
+    import pandas as pd
+
+    matrix = result.matrix()
+    marks = result.matrix_text(reasons=False)
+    latency = [c for c in result.latency_capabilities() if c in matrix.columns]
+    styler = matrix.style.format(escape="html").format_index(escape="html", axis=0)
+    styler = styler.format_index(escape="html", axis=1)
+    if latency:
+        styler = styler.format("{:.2f}", subset=pd.IndexSlice[:, latency], escape="html")
+    for backend, capability in zip(*_missing(matrix), strict=True):
+        styler = styler.format(na_rep=str(marks.loc[backend, capability]),
+                               subset=pd.IndexSlice[[backend], [capability]])
+
+    def colours(frame: pd.DataFrame) -> pd.DataFrame:
+        return marks.loc[frame.index, frame.columns].map(
+            lambda cell: f"background-color:{cell_colour(str(cell))};text-align:center")
+
+    return styler.apply(colours, axis=None)
+
+
+def _missing(matrix: pd.DataFrame) -> tuple[list[str], list[str]]:
+    """(backends, capabilities) of the matrix's NA cells, pairwise."""
+    na = matrix.isna().to_numpy()
+    rows, columns = na.nonzero()
+    return ([str(matrix.index[int(r)]) for r in rows],
+            [str(matrix.columns[int(c)]) for c in columns])

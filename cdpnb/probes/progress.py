@@ -1,19 +1,23 @@
-"""The probe's default progress: a tqdm bar, as a widget in a notebook.
+"""The probe's default progress: a line in a notebook, a tqdm bar elsewhere.
 
-``tqdm.auto`` picks an ipywidgets bar in a Jupyter kernel and a text bar on stderr
-elsewhere; the text bar fits itself to the terminal's width as it changes. A
-widget bar is only made on the thread that owns the widgets: a probe run by
-``cdpnb.sync.probe`` runs on cdpnb's engine thread, and ipykernel drops widget
-updates sent from other threads, so there it gets the text bar (stream output
-from any thread reaches the cell).
+In a notebook (on the kernel's own thread) the progress is a line of HTML updated in
+place (``cdpnb.progress_line``), which ends as one summary line: a widget bar would stay
+``0%| 0/240`` in the saved file and blank in an executed export. Elsewhere it is a tqdm
+text bar on stderr, which fits itself to the terminal's width as it changes. A probe run
+by ``cdpnb.sync.probe`` runs on cdpnb's engine thread, where a display message would be
+filed under the wrong cell: there it gets the text bar (stream output from any thread
+reaches the cell).
 """
 
 from __future__ import annotations
 
 import contextlib
 import sys
+import threading
+import time
 from collections.abc import Callable, Iterator
 
+from cdpnb.progress_line import ProgressLine, duration_text, in_kernel
 from cdpnb.terminal_text import inert
 from cdpnb.transport.engine import engine
 
@@ -33,10 +37,13 @@ def progress_for(progress: Progress, total: int) -> Iterator[Callable[[str], Non
     if not progress:
         yield lambda _label: None
         return
-    if engine.in_engine():
-        from tqdm.std import tqdm
-    else:
-        from tqdm.auto import tqdm
+    if in_kernel() and threading.current_thread() is threading.main_thread() \
+            and not engine.in_engine():
+        with _notebook_line(total) as ticker:
+            yield ticker
+        return
+    from tqdm.std import tqdm
+
     bar = tqdm(total=total, desc="probe", unit="check", dynamic_ncols=True, file=sys.stderr,
                leave=True)
 
@@ -48,3 +55,24 @@ def progress_for(progress: Progress, total: int) -> Iterator[Callable[[str], Non
         yield tick
     finally:
         bar.close()
+
+
+@contextlib.contextmanager
+def _notebook_line(total: int) -> Iterator[Callable[[str], None]]:
+    line = ProgressLine("probe", total)
+    began = time.monotonic()
+    done = 0
+
+    def tick(label: str) -> None:
+        nonlocal done
+        done += 1
+        line.update(done, label)
+
+    line.update(0, force=True)
+    try:
+        yield tick
+    except BaseException:
+        line.close(f"interrupted after {done} of {total} checks · "
+                   f"{duration_text(time.monotonic() - began)}")
+        raise
+    line.close(f"{total} checks · {duration_text(time.monotonic() - began)}")

@@ -20,7 +20,7 @@ import warnings
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -33,13 +33,17 @@ from cdpnb.probes.progress import Progress, progress_for
 from cdpnb.probes.server import ScenarioServer
 from cdpnb.probes.specs import BackendSpec, parse_backend
 from cdpnb.protocol import Note
+from cdpnb.protocol.credentials import redact_url
 from cdpnb.supervisor import Supervisor
 from cdpnb.supervisor.options import check_timeout
 from cdpnb.terminal_text import inert
 from cdpnb.trace import Trace
-from cdpnb.transport import redact
+from cdpnb.trace.dtypes import with_text_dtype
 from cdpnb.transport.discovery import browser_of
 from cdpnb.transport.waits import wait_for
+
+if TYPE_CHECKING:
+    from pandas.io.formats.style import Styler
 
 __all__ = ["PROTOCOLS", "STATUSES", "CheckResult", "ProbeResult", "RecordedSite",
            "available_backends", "launch_timeout", "probe", "run_checks", "step_budget"]
@@ -140,7 +144,7 @@ class ProbeResult:
         frame["as_expected"] = pd.array(
             [pd.NA if r.as_expected is None else r.as_expected for r in self.results],
             dtype="boolean")
-        return frame
+        return with_text_dtype(frame)
 
     def surprises(self) -> pd.DataFrame:
         """The checks whose status differs from what the measured facts predict.
@@ -196,7 +200,7 @@ class ProbeResult:
         frame["run"] = frame["run"].astype("Int64")
         frame["open_ms"] = frame["open_ms"].astype("Float64")
         frame["race"] = frame["race"].astype("boolean")
-        return frame
+        return with_text_dtype(frame)
 
     def capabilities(self) -> dict[str, list[str]]:
         """Each capability and the checks behind it, in matrix order."""
@@ -246,7 +250,8 @@ class ProbeResult:
             else:
                 columns[capability] = pd.Categorical([_status(c) for c in cells],
                                                      categories=STATUSES, ordered=True)
-        return pd.DataFrame(columns, index=pd.Index(list(self.backends), name="backend"))
+        return with_text_dtype(pd.DataFrame(columns, index=pd.Index(list(self.backends),
+                                                                     name="backend")))
 
     def matrix_text(self, *, reasons: bool = True) -> pd.DataFrame:
         """The matrix as text, as the CLI and Markdown show it: the protocol, then
@@ -260,7 +265,7 @@ class ProbeResult:
                         for capability in self.capabilities()})
             rows[backend] = row
         frame = pd.DataFrame.from_dict(rows, orient="index", dtype=object)
-        return frame.rename_axis("backend")
+        return with_text_dtype(frame.rename_axis("backend"))
 
     def _cells(self, backend: str, capability: str) -> list[CheckResult]:
         return [r for r in self.results if r.backend == backend and r.capability == capability]
@@ -286,7 +291,7 @@ class ProbeResult:
         for column in ("backend", "capability", "check"):
             frame[column] = frame[column].astype("category")
         frame["run"] = frame["run"].astype("Int64")
-        return frame
+        return with_text_dtype(frame)
 
     def to_markdown(self, *, reasons: bool = False) -> str:
         """The matrix as a Markdown table; ``reasons=True`` keeps the whole ✗ text."""
@@ -335,6 +340,15 @@ class ProbeResult:
         from cdpnb.notebook.probe_view import ProbeView
 
         return ProbeView(self)
+
+    @property
+    def style(self) -> Styler:
+        """:meth:`matrix` as a pandas Styler (as ``DataFrame.style``), for a notebook:
+        cells coloured as in the HTML repr, latencies to two decimals, and a cell with
+        no value showing what the CLI and ``view()`` show (``✗`` failed, ``—`` not run)
+        instead of ``nan``. Chain Styler calls on it as usual."""
+        from cdpnb.probes.display import probe_styler
+        return probe_styler(self)
 
     def _repr_html_(self) -> str:
         from cdpnb.probes.display import probe_html
@@ -478,7 +492,7 @@ async def _opened(spec: BackendSpec, site: ScenarioServer,
     elif spec.kind == "url":
         budget = step_budget(timeout)
         yield _Target(spec.url, {"kind": "url", "version": "", "protocol": None,
-                                 "cdp_url": redact(spec.url), "budget_s": budget}, site,
+                                 "cdp_url": redact_url(spec.url), "budget_s": budget}, site,
                       budget=budget)
     else:
         traces = {mode: Trace.load(path) for mode, path in spec.traces.items()}
@@ -769,6 +783,8 @@ async def probe(
     progress: Progress = True,
     out: str | Path | None = None,
     timeout: float | None = None,
+    *,
+    into: ProbeResult | None = None,
 ) -> ProbeResult:
     """Run every probe check against each backend in turn (one browser at a time).
 
@@ -783,7 +799,14 @@ async def probe(
     times the backend's launch if that is longer (:func:`step_budget`). A backend that
     could not be probed at all is tried once more with budgets twice as long; its
     ``result.backends[name]["retried"]`` says why.
+
+    ``into`` is the result to fill (a new one if None), each check appended as it
+    finishes: a caller that interrupts the probe (cancels it, or Ctrl-C under
+    ``asyncio.run``) keeps in it what finished before (``cdpnb probe`` prints that
+    as a partial matrix). A check cut short by the interrupt is not in it.
     """
+    if into is not None and not isinstance(into, ProbeResult):
+        raise TypeError(f"into must be a ProbeResult or None, got {type(into).__name__}")
     timeout = check_timeout("timeout", timeout, allow_none=True)
     if isinstance(backends, str):
         backends = [backends]
@@ -792,7 +815,7 @@ async def probe(
         raise ValueError(f"repeat must be an int >= 1, got {repeat!r}")
     folder = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="cdpnb-probe-"))
     folder.mkdir(parents=True, exist_ok=True)
-    result = ProbeResult()
+    result = ProbeResult() if into is None else into
     with (ScenarioServer() as site,
           progress_for(progress, len(specs) * len(CHECKS) * repeat) as tick):
         for spec in specs:

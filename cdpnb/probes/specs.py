@@ -7,7 +7,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from cdpnb.backends import LAUNCHABLE
-from cdpnb.transport import redact
+from cdpnb.protocol.credentials import redact_url
 
 __all__ = ["BackendSpec", "parse_backend", "recorded_probes"]
 
@@ -26,7 +26,7 @@ class BackendSpec:
     @property
     def label(self) -> str:
         if self.kind == "url":
-            return redact(self.url)
+            return redact_url(self.url)
         return self.name
 
 

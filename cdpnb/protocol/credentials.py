@@ -1,15 +1,16 @@
 """URL credentials (``scheme://user:password@host``) hidden in any text. Pure, no I/O.
 
 One rule for every place a URL can surface: endpoint URLs in logs and reprs
-(``cdpnb.transport.redact``), recorded messages (the trace's ``url_credentials``
+(:func:`redact_url`), recorded messages (the trace's ``url_credentials``
 redaction) and error messages that quote a URL.
 """
 
 from __future__ import annotations
 
 import re
+from urllib.parse import urlsplit, urlunsplit
 
-__all__ = ["HIDDEN_USERINFO", "hide_credentials"]
+__all__ = ["HIDDEN_USERINFO", "hide_credentials", "redact_url"]
 
 #: What stands in place of ``user:password`` in a URL.
 HIDDEN_USERINFO = "***"
@@ -31,3 +32,22 @@ def hide_credentials(text: str) -> str:
     if "@" not in text:
         return text
     return _USERINFO.sub(rf"\1{HIDDEN_USERINFO}@", text)
+
+
+def redact_url(url: str) -> str:
+    """The URL with credentials and token-looking query values hidden: what a log, a
+    repr or an error message may show of an endpoint.
+
+    >>> redact_url("ws://ada:pw@127.0.0.1:9/devtools/browser/x?token=s3cret&n=1")
+    'ws://***@127.0.0.1:9/devtools/browser/x?token=***&n=1'
+    """
+    try:
+        parts = urlsplit(hide_credentials(url))
+    except ValueError:
+        return "<unparseable url>"
+    netloc = parts.netloc
+    if "@" in netloc:  # userinfo the text rule did not see (no '//' before it)
+        netloc = HIDDEN_USERINFO + "@" + netloc.rsplit("@", 1)[1]
+    query = re.sub(r"(?i)((?:token|key|secret|auth|apikey|api_key|password)=)[^&]*", r"\1***",
+                   parts.query)
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))

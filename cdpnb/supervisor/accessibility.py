@@ -315,11 +315,13 @@ async def take_snapshot(core: Core, budget: Budget) -> AXSnapshot:
 def to_frame(rows: Sequence[AXRow], skipped: Mapping[str, str]) -> pd.DataFrame:
     import pandas as pd
 
+    from cdpnb.trace.dtypes import TEXT  # (pandas is loaded on use: here)
+
     data = {c: [getattr(r, c) for r in rows] for c in COLUMNS}
     df = pd.DataFrame(data, columns=list(COLUMNS))
     for column in ("ref", "role", "name", "frame_id", "ax_node_id", "parent_ax_node_id",
                    "session_id"):
-        df[column] = df[column].astype("string")
+        df[column] = df[column].astype(TEXT)  # the one text dtype of cdpnb's tables
     df["backend_dom_node_id"] = df["backend_dom_node_id"].astype("Int64")
     df["ignored"] = df["ignored"].astype(bool)
     df["depth"] = df["depth"].astype("int64")

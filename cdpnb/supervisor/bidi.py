@@ -41,13 +41,12 @@ from cdpnb.errors import (
     WaitTimeout,
 )
 from cdpnb.protocol import bidi_error_name
-from cdpnb.protocol.credentials import hide_credentials
+from cdpnb.protocol.credentials import hide_credentials, redact_url
 from cdpnb.state import BrowserState, PageInfo, PendingDialog
 from cdpnb.supervisor.core import Core
 from cdpnb.supervisor.evaluation import MAX_DEPTH, Budget
 from cdpnb.supervisor.existing import choose_bidi_context
 from cdpnb.supervisor.values import RemoteObject, Undefined, from_remote_value
-from cdpnb.transport import redact
 
 __all__ = ["BIDI_EVENTS", "PROMPTS_IGNORED", "BiDiSession", "abandon_bidi_page", "bidi_version",
            "cdp_of_tab"]
@@ -113,12 +112,12 @@ class BiDiSession:
                 # is refused ("Maximum number of active sessions") until the browser
                 # ends: nothing can resume it.
                 raise SessionHeld(
-                    f"{redact(core.url)} refused a new WebDriver BiDi session after the "
+                    f"{redact_url(core.url)} refused a new WebDriver BiDi session after the "
                     f"connection dropped ({exc.message}): Firefox keeps the session of a "
                     "dropped connection and lets no client reach or end it, so the "
                     "supervisor cannot resume; launch the browser again") from None
             raise EndpointError(
-                f"{redact(core.url)} refused a WebDriver BiDi session ({exc.message}); "
+                f"{redact_url(core.url)} refused a WebDriver BiDi session ({exc.message}); "
                 "Firefox allows one session per browser, so another client may hold "
                 "it") from None
         self.session_id = str(reply.get("sessionId", ""))
@@ -256,7 +255,7 @@ class BiDiSession:
 
     async def navigate(self, url: str, timeout: float) -> dict[str, Any]:
         context = self.context_for(None)
-        shown = redact(url)
+        shown = redact_url(url)
         try:
             reply = await self.core.send("browsingContext.navigate",
                                          {"context": context, "url": url, "wait": "complete"},

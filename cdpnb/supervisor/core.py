@@ -48,8 +48,9 @@ from cdpnb.protocol import (
     Reply,
     error_of,
 )
+from cdpnb.protocol.credentials import redact_url
 from cdpnb.state import BrowserState, Change, fold
-from cdpnb.transport import Connector, Transport, connect_websocket, redact
+from cdpnb.transport import Connector, Transport, connect_websocket
 from cdpnb.transport.discovery import PROTOCOLS
 from cdpnb.transport.engine import engine
 from cdpnb.transport.threads import in_own_thread
@@ -203,7 +204,7 @@ class Core:
         protocol = getattr(transport, "protocol", "cdp")
         if protocol not in PROTOCOLS:
             await in_own_thread(transport.close)  # (of no use: never left open)
-            raise EndpointError(f"the transport for {redact(self.url)} says it speaks "
+            raise EndpointError(f"the transport for {redact_url(self.url)} says it speaks "
                                 f"{protocol!r}; cdpnb speaks {' and '.join(PROTOCOLS)}")
         with self._lock:
             recorder = self.recorder
@@ -215,7 +216,7 @@ class Core:
             self._transport = transport
             self.generation += 1
             generation = self.generation
-            note = {"url": redact(self.ws_url), **({"protocol": protocol}
+            note = {"url": redact_url(self.ws_url), **({"protocol": protocol}
                                                    if protocol != "cdp" else {})}
             self._apply(Note("cdpnb.connected", note, None, *_now()))
         conn = self._conn
@@ -255,7 +256,7 @@ class Core:
     ) -> dict[str, Any]:
         """Send one command and await its result; errors become CDPError."""
         if self.stopping:
-            raise SupervisorStopped(f"supervisor for {redact(self.url)} is stopped; "
+            raise SupervisorStopped(f"supervisor for {redact_url(self.url)} is stopped; "
                                     f"cannot send {method}")
         transport = self._transport
         if transport is None or not self.state.connected:
@@ -414,13 +415,13 @@ class Core:
             settle(future, error=error)
 
     def _stopped_error(self) -> SupervisorStopped:
-        return SupervisorStopped(f"supervisor for {redact(self.url)} stopped while waiting")
+        return SupervisorStopped(f"supervisor for {redact_url(self.url)} stopped while waiting")
 
     @property
     def _link(self) -> str:
         """"CDP connection to <url>" (or WebDriver BiDi), for errors."""
         name = "WebDriver BiDi" if self.protocol == "bidi" else "CDP"
-        return f"{name} connection to {redact(self.url)}"
+        return f"{name} connection to {redact_url(self.url)}"
 
     def _lost_error(self, reason: str) -> ConnectionLost:
         return ConnectionLost(f"{self._link} lost while waiting ({reason})")

@@ -44,7 +44,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from cdpnb.errors import CDPError, CdpnbError, UnknownPage
-from cdpnb.protocol.credentials import hide_credentials
+from cdpnb.protocol.credentials import hide_credentials, redact_url
 from cdpnb.state import BrowserState
 from cdpnb.state.pages import METHOD_NOT_FOUND
 from cdpnb.supervisor.attach import attach_existing_page, attach_page
@@ -52,7 +52,6 @@ from cdpnb.supervisor.bridge import DialogBridge
 from cdpnb.supervisor.core import Core
 from cdpnb.supervisor.dialogs import DialogControl
 from cdpnb.supervisor.options import FIRST, NEW
-from cdpnb.transport import redact
 from cdpnb.transport.waits import wait_for
 
 __all__ = ["attach_chosen_page", "choose_bidi_context", "choose_cdp_page",
@@ -95,7 +94,7 @@ async def choose_cdp_page(core: Core, page: str) -> str | None:
             raise
         if page == FIRST:
             return None  # a target-level endpoint (Node): the connection is the page
-        raise UnknownPage(f"page={page!r}: {redact(core.url)} has no Target domain "
+        raise UnknownPage(f"page={page!r}: {redact_url(core.url)} has no Target domain "
                           f"({exc.message}); it is one target, reached by page='new' or "
                           "page='first'", page=page, existing=()) from None
     targets = [i for i in infos if isinstance(i, dict)]

@@ -12,13 +12,14 @@ import warnings
 from collections.abc import Callable, Coroutine, Iterable
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
-from cdpnb import __version__
+from cdpnb._version import __version__
 from cdpnb.errors import (
     CDPError,
     CdpnbError,
     CdpnbWarning,
     CommandTimeout,
     ConnectionLost,
+    EvaluateError,
     FrameNotRoutable,
     ProtocolMismatch,
     StaleRef,
@@ -28,6 +29,7 @@ from cdpnb.errors import (
     WaitTimeout,
 )
 from cdpnb.protocol import Message
+from cdpnb.protocol.credentials import redact_url
 from cdpnb.state import (
     BrowserState,
     Change,
@@ -87,7 +89,6 @@ from cdpnb.supervisor.routing import context_for_frame, frame_of, session_for_fr
 from cdpnb.supervisor.values import RemoteObject, call_argument
 from cdpnb.trace import Recorder
 from cdpnb.transport import Connector
-from cdpnb.transport import redact as redact_url
 from cdpnb.transport.engine import engine
 from cdpnb.transport.replay_script import is_replay_url
 
@@ -581,6 +582,10 @@ class Supervisor:
         # this loop directly (one thread hop per round trip).
         try:
             return await coro
+        except EvaluateError as exc:
+            # The page's script threw: its message and JS stack are the error, and the
+            # frames between here and where cdpnb read the reply would bury them.
+            raise exc.with_traceback(None) from None
         finally:
             self._warn_pending()
 

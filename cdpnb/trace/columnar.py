@@ -24,6 +24,7 @@ from cdpnb.trace.blocks import (
 )
 from cdpnb.trace.columns import Columns
 from cdpnb.trace.dtypes import (
+    TEXT,
     categorical_codes,
     frame_of,
     seconds_since,
@@ -37,7 +38,7 @@ _DIRECTION = np.array(DIRECTION_OF_KIND, np.int8)
 
 
 def _fixed(codes: np.ndarray[Any, Any], names: tuple[str, ...]) -> pd.Categorical:
-    return pd.Categorical.from_codes(codes, categories=pd.Index(list(names), dtype="str"))
+    return pd.Categorical.from_codes(codes, categories=pd.Index(list(names), dtype=TEXT))
 
 
 def _ints(values: np.ndarray[Any, Any], missing: np.ndarray[Any, Any]) -> Any:
@@ -58,7 +59,7 @@ def _frame(columns: Columns, start: float, payloads: bool) -> pd.DataFrame:
         "method": categorical_codes(columns.method, columns.methods.names),
     }
     if payloads:
-        table["payload"] = pd.array(columns.payload_texts(), dtype="str")
+        table["payload"] = pd.array(columns.payload_texts(), dtype=TEXT)
     return frame_of(table)
 
 
@@ -102,7 +103,7 @@ def commands(columns: Columns, start: float) -> pd.DataFrame:
         "ok": pd.arrays.BooleanArray(ok, waiting),
         "error_code": _ints(code, waiting | ok),
         "error": strings(error),
-        "params": pd.array(texts, dtype="str"),
+        "params": pd.array(texts, dtype=TEXT),
     })
 
 

@@ -5,15 +5,21 @@
 were seen and how they ended, how many frames and OOPIFs there were, how fast
 the commands every run sent were answered, and what went wrong.
 
+Each column is named so that runs tell apart: a loaded trace by its file name (with
+the nearest folder that tells two equal names apart), a trace made here by its backend
+(with its start time where two are of one backend).
+
 pandas loads on first use: ``cdpnb.trace`` (which the recording supervisor
 imports) stays light.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cdpnb.trace.trace import Trace
@@ -102,10 +108,13 @@ def _frame_facts(facts: _Facts, frame: pd.DataFrame) -> None:
     facts.put("frames", "oopifs", len(oopifs), count=True)
     facts.put("frames", "max depth", max((_depth(f, parent_of) for f in ids), default=pd.NA))
     facts.put("frames", "navigations", int((frame["event"] == "navigated").sum()), count=True)
+    # A frame moved to another process (it became, or stopped being, an OOPIF: CDP
+    # frameDetached, reason "swap"), not removed: a row "swapped" in frames(), or
+    # "detached" with that reason in a table made before that row had its own name.
+    swap = (frame["reason"].astype("string") == "swap").fillna(False)
     detached = frame["event"] == "detached"
-    swapped = detached & (frame["reason"].astype("string") == "swap").fillna(False)
-    facts.put("frames", "detached", int((detached & ~swapped).sum()), count=True)
-    # moved to another process (became or stopped being an OOPIF), not removed
+    swapped = (frame["event"] == "swapped") | (detached & swap)
+    facts.put("frames", "detached", int((detached & ~swap).sum()), count=True)
     facts.put("frames", "swapped", int(swapped.sum()), count=True)
 
 
@@ -146,7 +155,10 @@ def _facts(trace: Trace) -> _Facts:
     from cdpnb.trace import tables
 
     facts = _Facts()
-    facts.put("trace", "browser", trace.browser.get("Browser") or pd.NA)
+    facts.put("trace", "backend", trace.backend.get("kind") or pd.NA)
+    # (a BiDi trace has no Browser.getVersion reply: the version its backend reported)
+    facts.put("trace", "browser",
+              trace.browser.get("Browser") or trace.backend.get("version") or pd.NA)
     facts.put("trace", "messages", len(trace), count=True)
     facts.put("trace", "duration s", round(trace.duration_s, 3))
     facts.put("trace", "complete", trace.complete)
@@ -158,46 +170,124 @@ def _facts(trace: Trace) -> _Facts:
     return facts
 
 
+#: What a trace file's name ends with, taken off for its column's name.
+_SUFFIXES = (".jsonl.gz", ".jsonl.zst", ".jsonl", ".parquet")
+
+
+def _stem(path: Path) -> str:
+    """``chromium.native`` of ``…/chromium.native.jsonl.gz``."""
+    name = path.name
+    for suffix in _SUFFIXES:
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name[:-len(suffix)]
+    return name
+
+
+def _base_name(trace: Trace) -> str:
+    """A loaded trace's file name without its suffix; a trace made here, its backend."""
+    if trace.path is not None:
+        return _stem(Path(trace.path))
+    return str(trace.backend.get("kind") or "trace")
+
+
+def _qualifiers(trace: Trace) -> list[str]:
+    """What can tell a trace from another of the same name, nearest first: a loaded
+    trace's folders (its parent first); a trace made here, its start time (to the
+    second, then with the date and milliseconds)."""
+    if trace.path is not None:
+        return list(reversed(Path(trace.path).resolve().parent.parts[1:]))  # (no root)
+    if not trace.started_at:
+        return []
+    started = dt.datetime.fromtimestamp(trace.started_at)
+    return [f"{started:%H:%M:%S}",
+            f"{started:%Y-%m-%d %H:%M:%S}.{started.microsecond // 1000:03d}"]
+
+
 def _labels(traces: Sequence[Trace], labels: Sequence[str] | None) -> list[str]:
-    if labels is not None:
-        names = [str(label) for label in labels]
-        if len(names) != len(traces):
-            raise ValueError(f"labels has {len(names)} names for {len(traces)} traces")
-        if len(set(names)) != len(names):
-            raise ValueError(f"labels must be distinct, got {names}")
-        return names
-    names, used = [], Counter[str]()
-    for trace in traces:
-        base = trace.label
-        used[base] += 1
-        name = base if used[base] == 1 else f"{base} ({used[base]})"
-        while name in names:  # "x (2)" may itself be another trace's label
-            used[base] += 1
-            name = f"{base} ({used[base]})"
-        names.append(name)
+    if labels is None:
+        return _distinct_names(traces)
+    if isinstance(labels, str):
+        raise TypeError(f"labels must be a sequence of names, got the str {labels!r}")
+    names = [str(label) for label in labels]
+    if len(names) != len(traces):
+        raise ValueError(f"labels has {len(names)} names for {len(traces)} traces")
+    if len(set(names)) != len(names):
+        raise ValueError(f"labels must be distinct, got {names}")
     return names
 
 
-def compare(*traces: Trace | Sequence[Trace], labels: Sequence[str] | None = None
-            ) -> pd.DataFrame:
+def _distinct_names(traces: Sequence[Trace]) -> list[str]:
+    """Each trace's name (:func:`_base_name`), and where two are equal, the nearest
+    qualifier that tells them apart in parentheses: ``run (monday)``, ``run (tuesday)``;
+    ``r00000 (backend=chromium)`` when the parents are equal and the grandparents are not
+    (as an editor's tabs tell two files of one name apart). A space before it lets a
+    table break the name into two lines where the terminal is narrow."""
+    names = [_base_name(trace) for trace in traces]
+    groups: dict[str, list[int]] = {}
+    for i, name in enumerate(names):
+        groups.setdefault(name, []).append(i)
+    for base, group in groups.items():
+        if len(group) < 2:
+            continue
+        found = [_qualifiers(traces[i]) for i in group]
+        depth = max(len(q) for q in found)
+        candidates = [[q[d] if d < len(q) else "" for q in found] for d in range(depth)]
+        if all(traces[i].path is not None for i in group):  # the folders up to one that differs
+            candidates += [["/".join(reversed(q[:d])) for q in found] for d in range(2, depth + 1)]
+        # the first that tells every one apart; else (one file given twice) the one that
+        # tells the most apart, the rest numbered below
+        best = max(candidates, key=lambda c: (len(set(c)) == len(c), len(set(c))), default=[])
+        if len(set(best)) > 1:
+            for i, qualifier in zip(group, best, strict=True):
+                names[i] = f"{base} ({qualifier})" if qualifier else base
+    labels: list[str] = []
+    for name in names:  # the same file twice, or two traces alike in every way
+        label, n = name, 1
+        while label in labels or (n > 1 and label in names):
+            n += 1
+            label = f"{name} ({n})"
+        labels.append(label)
+    return labels
+
+
+def compare(*traces: Trace | Sequence[Trace], labels: Sequence[str] | None = None,
+            only_differences: bool = False) -> pd.DataFrame:
     """One column per trace, one row per ``(section, item)``.
 
-    Sections: ``trace`` (browser, messages, duration), ``dialogs`` (per type and
-    message: how many were seen, the answers, who closed them, native or bridge),
+    Sections: ``trace`` (backend, browser, messages, duration), ``dialogs`` (per type
+    and message: how many were seen, the answers, who closed them, native or bridge),
     ``frames`` (frames and OOPIFs seen, max depth, navigations), ``commands``
     (totals, median latency in ms of each method every trace sent, error counts
-    per method), ``console`` and ``faults``. Columns are named by ``labels`` or
-    each trace's ``label`` (made distinct). A count a trace lacks reads 0; any
+    per method), ``console`` and ``faults``. A count a trace lacks reads 0; any
     other value it lacks reads NA.
+
+    Columns are named by ``labels``, else so that they tell the runs apart: a loaded
+    trace by its file name without ``.jsonl``/``.jsonl.gz``/``.jsonl.zst``
+    (``chromium.native``), and where two names are equal, with the nearest folder that
+    tells them apart (``chromium.native (monday)``, ``chromium.native (tuesday)``); a
+    trace made here by its backend kind, with its start time where two are of one
+    backend (``chromium (14:03:07)``); a file given twice numbered (``run (2)``).
+
+    ``only_differences``: only the rows whose values are not the same in every trace
+    (NA equal to NA), as ``DataFrame.compare`` keeps only what differs; none (an empty
+    table) when the runs agree throughout.
 
     >>> import cdpnb
     >>> from cdpnb.cli import DATASETS
     >>> native = cdpnb.Trace.load(DATASETS / "chromium.native.jsonl.gz")
     >>> playwright = cdpnb.Trace.load(DATASETS / "chromium+playwright.native.jsonl.gz")
-    >>> compare(native, playwright).loc[("dialogs", 'alert "probe": closed_by')].tolist()
+    >>> table = compare(native, playwright)
+    >>> table.columns.tolist()
+    ['chromium.native', 'chromium+playwright.native']
+    >>> table.loc[("dialogs", 'alert "probe": closed_by')].tolist()
     ['agent', 'remote']
+    >>> compare(native, native, only_differences=True).empty
+    True
     """
     import pandas as pd
+
+    if not isinstance(only_differences, bool):
+        raise TypeError(f"only_differences must be True or False, got {only_differences!r}")
 
     flat: list[Trace] = []
     for item in traces:
@@ -223,5 +313,9 @@ def compare(*traces: Trace | Sequence[Trace], labels: Sequence[str] | None = Non
     counts = set().union(*(f.counts for f in facts))
     columns = {name: [f.values.get(key, 0 if key in counts else pd.NA) for key in index]
                for name, f in zip(names, facts, strict=True)}
-    return pd.DataFrame(columns, index=pd.MultiIndex.from_tuples(index, names=["section", "item"]),
-                        dtype=object)
+    table = pd.DataFrame(columns, index=pd.MultiIndex.from_tuples(index,
+                                                                   names=["section", "item"]),
+                         dtype=object)
+    if only_differences:
+        table = table[table.nunique(axis=1, dropna=False) > 1]
+    return table

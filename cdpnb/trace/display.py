@@ -10,7 +10,7 @@ from cdpnb.state.display import dialogs_html
 if TYPE_CHECKING:
     from cdpnb.trace.trace import Trace
 
-__all__ = ["FOLD_IN_REPR_LIMIT", "trace_html"]
+__all__ = ["DIALOGS_SHOWN", "FOLD_IN_REPR_LIMIT", "trace_html"]
 
 #: Above this many messages the repr shows the summary only: a repr must stay quick.
 FOLD_IN_REPR_LIMIT = 20_000
@@ -34,13 +34,29 @@ def trace_html(trace: Trace) -> str:
     if trace.problems:
         parts.append(table(("problem",), [[p] for p in trace.problems], max_rows=5))
     if len(trace) <= FOLD_IN_REPR_LIMIT:
-        state_now = trace.final_state()
-        closed = list(reversed(state_now.recent_dialogs))
-        parts.append(f"<div><b>dialogs</b>: {state_now.dialog_seq} opened, "
-                     f"{len(state_now.pending_dialogs)} still open at the end; last closed:</div>")
-        parts.append(dialogs_html(closed, max_rows=5))
+        parts.append(_dialogs_part(trace))
     else:
         parts.append("<div>(large trace: <code>.dialogs()</code>, <code>.timeline()</code> "
                      "and <code>.view()</code> show its contents)</div>")
     parts.append("</div>")
     return "".join(parts)
+
+
+#: Closed dialogs the repr lists (the newest).
+DIALOGS_SHOWN = 5
+
+
+def _dialogs_part(trace: Trace) -> str:
+    """How many dialogs opened, how many are still open, and the newest closed ones,
+    with one count: the state keeps only the last ``RECENT_DIALOGS_KEPT`` records, so
+    the "… N more" line counts every dialog that closed, not the ones kept."""
+    state = trace.final_state()
+    opened, still_open = state.dialog_seq, len(state.pending_dialogs)
+    head = f"<div><b>dialogs</b>: {opened} opened, {still_open} still open at the end"
+    if not state.recent_dialogs:
+        return head + "</div>"
+    closed = max(opened - still_open, len(state.recent_dialogs))
+    newest = list(reversed(state.recent_dialogs))[:DIALOGS_SHOWN]
+    where = ("; <code>.dialogs()</code> has every one" if closed > len(newest) else "")
+    return (f"{head}; the last {len(newest)} closed, newest first{where}:</div>"
+            + dialogs_html(newest, max_rows=DIALOGS_SHOWN, total=closed))

@@ -66,6 +66,7 @@ __all__ = [
     "DIRECTIONS",
     "FRAME_EVENTS",
     "KINDS",
+    "SWAPPED",
     "commands",
     "console",
     "dialogs",
@@ -80,7 +81,11 @@ __all__ = [
 KINDS = KIND_NAMES
 CLOSED_BY = STATE_CLOSED_BY
 VIA = ("native", "bridge")
-FRAME_EVENTS = ("attached", "navigated", "detached", "oopif_attached", "oopif_detached")
+#: A frame that moved to another process (CDP ``Page.frameDetached`` with ``reason:
+#: "swap"``: it became, or stopped being, an OOPIF); it was not removed.
+SWAPPED = "swapped"
+FRAME_EVENTS = ("attached", "navigated", "detached", SWAPPED, "oopif_attached",
+                "oopif_detached")
 CONSOLE_KINDS = ("console", "exception", "browser")
 
 # -- events ------------------------------------------------------------------------------
@@ -375,7 +380,7 @@ def _navigated(rows: Rows, msg: Event, after: BrowserState) -> None:
 
 
 def frames(trace: Trace) -> pd.DataFrame:
-    """The frame timeline: ``attached``, ``navigated``, ``detached`` and
+    """The frame timeline: ``attached``, ``navigated``, ``detached``, ``swapped`` and
     ``oopif_attached`` / ``oopif_detached`` (an iframe target's session; ``session_id``
     is the child session, ``parent_session_id`` the one that reported it). ``name`` is
     the frame's name as the browser reported it (CDP's ``Frame.name``: ``<iframe
@@ -383,9 +388,11 @@ def frames(trace: Trace) -> pd.DataFrame:
     reports none, so it is NA there. Parents come from the event, else from the folded
     state.
 
-    ``detached`` rows say why in ``reason``: ``remove`` (its element went), ``swap``
-    (CDP: it moved to another process and stays in the tree), ``navigated`` (an
-    ancestor loaded a new document; CDP sends no event for these frames), and
+    ``swapped`` is a frame that moved to another process and stays in the tree (CDP
+    ``Page.frameDetached`` with reason ``swap``, as when it becomes an OOPIF; its
+    ``reason`` is ``swap``), as ``timeline()`` calls it. ``detached`` rows are frames
+    that went, and say why in ``reason``: ``remove`` (its element went), ``navigated``
+    (an ancestor loaded a new document; CDP sends no event for these frames), and
     ``session_gone`` (it went with its OOPIF's session), ``page_closed`` (BiDi: with
     its page). The last three come from the fold's changes (``FrameRemoved``), so they
     are the frames the live supervisor saw go; ``session_id`` is then the session the
@@ -430,10 +437,12 @@ def _cdp_event_frames(rows: Rows, msg: Record, before: BrowserState, after: Brow
         fid = str_or_none(p.get("frameId"))
         old = before.frames.get(fid) if fid else None
         if fid and (old is not None or fid not in gone):  # else reported when it went
-            _frame_row(rows, msg, "detached", fid, name=old.name if old else None,
+            reason = str_or_none(p.get("reason"))
+            _frame_row(rows, msg, SWAPPED if reason == "swap" else "detached", fid,
+                       name=old.name if old else None,
                        parent=old.parent_frame_id if old else None,
                        url=old.url if old else None, session=msg.session_id,
-                       is_oopif=bool(old and old.is_oopif), reason=str_or_none(p.get("reason")))
+                       is_oopif=bool(old and old.is_oopif), reason=reason)
     elif name == "Target.attachedToTarget":
         info = p.get("targetInfo")
         sid, fid = str_or_none(p.get("sessionId")), str_or_none((info or {}).get("targetId"))

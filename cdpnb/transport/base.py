@@ -3,7 +3,8 @@
 The supervisor takes a ``Connector`` by injection. The default opens a WebSocket with
 its own reader thread (``connect_websocket``, ``cdpnb.transport.wire``);
 ``cdpnb.testing.ScriptedBrowser`` hands it an in-memory peer instead, so a race a
-browser only produces by timing can be played exactly.
+browser only produces by timing can be played exactly. ``cdpnb.testing.check_transport``
+holds every Transport to the contract below (both of those pass it).
 """
 
 from __future__ import annotations
@@ -21,9 +22,17 @@ __all__ = ["Connector", "Transport", "connect_websocket"]
 
 
 class Transport(Protocol):
-    """One open CDP connection. ``send`` is called from any thread; ``start`` hands
-    received frames, in order and in batches, to ``on_frames`` (on whatever thread
-    receives them) and the reason to ``on_closed`` once the connection ends."""
+    """One open connection (CDP or WebDriver BiDi), as the supervisor relies on it
+    (``cdpnb.testing.check_transport`` checks each point):
+
+    - ``start`` hands every received message, whole and in order, to ``on_frames``
+      (``str`` or UTF-8 ``bytes``, in batches, one call at a time, on whatever thread
+      receives them), including those that came before ``start``;
+    - ``on_closed`` gets the reason once, after the last ``on_frames`` returned (never
+      from inside it: the supervisor calls ``fail`` there), whoever ended it (the far
+      end, ``close``, ``fail``), and also for an end that came before ``start``;
+    - ``send`` is called from any thread at once; ``ConnectionLost`` after the end.
+    """
 
     url: str
     #: Optional: ``"cdp"`` (the default when absent) or ``"bidi"`` (WebDriver BiDi).
@@ -33,17 +42,21 @@ class Transport(Protocol):
               on_closed: Callable[[str], None]) -> None: ...
 
     def send(self, data: bytes) -> None:
-        """Write one frame; ``ConnectionLost`` when the connection is gone."""
+        """Write one message whole; ``ConnectionLost`` when the connection is gone."""
 
     def fail(self, code: int, reason: str) -> None:
-        """End the connection over bad input (a WebSocket close code and reason)."""
+        """End the connection over bad input (a WebSocket close code and reason);
+        nothing once it has ended. Must not block: called on the receiving thread."""
 
     def close(self) -> None:
-        """End the connection (blocking, briefly: run it off an event loop)."""
+        """End the connection (blocking, briefly: run it off an event loop); harmless
+        twice, after the end, or before ``start``."""
 
     @property
     def close_reason(self) -> str:
-        """Why the connection ended, in words."""
+        """Why the connection ended, in words (what ``on_closed`` was told): "closed by
+        cdpnb…" after ``close``/``fail`` (with ``fail``'s reason and code), anything
+        else when the far end ended it."""
 
 
 #: ``await connector(url, timeout)`` opens a Transport to ``url`` (EndpointError if not).
@@ -59,12 +72,8 @@ async def connect_websocket(url: str, timeout: float) -> Transport:
     asked once (``session.status``, which only BiDi has). EndpointError says what
     was tried when the endpoint speaks neither."""
     from cdpnb.errors import EndpointError
-    from cdpnb.transport.discovery import (
-        bidi_url_of,
-        protocol_of_url,
-        redact,
-        resolve_ws_url,
-    )
+    from cdpnb.protocol.credentials import redact_url
+    from cdpnb.transport.discovery import bidi_url_of, protocol_of_url, resolve_ws_url
     from cdpnb.transport.wire import WireSocket
 
     try:
@@ -78,9 +87,9 @@ async def connect_websocket(url: str, timeout: float) -> Transport:
                                       orphan=WireSocket.close)
         except EndpointError as bidi_error:
             raise EndpointError(
-                f"{redact(url)} speaks neither CDP ({cdp_error}) nor WebDriver BiDi "
+                f"{redact_url(url)} speaks neither CDP ({cdp_error}) nor WebDriver BiDi "
                 f"({bidi_error})") from None
-        return await _sniffed(sock, redact(url), timeout)
+        return await _sniffed(sock, redact_url(url), timeout)
     protocol = protocol_of_url(ws_url)
     try:
         sock = await in_own_thread(lambda: WireSocket.open(ws_url, timeout),
@@ -93,7 +102,7 @@ async def connect_websocket(url: str, timeout: float) -> Transport:
         sock = await in_own_thread(lambda: WireSocket.open(bidi_url_of(ws_url), timeout),
                                   orphan=WireSocket.close)
     if protocol is None:
-        return await _sniffed(sock, redact(ws_url), timeout)
+        return await _sniffed(sock, redact_url(ws_url), timeout)
     sock.protocol = protocol
     return sock
 

@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 import json
-import re
 import urllib.error
 import urllib.request
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from cdpnb.errors import EndpointError
-from cdpnb.protocol.credentials import hide_credentials
+from cdpnb.protocol.credentials import redact_url
 from cdpnb.transport.threads import in_own_thread
 from cdpnb.transport.waits import wait_for
 
 __all__ = ["PROTOCOLS", "bidi_url_of", "browser_of", "fetch_json", "get_json",
-           "protocol_of_reply", "protocol_of_url", "redact", "resolve_ws_url"]
+           "protocol_of_reply", "protocol_of_url", "resolve_ws_url"]
 
 #: The protocols cdpnb speaks: the Chrome DevTools Protocol and WebDriver BiDi.
 PROTOCOLS = ("cdp", "bidi")
@@ -60,20 +59,6 @@ def bidi_url_of(url: str) -> str:
     return urlunsplit((scheme, parts.netloc, "/session", "", ""))
 
 
-def redact(url: str) -> str:
-    """The URL with credentials and token-looking query values hidden."""
-    try:
-        parts = urlsplit(hide_credentials(url))
-    except ValueError:
-        return "<unparseable url>"
-    netloc = parts.netloc
-    if "@" in netloc:  # userinfo the text rule did not see (no '//' before it)
-        netloc = "***@" + netloc.rsplit("@", 1)[1]
-    query = re.sub(r"(?i)((?:token|key|secret|auth|apikey|api_key|password)=)[^&]*", r"\1***",
-                   parts.query)
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
-
-
 def get_json(url: str, timeout: float = 5.0) -> Any:
     """Blocking GET of a DevTools HTTP endpoint; failures are EndpointError."""
     request = urllib.request.Request(url, headers={"Accept": "application/json"})
@@ -82,9 +67,9 @@ def get_json(url: str, timeout: float = 5.0) -> Any:
             body = response.read(4 * 1024 * 1024)
         return json.loads(body)
     except (urllib.error.URLError, OSError, TimeoutError) as exc:
-        raise EndpointError(f"cannot reach {redact(url)}: {exc}") from None
+        raise EndpointError(f"cannot reach {redact_url(url)}: {exc}") from None
     except ValueError as exc:
-        raise EndpointError(f"{redact(url)} did not answer with JSON: {exc}") from None
+        raise EndpointError(f"{redact_url(url)} did not answer with JSON: {exc}") from None
 
 
 async def fetch_json(url: str, timeout: float = 5.0) -> Any:
@@ -92,7 +77,7 @@ async def fetch_json(url: str, timeout: float = 5.0) -> Any:
     try:
         return await wait_for(in_own_thread(lambda: get_json(url, timeout)), timeout + 1)
     except TimeoutError:
-        raise EndpointError(f"{redact(url)} did not answer within {timeout:g} s") from None
+        raise EndpointError(f"{redact_url(url)} did not answer within {timeout:g} s") from None
 
 
 async def resolve_ws_url(url: str, timeout: float = 5.0) -> str:
@@ -103,11 +88,11 @@ async def resolve_ws_url(url: str, timeout: float = 5.0) -> str:
     if scheme in ("ws", "wss"):
         return url
     if scheme not in ("http", "https"):
-        raise ValueError(f"url must be a ws://, wss:// or http:// URL, got {redact(url)!r}")
+        raise ValueError(f"url must be a ws://, wss:// or http:// URL, got {redact_url(url)!r}")
     info = await fetch_json(url.rstrip("/") + "/json/version", timeout)
     ws = info.get("webSocketDebuggerUrl") if isinstance(info, dict) else None
     if not isinstance(ws, str):
-        raise EndpointError(f"{redact(url)}/json/version has no webSocketDebuggerUrl")
+        raise EndpointError(f"{redact_url(url)}/json/version has no webSocketDebuggerUrl")
     return ws
 
 

@@ -99,11 +99,10 @@ class Engine:
                 "cdpnb.sync was called from cdpnb's own engine thread (e.g. inside a callback); "
                 "use the async API there"
             )
-        if here:
-            try:
-                asyncio.get_running_loop()
-            except RuntimeError:
-                return self._run_here(coro, timeout)
+        if here and not _loop_running():
+            # (Outside the ``except``: an error of the call must not print as raised
+            # "during handling of" the RuntimeError get_running_loop() raises.)
+            return self._run_here(coro, timeout)
         future = self.submit(coro)
         try:
             return future.result(timeout)
@@ -210,6 +209,15 @@ class Engine:
 
     def thread_alive(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
+
+
+def _loop_running() -> bool:
+    """Whether the calling thread runs an event loop now."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 def _counted_task(own: _ThreadLoop, loop: asyncio.AbstractEventLoop,

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from collections import deque
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from cdpnb.protocol import (
@@ -105,6 +106,9 @@ class ReplayScript:
         self.gate_of: list[int] = []  # recorded command -> index of its gate step
         self.reply_of: dict[int, int] = {}  # recorded command -> index of its reply step
         self._by_key: dict[CommandKey, list[int]] = {}
+        #: The size of the largest recorded command, in characters of ASCII JSON (its
+        #: method, session and params): the replay server lets clients send one this big.
+        self.largest_command = 0
         numbers: dict[int, int] = {}  # wire id -> recorded command number
         for message in messages:
             kind = type(message)
@@ -114,6 +118,8 @@ class ReplayScript:
                 numbers[message.id] = number
                 key = command_key(message.method, message.session_id, message.params)
                 self._by_key.setdefault(key, []).append(number)
+                self.largest_command = max(self.largest_command,
+                                           len(key[0]) + len(key[1] or "") + len(key[2]))
                 self.gate_of.append(len(self.steps))
                 self.steps.append(Step(message.mono, command=number, gate=True))
             elif kind is Event:
@@ -137,9 +143,14 @@ class ReplayScript:
             epochs[-1].append(message)
         return [cls(epoch) for epoch in epochs]
 
+    @cached_property
+    def _recorded(self) -> frozenset[tuple[str, str | None]]:
+        return frozenset((method, session) for method, session, _ in self._by_key)
+
     def matcher(self) -> Matcher:
         """A fresh record of which recorded commands one connection has used."""
-        return Matcher({key: deque(numbers) for key, numbers in self._by_key.items()})
+        return Matcher({key: deque(numbers) for key, numbers in self._by_key.items()},
+                       self._recorded)
 
     def __len__(self) -> int:
         return len(self.steps)
@@ -149,11 +160,17 @@ class Matcher:
     """Numbers a client's commands as the recorded commands they replay, each recorded
     command used once (the earliest unused one with the same method, session, params)."""
 
-    def __init__(self, unused: dict[CommandKey, deque[int]]) -> None:
+    def __init__(self, unused: dict[CommandKey, deque[int]],
+                 recorded: frozenset[tuple[str, str | None]]) -> None:
         self._unused = unused
+        # The (method, session) pairs recorded: a command of any other is told apart
+        # without writing its params out as JSON (a client may send megabytes of them).
+        self._recorded = recorded
 
     def match(self, method: str, session_id: str | None, params: dict[str, Any]) -> int | None:
         """The recorded command this one replays, or None when none is left."""
+        if (method, session_id) not in self._recorded:
+            return None
         try:
             key = command_key(method, session_id, params)
         except (RecursionError, ValueError):

@@ -5,6 +5,13 @@ Each WebSocket connection plays one recorded connection (a recording with
 reconnects plays its next one on the next connection, and closes the socket
 where the recorded one was lost). See ``replay_script`` for how commands are
 matched; a command the recording cannot answer gets a CDP error saying so.
+
+Memory is bounded whatever the clients send: a message larger than
+:data:`MAX_MESSAGE_BYTES` (or the recording's largest command) closes its connection
+with 1009 before its payload is buffered, each connection buffers at most
+:data:`MAX_QUEUED_FRAMES` received frames and :data:`WRITE_LIMIT_BYTES` of unread
+replies before it stops reading, and the commands nothing answered are kept as a count,
+a bounded count by method and the first :data:`UNMATCHED_KEPT` errors.
 """
 
 from __future__ import annotations
@@ -14,6 +21,10 @@ import contextlib
 import json
 import logging
 import time
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from websockets.asyncio.server import Server, ServerConnection, serve
@@ -25,7 +36,8 @@ from cdpnb.protocol import InvalidCommand, Message, parse_command, wire_text
 from cdpnb.transport.replay_script import BIDI_REPLAY_PATH, REPLAY_PATH, ReplayScript
 from cdpnb.transport.waits import wait_for
 
-__all__ = ["NO_RECORDED_REPLY", "ReplayServer"]
+__all__ = ["MAX_MESSAGE_BYTES", "MAX_QUEUED_FRAMES", "NO_RECORDED_REPLY", "OTHER_METHODS",
+           "UNMATCHED_KEPT", "WRITE_LIMIT_BYTES", "ReplayServer", "UnmatchedCommands"]
 
 log = logging.getLogger("cdpnb.replay")
 
@@ -36,6 +48,98 @@ NO_RECORDED_REPLY = -32000
 #: How long a gate waits for its command when the client already sent a later one:
 #: commands sent microseconds apart by two tasks reach the player in either order.
 REORDER_GRACE_S = 0.05
+
+#: The largest message a client may send, unless the recording holds a larger command
+#: (then twice that: see ``ReplayServer.max_message_bytes``). A replay answers only
+#: recorded commands, and recorded commands are small: the largest in the probe
+#: recordings of every backend (datasets/probes) is cdpnb's dialog bridge script, 2.9 KB;
+#: Puppeteer 25.16's injected script is 10.8 KB. A command larger than every recorded one
+#: can match none of them, so a limit above the recording only decides whether its
+#: client gets an error reply or a closed connection, and it costs memory: websockets
+#: holds a message being received plus the frames queued for the player, so 8 clients
+#: sending messages just under the limit peak the server at about 2.8 x 8 x the limit
+#: (measured on CPython 3.11, websockets 17.4: +91 MiB at 4 MiB, +177 MiB at 8 MiB,
+#: +353 MiB at 16 MiB; the 256 MiB limit this replaced let 8 clients sending 200 MB
+#: take it to 2.2-2.9 GB). websockets reads a frame's length from its header and closes a
+#: larger one with 1009 "frame with N bytes exceeds limit of 4194304 bytes" before
+#: buffering its payload (a message sent in fragments, at the fragment that passes the
+#: limit); the server goes on serving its other clients.
+MAX_MESSAGE_BYTES = 4 * 1024 * 1024
+
+#: Received frames a connection queues for its player before it stops reading its
+#: socket (websockets' ``max_queue`` high-water mark; reading resumes at 1). Frames queue
+#: while the player is busy (another client's command, or a reply waiting for a client
+#: that is not reading), so this bounds a connection to about 7 x the message limit
+#: (5 queued, one being received, one being answered); websockets' default, 16, would
+#: let one slow client hold 19 x. Lower costs a client that pipelines thousands of
+#: small commands (the pauses and resumes of reading): 100k took 3.8 s at 4, 5.0 s at 1
+#: and 2.7 s at 16.
+MAX_QUEUED_FRAMES = 4
+
+#: Bytes of replies and events a connection buffers for a client that is not reading
+#: before the player waits for it (asyncio's write high-water mark; websockets' default,
+#: set here so the bound is visible). A recorded reply larger than this still goes out
+#: whole: its size is the recording's.
+WRITE_LIMIT_BYTES = 32 * 1024
+
+#: The unmatched commands kept in full (their error messages); the rest are counted.
+UNMATCHED_KEPT = 100
+#: Distinct methods counted one by one in ``UnmatchedCommands.by_method``; commands of
+#: further methods are counted under :data:`OTHER_METHODS`.
+UNMATCHED_METHODS_KEPT = 1000
+OTHER_METHODS = "(other methods)"
+#: How much of a client's method name, session id and params an error message repeats.
+_NAME_CHARS = 200
+_PARAMS_CHARS = 300
+
+
+@dataclass(frozen=True, slots=True)
+class UnmatchedCommands:
+    """The commands a replay's clients sent that the recording had no reply for.
+
+    ``len()`` is their number (``count``); ``by_method`` counts them by method (the
+    first :data:`UNMATCHED_METHODS_KEPT` distinct methods, the rest under
+    :data:`OTHER_METHODS`); ``first`` holds the error messages of the first
+    :data:`UNMATCHED_KEPT`, as the client got them. Bounded, however many come.
+    """
+
+    count: int = 0
+    by_method: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    first: tuple[str, ...] = ()
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __repr__(self) -> str:
+        if not self.count:
+            return "<UnmatchedCommands: none>"
+        top = Counter(self.by_method).most_common(3)
+        methods = ", ".join(f"{method} x{n}" for method, n in top)
+        more = len(self.by_method) - len(top)
+        return (f"<UnmatchedCommands {self.count}: {methods}"
+                f"{f' and {more} more methods' if more > 0 else ''}>")
+
+
+class _UnmatchedLog:
+    """The server's running record behind :class:`UnmatchedCommands` (bounded)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.by_method: Counter[str] = Counter()
+        self.first: list[str] = []
+
+    def add(self, method: str, text: str) -> None:
+        self.count += 1
+        if method not in self.by_method and len(self.by_method) >= UNMATCHED_METHODS_KEPT:
+            method = OTHER_METHODS
+        self.by_method[method] += 1
+        if len(self.first) < UNMATCHED_KEPT:
+            self.first.append(text)
+
+    def snapshot(self) -> UnmatchedCommands:
+        return UnmatchedCommands(self.count, MappingProxyType(dict(self.by_method)),
+                                 tuple(self.first))
+
 
 class ReplayServer:
     """Serves ``messages`` (one recorded run) to CDP clients on 127.0.0.1.
@@ -60,10 +164,20 @@ class ReplayServer:
         self.speed = speed
         self.stall_s = stall_s
         self.connections = 0
-        self.unmatched: list[str] = []
+        #: The largest message a client may send: MAX_MESSAGE_BYTES, or twice the
+        #: recording's largest command (room for a client's whitespace and escapes)
+        #: when that is more, so whatever was recorded can be replayed.
+        largest = max((script.largest_command for script in self.scripts), default=0)
+        self.max_message_bytes = max(MAX_MESSAGE_BYTES, 2 * largest)
+        self._unmatched = _UnmatchedLog()
         self._server: Server | None = None
         self._players: set[asyncio.Task[None]] = set()
         self.port = 0
+
+    @property
+    def unmatched(self) -> UnmatchedCommands:
+        """The commands clients sent that the recording had no reply for (bounded)."""
+        return self._unmatched.snapshot()
 
     @property
     def http_url(self) -> str:
@@ -77,8 +191,9 @@ class ReplayServer:
 
     async def start(self) -> ReplayServer:
         self._server = await serve(self._serve, "127.0.0.1", 0, process_request=self._http,
-                                   max_size=256 * 1024 * 1024, compression=None,
-                                   ping_interval=None)
+                                   max_size=self.max_message_bytes,
+                                   max_queue=MAX_QUEUED_FRAMES, write_limit=WRITE_LIMIT_BYTES,
+                                   compression=None, ping_interval=None)
         self.port = self._server.sockets[0].getsockname()[1]
         return self
 
@@ -116,7 +231,8 @@ class ReplayServer:
         index = min(self.connections, len(self.scripts) - 1)
         self.connections += 1
         last = index == len(self.scripts) - 1
-        player = _Player(self, self.scripts[index], ws, close_at_end=not last)
+        player = _Player(self, self.scripts[index], ws, self._unmatched,
+                         close_at_end=not last)
         task = asyncio.current_task()
         assert task is not None
         self._players.add(task)
@@ -128,8 +244,9 @@ class ReplayServer:
 
 class _Player:
     def __init__(self, server: ReplayServer, script: ReplayScript, ws: ServerConnection,
-                 *, close_at_end: bool) -> None:
+                 unmatched: _UnmatchedLog, *, close_at_end: bool) -> None:
         self.server = server
+        self.unmatched = unmatched
         self.script = script
         self.matcher = script.matcher()
         self.ws = ws
@@ -161,9 +278,16 @@ class _Player:
 
     async def _read(self) -> None:
         async for frame in self.ws:
-            await self._on_command(frame)
+            answer = self._answer(frame)
+            # Not held while the send waits for a client that does not read its replies:
+            # eight such clients would each keep a command of up to the message limit.
+            del frame
+            if answer is not None:
+                await self.ws.send(answer)
 
-    async def _on_command(self, frame: str | bytes) -> None:
+    def _answer(self, frame: str | bytes) -> str | None:
+        """The reply to send at once to the client's ``frame``, or None when the
+        script sends it in its turn."""
         bidi = self.server.protocol == "bidi"
         command = parse_command(frame)
         if isinstance(command, InvalidCommand):
@@ -173,31 +297,30 @@ class _Player:
             if bidi:
                 reply = {"type": "error", "id": command.id, "error": "invalid argument",
                          "message": command.message}
-            await self.ws.send(wire_text(reply))
-            return
+            return wire_text(reply)
         cid, method, params, session = (command.id, command.method, command.params,
                                         command.session_id)
         number = self.matcher.match(method, session, params)
         if number is None:
-            where = f" on session {session}" if session else ""
-            text = (f"cdpnb replay: the recording has no (further) reply for {method}{where} "
-                    f"with params {_excerpt(params)}")
-            self.server.unmatched.append(text)
+            name = _cut(method, _NAME_CHARS)
+            where = f" on session {_cut(session, _NAME_CHARS)}" if session else ""
+            text = (f"cdpnb replay: the recording has no (further) reply for {name}{where} "
+                    f"with params {_excerpt(params, len(frame))}")
+            self.unmatched.add(name, text)
             answer: dict[str, Any] = {"id": cid, "error": {"code": NO_RECORDED_REPLY,
                                                            "message": text}}
             if bidi:
                 answer = {"type": "error", "id": cid, "error": "unknown error", "message": text}
             elif session is not None:
                 answer["sessionId"] = session
-            await self.ws.send(wire_text(answer))
-            return
+            return wire_text(answer)
         if number in self.deferred:
             self.deferred.discard(number)
             step = self.script.steps[self.script.reply_of[number]]
-            await self.ws.send(step.frame(cid, self.server.protocol))
-            return
+            return step.frame(cid, self.server.protocol)
         self.arrived[number] = cid
         self.wake.set()
+        return None
 
     async def _play(self) -> None:
         steps = self.script.steps
@@ -258,9 +381,35 @@ class _Player:
         self._last_real = time.monotonic()
 
 
-def _excerpt(params: dict[str, Any], limit: int = 300) -> str:
+#: No circular check: params parsed from JSON cannot hold a cycle, and its record of the
+#: containers being written would keep a big command alive (until a garbage collection)
+#: when the excerpt stops part way.
+_EXCERPT_ENCODER = json.JSONEncoder(sort_keys=True, check_circular=False)
+#: Commands up to this size are written out whole by the C encoder (fast: a client may
+#: send hundreds of thousands); larger ones piece by piece, only as far as the excerpt.
+_SMALL_COMMAND = 64 * 1024
+
+
+def _excerpt(params: dict[str, Any], size: int, limit: int = _PARAMS_CHARS) -> str:
+    """The first ``limit`` characters of ``params`` as JSON, writing out no more of a
+    command of ``size`` bytes than that when it is large."""
     try:
-        return json.dumps(params, sort_keys=True)[:limit]
+        if size <= _SMALL_COMMAND:
+            return json.dumps(params, sort_keys=True)[:limit]
+        pieces: list[str] = []
+        length = 0
+        for piece in _EXCERPT_ENCODER.iterencode(params):
+            pieces.append(piece)
+            length += len(piece)
+            if length >= limit:
+                break
+        return "".join(pieces)[:limit]
     except (RecursionError, ValueError):
         # Nested deeper than this stack can write back: say so rather than fail the reply.
         return "(nested too deep to show)"
+
+
+def _cut(name: str, limit: int) -> str:
+    """A client's method name or session id as an error message repeats it: whole when
+    it is of a sane length (CDP's are under 60 characters), else its start."""
+    return name if len(name) <= limit else f"{name[:limit]}…"

@@ -36,7 +36,7 @@ from websockets.uri import parse_uri
 
 from cdpnb.errors import ConnectionLost, EndpointError
 from cdpnb.protocol import TransportFault
-from cdpnb.transport.discovery import redact
+from cdpnb.protocol.credentials import redact_url
 from cdpnb.transport.frames import FrameSplitter, Received
 
 __all__ = ["MAX_MESSAGE_BYTES", "WireSocket"]
@@ -83,12 +83,12 @@ class WireSocket:
         try:
             uri = parse_uri(url)
         except InvalidURI as exc:
-            raise EndpointError(f"not a WebSocket URL: {redact(url)!r}") from exc
+            raise EndpointError(f"not a WebSocket URL: {redact_url(url)!r}") from exc
         deadline = time.monotonic() + timeout
         try:
             sock = socket.create_connection((uri.host, uri.port), timeout=timeout)
         except OSError as exc:
-            raise EndpointError(f"cannot open WebSocket {redact(url)}: "
+            raise EndpointError(f"cannot open WebSocket {redact_url(url)}: "
                                 f"{type(exc).__name__}: {exc}") from None
         try:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -122,7 +122,7 @@ class WireSocket:
             sock.settimeout(None)
         except (OSError, InvalidHandshake, EOFError, ssl.SSLError) as exc:
             sock.close()
-            raise EndpointError(f"cannot open WebSocket {redact(url)}: "
+            raise EndpointError(f"cannot open WebSocket {redact_url(url)}: "
                                 f"{type(exc).__name__}: {exc}") from None
         return cls(sock, protocol, url, early)
 
@@ -176,12 +176,15 @@ class WireSocket:
                 raise ConnectionLost(f"the WebSocket write failed: {exc}") from None
 
     def fail(self, code: int, reason: str) -> None:
-        """End the connection over bad input (1007: not UTF-8), as RFC 6455 asks."""
+        """End the connection over bad input (1007: not UTF-8), as RFC 6455 asks. Once
+        it has ended (or is ending) it does nothing: the first end's reason stays, the
+        one ``on_closed`` is told."""
         with self._mutex:
-            if self._protocol.state is State.OPEN:
-                self._protocol.fail(code, reason)
-                self._flush_locked()
-        self._reason = f"closed by cdpnb: {reason} (code {code})"
+            if self._protocol.state is not State.OPEN:
+                return
+            self._protocol.fail(code, reason)
+            self._flush_locked()
+            self._reason = f"closed by cdpnb: {reason} (code {code})"
         self._shutdown()
 
     def close(self) -> None:
@@ -190,7 +193,12 @@ class WireSocket:
             if self._protocol.state is State.OPEN:
                 self._protocol.send_close(1000)
                 self._flush_locked()
-        if not self._closed.wait(2.0):
+                # Ours, whatever comes back: the peer's echo of our close frame would
+                # otherwise read as "closed (code 1000)", as if the browser had closed.
+                self._reason = "closed by cdpnb"
+        # Never started (the supervisor closes a transport whose protocol it does not
+        # speak): no reader will see the end, so there is nothing to wait for.
+        if self._reader is None or not self._closed.wait(2.0):
             self._shutdown()
         reader = self._reader
         if reader is not None and reader is not threading.current_thread():
