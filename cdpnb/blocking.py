@@ -104,7 +104,7 @@ def _blocking_bound(method: Callable[..., Coroutine[Any, Any, Any]],
         try:
             return engine.run_sync(method(*args, **kwargs), here=here)
         except EvaluateError as exc:
-            raise exc.with_traceback(None) from None  # (as in blocking's call)
+            raise exc.with_traceback(None)  # noqa: B904 (as in blocking's call)
 
     return call
 
@@ -120,7 +120,8 @@ def blocking(method: Callable[Concatenate[A, P], Coroutine[Any, Any, R]]
         except EvaluateError as exc:
             # The page's script threw: its message and JS stack are the error; the engine's
             # frames it came through would only bury them (Playwright shows the call too).
-            raise exc.with_traceback(None) from None
+            # (Not ``from None``: an exception the caller was handling stays its context.)
+            raise exc.with_traceback(None)  # noqa: B904 (the caller's context stays)
 
     return call
 

@@ -68,12 +68,12 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Literal, Protocol, TypeVar, overload
 
-from cdpnb._check_transport import FarEnd, check_transport
+from cdpnb._check_transport import FarEnd, OpenPair, check_transport
 from cdpnb.errors import ConnectionLost
 from cdpnb.transport.base import Transport
 
-__all__ = ["HOLD", "FarEnd", "HeldMessage", "Hold", "ScriptedBiDiBrowser", "ScriptedBrowser",
-           "ScriptedCommand", "ScriptedError", "check_transport"]
+__all__ = ["HOLD", "FarEnd", "HeldMessage", "Hold", "OpenPair", "ScriptedBiDiBrowser",
+           "ScriptedBrowser", "ScriptedCommand", "ScriptedError", "check_transport"]
 
 
 class _Hold:
@@ -324,8 +324,10 @@ class Hold:
     def _check_count(self, n: int | None, action: str) -> None:
         if n is None:
             return
-        if type(n) is not int or n < 0:
+        if type(n) is not int:
             raise TypeError(f"{action}(n): n must be a count (an int >= 0), not {n!r}")
+        if n < 0:
+            raise ValueError(f"{action}(n): n must be a count (an int >= 0), not {n}")
         waiting = len(self.messages)
         if n > waiting:
             raise ValueError(f"{action}({n}): only {waiting} message(s) are held")

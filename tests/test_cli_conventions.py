@@ -12,6 +12,7 @@ import gzip
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -429,6 +430,8 @@ def _checks_recorded(trace: Path) -> int:
 @pytest.mark.browser
 def test_ctrl_c_in_probe_prints_the_partial_matrix_and_leaves_no_browser(
         tmp_path: Path) -> None:
+    # --out holds a whole result already (as datasets/probes does)
+    shutil.copy(PROBES / "probe.json", tmp_path / "probe.json")
     with watched("--backends", "chromium,firefox", "--out", str(tmp_path)) as probe:
         probe.wait_until(lambda: probe.said("probed chromium: "), "chromium was probed")
         # ... and firefox is under way: a check of it finished (it has a browser, a
@@ -454,8 +457,12 @@ def test_ctrl_c_in_probe_prints_the_partial_matrix_and_leaves_no_browser(
     assert rows["command RTT ms"][1] == "—"
     assert "— not run  ✓… some of its checks did not run" in out
     assert re.search(r"^firefox +\d+ of 30 checks$", out, re.M), out
-    # what finished is saved, partial: probe.json says which checks did not run
-    saved = json.loads((tmp_path / "probe.json").read_text())
+    # what finished is saved, partial, beside the whole result that was there (never
+    # over it): probe.partial.json says which checks did not run
+    assert (tmp_path / "probe.json").read_bytes() == (PROBES / "probe.json").read_bytes()
+    assert "probe.partial.json" in " ".join(out.split())
+    assert (tmp_path / "matrix.partial.md").read_text().startswith("**Partial matrix**")
+    saved = json.loads((tmp_path / "probe.partial.json").read_text())
     not_run = saved["backends"]["firefox"]["not_run"]
     assert "dialog.alert.nested" in not_run and "runtime.evaluate" not in not_run
     assert "not_run" not in saved["backends"]["chromium"]
@@ -466,7 +473,7 @@ def test_ctrl_c_in_probe_prints_the_partial_matrix_and_leaves_no_browser(
 
     assert cdpnb.Trace.load(tmp_path / "firefox.native.jsonl.gz").complete
     # `cdpnb matrix` of the saved result shows it partial too (its own status: 0)
-    matrix = cdpnb_command("matrix", str(tmp_path))
+    matrix = cdpnb_command("matrix", str(tmp_path / "probe.partial.json"))
     assert matrix.returncode == 0 and matrix.stdout.startswith("Partial matrix:")
     Statuses("probe").saw(status, out)
 

@@ -73,6 +73,15 @@ async def test_a_page_error_raised_by_the_async_evaluate_is_short(
         check_short(caught.value)
         # (frames of the call: Supervisor.evaluate, and _call where it is re-raised)
         assert cdpnb_frames(caught.value) == ["supervisor.py:evaluate", "supervisor.py:_call"]
+        # An exception the caller was handling stays the error's context (it is printed
+        # first, "During handling of …"): only cdpnb's own frames are cut.
+        try:
+            raise KeyError("the caller's own")
+        except KeyError:
+            with pytest.raises(cdpnb.EvaluateError) as inside:
+                await sup.evaluate(THROWS)
+        assert isinstance(inside.value.__context__, KeyError)
+        assert not inside.value.__suppress_context__
         assert await sup.evaluate("6 * 7") == 42  # the page goes on
     finally:
         await sup.stop()
@@ -85,6 +94,13 @@ def test_a_page_error_raised_by_the_blocking_evaluate_is_short(
             sup.evaluate(THROWS)
         check_short(caught.value)
         assert cdpnb_frames(caught.value) == ["blocking.py:call"]
+        try:
+            raise KeyError("the caller's own")
+        except KeyError:
+            with pytest.raises(cdpnb.EvaluateError) as inside:
+                sup.evaluate(THROWS)
+        assert isinstance(inside.value.__context__, KeyError)
+        assert not inside.value.__suppress_context__
 
 
 @pytest.mark.browser

@@ -284,7 +284,7 @@ async def test_hold_counts_are_checked() -> None:
     b.push("One")
     with pytest.raises(ValueError, match=r"release\(2\): only 1 message\(s\) are held"):
         held.release(2)
-    with pytest.raises(TypeError, match="n must be a count"):
+    with pytest.raises(ValueError, match="n must be a count"):
         held.discard(-1)
     with pytest.raises(TypeError, match="n must be a count"):
         held.release("1")  # type: ignore[arg-type]

@@ -165,6 +165,8 @@ def plain(value: float, *, signed: bool = False) -> str:
 
     >>> plain(100.0), plain(1234.5), plain(-1.618), plain(3.1), plain(2.0, signed=True)
     ('100', '1234', '-1.62', '3.10', '+2.00')
+    >>> plain(5e-05), plain(-0.000852), plain(0.00099951)
+    ('0.0000500', '-0.000852', '0.00100')
     """
     if not math.isfinite(value):
         return "—"
@@ -173,8 +175,9 @@ def plain(value: float, *, signed: bool = False) -> str:
         return "0"
     if abs(float(f"{value:.3g}")) >= 1000:  # (999.7 rounds to 1000: no exponent either)
         return f"{value:{sign}.0f}"
-    if abs(value) < 1e-4:  # (no latency is this small: a rate, a p)
-        return f"{value:{sign}.2e}"
+    if abs(value) < 1e-3:  # three significant digits in fixed notation: 0.0000500
+        decimals = 2 - math.floor(math.log10(abs(float(f"{value:.3g}"))))
+        return f"{value:{sign}.{decimals}f}"
     return f"{value:{sign}#.3g}".rstrip(".")
 
 

@@ -201,8 +201,8 @@ def _not_run(result: ProbeResult) -> dict[str, list[str]]:
             if info.get("not_run")}
 
 
-def _report(result: ProbeResult, args: argparse.Namespace, written: Path | None,
-            interrupted: bool = False) -> int:
+def _report(result: ProbeResult, args: argparse.Namespace,
+            written: tuple[Path, Path] | None, interrupted: bool = False) -> int:
     """Print the result (table, or JSON) and return the exit status: 130 when the
     probe was interrupted (the result is partial), else what the result says."""
     unprobed = result.unprobed()
@@ -267,7 +267,7 @@ def _report(result: ProbeResult, args: argparse.Namespace, written: Path | None,
              f"{len(checks)} of {len(CHECKS)} checks")
             for name, checks in not_run.items()))
     if written is not None:
-        console.print(f"\nresults written to {written}/probe.json and {written}/matrix.md")
+        console.print(f"\nresults written to {written[0]} and {written[1]}")
     if result.traces:
         console.print("\ntraces (cdpnb.Trace.load, or cdpnb compare A B):")
         console.print(output.lines((name, ", ".join(traces.values()))
@@ -311,8 +311,28 @@ def probe_command(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         interrupted = True
         mark_not_run(result, backends, args.repeat)
-    written = result.save(args.out) if args.out else None
+    written = _save(result, Path(args.out), interrupted) if args.out else None
     return _report(result, args, written, interrupted)
+
+
+#: What a partial result is saved as, beside (never over) a whole one.
+PARTIAL_JSON, PARTIAL_MARKDOWN = "probe.partial.json", "matrix.partial.md"
+
+
+def _save(result: ProbeResult, folder: Path, interrupted: bool) -> tuple[Path, Path]:
+    """Write the result to ``folder``: ``probe.json`` and ``matrix.md``, or, for an
+    interrupted probe, ``probe.partial.json`` and ``matrix.partial.md`` — a partial
+    result never replaces a whole one (``cdpnb probe --out datasets/probes`` stopped
+    half-way must not drop the backends it did not reach from the shipped result)."""
+    if not interrupted:
+        result.save(folder)
+        return folder / "probe.json", folder / "matrix.md"
+    json_path, markdown_path = folder / PARTIAL_JSON, folder / PARTIAL_MARKDOWN
+    json_path.write_text(result.to_json())
+    markdown_path.write_text(
+        f"**Partial matrix**: the probe was interrupted (Ctrl-C) before every check ran; "
+        f"{NOT_RUN} not run.\n\n" + result.to_markdown(reasons=True) + "\n")
+    return json_path, markdown_path
 
 
 def load_result(path: Path) -> ProbeResult:

@@ -44,7 +44,8 @@ COMMAND_STATUSES: dict[str, dict[int, str]] = {
         USAGE: _USAGE,
     },
     "matrix": {
-        OK: "shown, and every backend in the result was probed",
+        OK: "shown: every backend in the result was probed, or the result is partial "
+            "(an interrupted probe's probe.partial.json, which says so above the matrix)",
         FAILED: "the result could not be read, or a backend in it could not be probed",
         USAGE: _USAGE,
         SURPRISES: _STRICT,

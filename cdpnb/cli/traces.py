@@ -4,7 +4,7 @@ Its ``--json`` document, keyed by the paths as given on the command line (stable
 do not change with the other traces compared, as the column names may)::
 
     {"traces": ["a/run.jsonl", "b/run.jsonl"],     # the paths, in order
-     "labels": ["a/run", "b/run"],                 # each one's column name in the table
+     "labels": ["run (a)", "run (b)"],             # each one's column name in the table
      "only_differences": false,                    # --differences
      "rows": [{"section": "trace", "item": "messages",
                "values": {"a/run.jsonl": 1758, "b/run.jsonl": 1760}}, ...]}

@@ -41,6 +41,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import logging
 import time
 import uuid
 import weakref
@@ -51,6 +52,8 @@ from cdpnb.notebook.static import static_bundle, widget_bundle
 from cdpnb.progress_line import in_kernel
 
 __all__ = ["MAX_WAIT_S", "QUIET_S", "STATIC_INTERVAL_S", "SnapshotDisplay", "widgets_drawn"]
+
+_log = logging.getLogger(__name__)
 
 #: A static snapshot is sent at most this often (and at the end of every cell).
 STATIC_INTERVAL_S = 0.5
@@ -261,4 +264,9 @@ def widgets_drawn() -> bool:
 
 def _cell_ended(*_: object) -> None:
     for snapshot in list(_registry):
-        snapshot._cell_ended()
+        # One view whose render fails must not keep the others' snapshots stale (nor
+        # print a traceback after every cell): it is logged, the others flush.
+        try:
+            snapshot._cell_ended()
+        except Exception:
+            _log.exception("a view's snapshot could not be sent at the end of a cell")

@@ -800,13 +800,16 @@ async def probe(
     could not be probed at all is tried once more with budgets twice as long; its
     ``result.backends[name]["retried"]`` says why.
 
-    ``into`` is the result to fill (a new one if None), each check appended as it
+    ``into`` is an empty result to fill (a new one if None), each check appended as it
     finishes: a caller that interrupts the probe (cancels it, or Ctrl-C under
     ``asyncio.run``) keeps in it what finished before (``cdpnb probe`` prints that
     as a partial matrix). A check cut short by the interrupt is not in it.
     """
     if into is not None and not isinstance(into, ProbeResult):
         raise TypeError(f"into must be a ProbeResult or None, got {type(into).__name__}")
+    if into is not None and (into.results or into.backends):
+        # (filling a result that holds checks would count them twice: it is not a resume)
+        raise ValueError(f"into must be an empty ProbeResult, got {into!r}")
     timeout = check_timeout("timeout", timeout, allow_none=True)
     if isinstance(backends, str):
         backends = [backends]

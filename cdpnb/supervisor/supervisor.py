@@ -585,7 +585,7 @@ class Supervisor:
         except EvaluateError as exc:
             # The page's script threw: its message and JS stack are the error, and the
             # frames between here and where cdpnb read the reply would bury them.
-            raise exc.with_traceback(None) from None
+            raise exc.with_traceback(None)  # noqa: B904 (a caller's context stays)
         finally:
             self._warn_pending()
 

@@ -195,7 +195,8 @@ def _qualifiers(trace: Trace) -> list[str]:
     trace's folders (its parent first); a trace made here, its start time (to the
     second, then with the date and milliseconds)."""
     if trace.path is not None:
-        return list(reversed(Path(trace.path).resolve().parent.parts[1:]))  # (no root)
+        # absolute, not resolved: the folders the user named, not a symlink's target
+        return list(reversed(Path(trace.path).absolute().parent.parts[1:]))  # (no root)
     if not trace.started_at:
         return []
     started = dt.datetime.fromtimestamp(trace.started_at)
