@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import socket
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -95,14 +94,13 @@ class CampaignPlugin(WorkerPlugin):
         self.pool: BrowserPool | None = None
         self.site: ScenarioServer | None = None
         self._shield: InterruptShield | None = None
-        self._stop_quieting: Callable[[], None] | None = None
 
     def setup(self, worker: Worker) -> None:
         at_once = int(worker.state.total_resources.get("browser", worker.state.nthreads))
         keep = self.keep if self.keep is not None else self.kinds * max(1, at_once)
         self._shield = InterruptShield(self.caller_pid)
         self._shield.raise_()
-        self._stop_quieting = quiet_cell_failures()
+        quiet_cell_failures()
         self.site = ScenarioServer().start()
         self.pool = BrowserPool(keep, launch_timeout(self.timeout))
 
@@ -112,9 +110,7 @@ class CampaignPlugin(WorkerPlugin):
                 self.pool.close()
             if self.site is not None:
                 self.site.close()
-        finally:  # (the worker's interrupts and Dask's log are its own again, whatever)
-            if self._stop_quieting is not None:
-                self._stop_quieting()
+        finally:  # (the worker's interrupts are its own again, whatever)
             if self._shield is not None:
                 self._shield.lower()
 
