@@ -193,18 +193,20 @@ def test_compare_statuses(tmp_path: Path) -> None:
                 assert exc.errno == errno.ENXIO and process.poll() is None, exc
                 assert time.monotonic() < deadline, "compare never opened the trace"
                 time.sleep(0.05)
-        # Ctrl-C, again every 2 s until it ends, as a user would: a SIGINT that
-        # lands between the reader's open() and its read() only sets Python's flag and the
-        # read blocks on; the next one interrupts that read (EINTR) and the pending
-        # KeyboardInterrupt is raised. Nothing is written: the trace never ends by itself
-        # (writing to it let the reader reach a blank trace under load: exit 1, "empty").
-        for _ in range(15):
-            process.send_signal(signal.SIGINT)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                out, err = process.communicate(timeout=2)
-                break
-        else:
-            raise AssertionError("compare did not end within 30 s of Ctrl-C")
+        # Ctrl-C once the reader is blocked reading the pipe (its wchan says so): a SIGINT
+        # landing between its open() and its read() would only set Python's flag while the
+        # read blocks on, and one during its exit would print a second traceback. Nothing
+        # is written: the trace never ends by itself.
+        wchan = Path(f"/proc/{process.pid}/wchan")
+        while "pipe" not in wchan.read_text():
+            assert process.poll() is None and time.monotonic() < deadline, \
+                "compare never blocked reading the trace"
+            time.sleep(0.02)
+        process.send_signal(signal.SIGINT)
+        try:
+            out, err = process.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            raise AssertionError("compare did not end within 30 s of Ctrl-C") from None
     finally:
         if writer >= 0:
             os.close(writer)
