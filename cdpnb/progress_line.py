@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import html
 import sys
+import threading
 import time
 import uuid
 
 from cdpnb.terminal_text import inert
 
-__all__ = ["UPDATE_INTERVAL_S", "ProgressLine", "duration_text", "in_kernel"]
+__all__ = ["UPDATE_INTERVAL_S", "ProgressLine", "duration_text", "in_kernel", "on_kernel_thread"]
 
 #: The notebook's own UI font, as the views' static snapshots use it.
 STYLE = "font-family:var(--jp-ui-font-family,sans-serif);font-size:12px"
@@ -34,6 +35,13 @@ def in_kernel() -> bool:
     ipython = sys.modules.get("IPython")
     shell = ipython.get_ipython() if ipython is not None else None
     return getattr(shell, "kernel", None) is not None
+
+
+def on_kernel_thread() -> bool:
+    """Whether a display from here reaches the running cell: in a kernel, on its own
+    (main) thread. From another thread (cdpnb's engine, a user's) a display message may
+    be dropped or filed under the wrong cell, while text on stderr reaches it."""
+    return in_kernel() and threading.current_thread() is threading.main_thread()
 
 
 def duration_text(seconds: float) -> str:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from cdpnb.campaign.cells import Cell
-from cdpnb.progress_line import ProgressLine, duration_text, in_kernel
+from cdpnb.progress_line import ProgressLine, duration_text, in_kernel, on_kernel_thread
 from cdpnb.terminal_text import inert
 from cdpnb.transport.engine import engine
 
@@ -157,11 +157,7 @@ def progress_display(option: ProgressOption) -> Iterator[Callable[[CampaignProgr
     if not option:
         yield lambda _progress: None
         return
-    # Only the kernel's own thread displays: from another (cdpnb's engine, a user's) a
-    # display message may be dropped or filed under the wrong cell, while a text bar on
-    # stderr reaches the cell from any thread.
-    if in_kernel() and threading.current_thread() is threading.main_thread() \
-            and not engine.in_engine():
+    if on_kernel_thread():  # else a text bar on stderr, which reaches the cell from any thread
         with _notebook_progress() as show:
             yield show
         return

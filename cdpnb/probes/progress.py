@@ -13,13 +13,11 @@ from __future__ import annotations
 
 import contextlib
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
 
-from cdpnb.progress_line import ProgressLine, duration_text, in_kernel
+from cdpnb.progress_line import ProgressLine, duration_text, on_kernel_thread
 from cdpnb.terminal_text import inert
-from cdpnb.transport.engine import engine
 
 __all__ = ["Progress", "progress_for"]
 
@@ -37,8 +35,7 @@ def progress_for(progress: Progress, total: int) -> Iterator[Callable[[str], Non
     if not progress:
         yield lambda _label: None
         return
-    if in_kernel() and threading.current_thread() is threading.main_thread() \
-            and not engine.in_engine():
+    if on_kernel_thread():
         with _notebook_line(total) as ticker:
             yield ticker
         return
@@ -71,8 +68,9 @@ def _notebook_line(total: int) -> Iterator[Callable[[str], None]]:
     line.update(0, force=True)
     try:
         yield tick
-    except BaseException:
-        line.close(f"interrupted after {done} of {total} checks · "
+    except BaseException as stop:
+        ended = "interrupted" if isinstance(stop, KeyboardInterrupt) else "stopped"
+        line.close(f"{ended} after {done} of {total} checks · "
                    f"{duration_text(time.monotonic() - began)}")
         raise
     line.close(f"{total} checks · {duration_text(time.monotonic() - began)}")
