@@ -42,8 +42,8 @@ from cdpnb.state.events import EVENT_NAMES
 if TYPE_CHECKING:
     from cdpnb import sync, testing
     from cdpnb.backends import Backend, launch
-    from cdpnb.backends.replay import replay
     from cdpnb.campaign import campaign
+    from cdpnb.playback.backend import replay
     from cdpnb.probes import ProbeResult, ScenarioServer, probe, scenarios
     from cdpnb.supervisor import Supervisor
     from cdpnb.supervisor.events import EventStream, PendingAnswer, SupervisorEvent
@@ -73,7 +73,7 @@ _LAZY = {
     "scenarios": ("cdpnb.probes", "scenarios"),
     "Trace": ("cdpnb.trace", "Trace"),
     "compare": ("cdpnb.trace", "compare"),
-    "replay": ("cdpnb.backends.replay", "replay"),
+    "replay": ("cdpnb.playback.backend", "replay"),
 }
 
 

@@ -33,8 +33,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol
 
 from cdpnb.errors import ConnectionLost
+from cdpnb.runtime.threads import in_own_thread
 from cdpnb.transport.base import Transport
-from cdpnb.transport.threads import in_own_thread
 
 __all__ = ["FarEnd", "OpenPair", "check_transport"]
 

@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
 from cdpnb.errors import EvaluateError
-from cdpnb.transport.engine import engine
+from cdpnb.runtime.engine import engine
 
 __all__ = [
     "Delegated",

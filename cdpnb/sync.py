@@ -23,8 +23,6 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import cdpnb
 from cdpnb.backends import Backend
 from cdpnb.backends import launch as _launch
-from cdpnb.backends.replay import ReplayBackend
-from cdpnb.backends.replay import replay as _replay
 from cdpnb.blocking import (
     Delegated,
     Facade,
@@ -38,6 +36,8 @@ from cdpnb.blocking import (
     forward,
     forward_as,
 )
+from cdpnb.playback.backend import ReplayBackend
+from cdpnb.playback.backend import replay as _replay
 from cdpnb.probes import ProbeResult
 from cdpnb.probes import probe as _probe
 from cdpnb.supervisor import Supervisor as AsyncSupervisor

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from cdpnb.playback.script import Step
 from cdpnb.protocol import (
     CDPConnection,
     CommandFrame,
@@ -19,7 +20,6 @@ from cdpnb.protocol import (
     parse_command,
     wire_text,
 )
-from cdpnb.transport.replay_script import Step
 
 
 def test_wire_text_is_compact_utf8_when_it_can_be() -> None:

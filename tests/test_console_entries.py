@@ -22,6 +22,7 @@ import pytest
 import cdpnb
 from cdpnb.errors import CommandTimeout
 from cdpnb.notebook.supervisor_view import _console_html
+from cdpnb.playback.server import NO_RECORDED_REPLY
 from cdpnb.probes.server import ScenarioServer
 from cdpnb.protocol import Command, Event, Note
 from cdpnb.state import BrowserState, ConsoleEntry, fold, fold_all
@@ -30,7 +31,6 @@ from cdpnb.state.console import MAX_TEXT, bidi_entry_kind, log_entry
 from cdpnb.state.snapshot import snapshot_of
 from cdpnb.testing import HOLD, ScriptedBrowser, ScriptedCommand, ScriptedError
 from cdpnb.trace import Recorder, Trace
-from cdpnb.transport.replay_server import NO_RECORDED_REPLY
 from tests.conftest import settle
 
 PS, CS = "PAGE-SESSION", "CHILD-SESSION"

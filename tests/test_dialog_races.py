@@ -24,10 +24,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import cdpnb
+from cdpnb.runtime.engine import engine
 from cdpnb.state.dialogs import answerable_dialog
 from cdpnb.supervisor import recovery
 from cdpnb.testing import HOLD, ScriptedBrowser, ScriptedCommand
-from cdpnb.transport.engine import engine
 
 CHILD = "CHILD-FRAME"
 PAGE_URL = "http://127.0.0.1:9/page"

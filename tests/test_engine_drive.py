@@ -16,8 +16,8 @@ from typing import Any, TypeVar
 import pytest
 
 import cdpnb
-from cdpnb.transport.engine import engine
-from cdpnb.transport.waits import wait_for
+from cdpnb.runtime.engine import engine
+from cdpnb.runtime.waits import wait_for
 
 T = TypeVar("T")
 PACKAGE = Path(cdpnb.__file__).parent
@@ -177,7 +177,7 @@ def test_wait_for_needs_no_task_where_a_driven_call_has_none() -> None:
 def test_the_package_waits_only_in_ways_a_driven_call_can() -> None:
     """``asyncio.timeout`` (and ``asyncio.wait_for``, which is it from Python 3.12) need
     a current task, which a call driven by hand does not have before it first yields;
-    ``asyncio.TaskGroup`` too. cdpnb uses ``cdpnb.transport.waits.wait_for``."""
+    ``asyncio.TaskGroup`` too. cdpnb uses ``cdpnb.runtime.waits.wait_for``."""
     refused = {"wait_for", "timeout", "timeout_at", "TaskGroup", "timeouts", "taskgroups"}
     found = []
     for path in sorted(PACKAGE.rglob("*.py")):

@@ -17,8 +17,8 @@ from conftest import open_two_site, settle
 
 import cdpnb
 from cdpnb.probes import ScenarioServer
+from cdpnb.runtime.engine import engine
 from cdpnb.trace import Trace
-from cdpnb.transport.engine import engine
 
 pytestmark = pytest.mark.browser
 

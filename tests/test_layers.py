@@ -17,24 +17,36 @@ PACKAGE = Path(cdpnb.__file__).resolve().parent
 ROOT = PACKAGE.parent
 
 ASYNC_IO = {"asyncio", "websockets"}
-UPPER_LAYERS = {"transport", "supervisor", "trace", "backends", "probes", "campaign", "notebook",
-                "cli"}
-# For each sans-I/O layer: the cdpnb layers above it that it must not import.
-FORBIDDEN_CDPNB = {
-    "protocol": UPPER_LAYERS | {"state", "sync", "blocking"},
-    "state": UPPER_LAYERS | {"sync", "blocking"},
-    # The layers above: what docs/architecture.md says each may import, the rest forbidden.
-    "trace": {"transport", "supervisor", "backends", "probes", "campaign", "notebook", "cli",
-              "sync", "blocking"},
-    "transport": {"state", "supervisor", "trace", "backends", "probes", "campaign", "notebook",
-                  "cli", "sync", "blocking"},
+#: Every room of the package (a folder, or a top-level module) and the rooms it may
+#: import: the table of docs/architecture.md, bottom first. Anything not listed is an
+#: arrow up (or sideways), and fails. The top (``notebook``, ``cli``, ``sync``, the
+#: package's ``__init__``, ``busy``) may import anything and is not listed.
+LEAVES = {"errors", "render", "terminal_text", "_version"}
+MAY_IMPORT: dict[str, set[str]] = {
+    "errors": set(),
+    "render": set(),
+    "terminal_text": set(),
+    "_version": set(),
+    "progress_line": {"terminal_text"},
+    "protocol": {"errors", "render"},
+    "state": {"protocol", "errors", "render"},
+    "runtime": {"errors"},
+    "transport": {"protocol", "runtime", "errors"},
+    "trace": {"protocol", "state"} | LEAVES,
+    "playback": {"protocol", "runtime", "transport", "trace", "errors"},
+    "supervisor": {"protocol", "state", "runtime", "transport", "trace", "playback"} | LEAVES,
     # backends serve replayed traces, so they may read them
-    "backends": {"supervisor", "probes", "campaign", "notebook", "cli", "sync", "blocking"},
-    "supervisor": {"backends", "probes", "campaign", "notebook", "cli", "sync", "blocking"},
-    "probes": {"campaign", "notebook", "cli", "sync", "blocking"},
+    "backends": {"protocol", "runtime", "transport", "trace", "playback"} | LEAVES,
+    "probes": {"protocol", "state", "runtime", "transport", "trace", "playback", "supervisor",
+               "backends", "progress_line"} | LEAVES,
     # campaigns run probe checks as Dask tasks; notebooks and the CLI sit on top of them
-    "campaign": {"notebook", "cli", "sync", "blocking"},
+    "campaign": {"protocol", "state", "runtime", "transport", "trace", "playback",
+                 "supervisor", "backends", "probes", "progress_line"} | LEAVES,
+    "blocking": {"runtime", "errors"},
+    "_check_transport": {"protocol", "runtime", "transport", "errors"},
+    "testing": {"protocol", "runtime", "transport", "_check_transport", "errors"},
 }
+TOP = {"notebook", "cli", "sync", "busy", "__init__", "__main__"}
 #: The one way up: a ``view()`` method may import the notebook layer inside its body,
 #: the way ``DataFrame.plot`` imports matplotlib — loaded only when a view is asked for.
 VIEW_ENTRY_POINTS = {"view"}
@@ -128,22 +140,37 @@ def _imports(path: Path, root: Path = ROOT) -> list[tuple[int, str]]:
     return found
 
 
+def _room_files(room: str, root: Path = ROOT) -> list[Path]:
+    folder = root / "cdpnb" / room
+    if folder.is_dir():
+        return sorted(folder.rglob("*.py"))
+    return [root / "cdpnb" / f"{room}.py"]
+
+
 def _violations(layer: str, root: Path = ROOT) -> list[str]:
     out = []
-    for path in sorted((root / "cdpnb" / layer).rglob("*.py")):
+    for path in _room_files(layer, root):
         for line, name in _imports(path, root):
             parts = name.split(".")
-            if (parts[0] in ASYNC_IO and layer in SANS_IO) or (
-                parts[0] == "cdpnb" and len(parts) > 1 and parts[1] in FORBIDDEN_CDPNB[layer]
-            ):
+            if parts[0] in ASYNC_IO and layer in SANS_IO:
                 out.append(f"{path.relative_to(root)}:{line} imports {name}")
+            elif parts[0] == "cdpnb":
+                room = parts[1] if len(parts) > 1 else "__init__"
+                if room != layer and room not in MAY_IMPORT[layer]:
+                    out.append(f"{path.relative_to(root)}:{line} imports {name}")
     return out
 
 
-@pytest.mark.parametrize("layer", sorted(FORBIDDEN_CDPNB))
+def test_every_room_has_a_place_in_the_layers() -> None:
+    rooms = {p.stem if p.is_file() else p.name for p in PACKAGE.iterdir()
+             if (p.is_dir() and (p / "__init__.py").exists()) or p.suffix == ".py"}
+    assert rooms - set(MAY_IMPORT) - TOP == set()
+    assert set(MAY_IMPORT) - rooms == set(), "a room of the table is gone from the package"
+
+
+@pytest.mark.parametrize("layer", sorted(MAY_IMPORT))
 def test_layer_sources_import_nothing_above_them(layer: str) -> None:
-    files = list((PACKAGE / layer).rglob("*.py"))
-    assert files, f"no sources found for cdpnb/{layer}"
+    assert all(f.exists() for f in _room_files(layer)), f"no sources found for cdpnb/{layer}"
     assert _violations(layer) == []
 
 
@@ -216,3 +243,42 @@ def test_every_source_file_compiles_on_every_python_the_package_claims() -> None
         compile(tree, str(path), "exec")
     assert not found, "docstrings with a lone surrogate (write it as \\\\ud800):\n" + "\n".join(
         found)
+
+
+def _module_graph(room: str) -> dict[str, set[str]]:
+    """Which modules of ``room`` each of its modules imports (at any level of the file,
+    ``TYPE_CHECKING`` blocks and function bodies included: a circle drawn lazily is
+    still a circle to a reader)."""
+    graph: dict[str, set[str]] = {}
+    for path in _room_files(room):
+        if path.name == "__init__.py":
+            continue  # a package's front re-exports its modules: not an arrow between them
+        name = path.stem
+        graph[name] = set()
+        for _, imported in _imports(path):
+            parts = imported.split(".")
+            if len(parts) > 2 and parts[:2] == ["cdpnb", room] and parts[2] != name \
+                    and (PACKAGE / room / f"{parts[2]}.py").exists():
+                graph[name].add(parts[2])
+    return graph
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every simple circle of ``graph``, each once, starting from its least module."""
+    found: list[list[str]] = []
+
+    def walk(start: str, path: list[str]) -> None:
+        for nxt in sorted(graph.get(path[-1], ())):
+            if nxt == start:
+                found.append([*path, start])
+            elif nxt not in path and nxt > start:
+                walk(start, [*path, nxt])
+
+    for start in sorted(graph):
+        walk(start, [start])
+    return found
+
+
+@pytest.mark.parametrize("room", sorted(r for r in MAY_IMPORT if (PACKAGE / r).is_dir()))
+def test_no_circle_of_imports_inside_a_room(room: str) -> None:
+    assert _circles(_module_graph(room)) == []

@@ -17,11 +17,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import cdpnb
-from cdpnb.backends.replay import replay
+from cdpnb.playback.backend import replay
+from cdpnb.playback.script import ReplayScript
 from cdpnb.probes import ScenarioServer
 from cdpnb.protocol import Command, Event, Note, Reply
 from cdpnb.trace import Trace
-from cdpnb.transport.replay_script import ReplayScript
 
 TIMES = {"opened_at", "closed_at", "at"}
 

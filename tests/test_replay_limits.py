@@ -25,9 +25,8 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, ConnectionClosedError
 from websockets.protocol import State
 
-from cdpnb.protocol import Command, Reply
-from cdpnb.transport.replay_script import REPLAY_PATH
-from cdpnb.transport.replay_server import (
+from cdpnb.playback.script import REPLAY_PATH
+from cdpnb.playback.server import (
     MAX_MESSAGE_BYTES,
     NO_RECORDED_REPLY,
     OTHER_METHODS,
@@ -35,6 +34,7 @@ from cdpnb.transport.replay_server import (
     ReplayServer,
     UnmatchedCommands,
 )
+from cdpnb.protocol import Command, Reply
 
 VERSION = {"product": "Chrome/150.0.0.0", "protocolVersion": "1.3"}
 RECORDING = (Command(1, "Browser.getVersion", {}), Reply(1, "Browser.getVersion", VERSION))
@@ -135,7 +135,7 @@ async def test_a_recording_with_a_larger_command_raises_the_limit_to_replay_it()
 SERVER = """
 import asyncio, resource, sys
 from cdpnb.protocol import Command, Reply
-from cdpnb.transport.replay_server import ReplayServer
+from cdpnb.playback.server import ReplayServer
 
 async def main():
     server = await ReplayServer([Command(1, "Browser.getVersion", {}),

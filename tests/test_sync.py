@@ -18,7 +18,7 @@ from conftest import page_targets, wait_target_closed
 import cdpnb
 import cdpnb.sync
 from cdpnb.probes import ScenarioServer
-from cdpnb.transport.engine import engine
+from cdpnb.runtime.engine import engine
 
 ROOT = Path(__file__).resolve().parent.parent
 

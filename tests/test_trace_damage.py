@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import cdpnb
-from cdpnb.backends.replay import replay
+from cdpnb.playback.backend import replay
 from cdpnb.protocol import Command, Event, Note, Reply
 from cdpnb.trace import Recorder, Trace, TraceFormatError, TraceTruncatedWarning
 

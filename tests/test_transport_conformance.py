@@ -18,6 +18,7 @@ from websockets.asyncio.server import ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 
 import cdpnb
+from cdpnb.runtime.threads import in_own_thread
 from cdpnb.testing import (
     FarEnd,
     ScriptedBiDiBrowser,
@@ -28,7 +29,6 @@ from cdpnb.testing import (
 )
 from cdpnb.testing import _scripted_pair as scripted_pair
 from cdpnb.transport import Transport, WireSocket
-from cdpnb.transport.threads import in_own_thread
 
 # -- check_transport: cdpnb's WebSocket against a loopback server --------------------------
 

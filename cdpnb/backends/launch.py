@@ -14,7 +14,6 @@ from typing import Any
 from cdpnb.backends import bidi_mapper, npm, puppeteer_attach
 from cdpnb.backends.bidi_mapper import ChromiumBidiProcess
 from cdpnb.backends.chromium import KINDS, BrowserProcess, chromium_version, find_executable
-from cdpnb.backends.closing import Closing
 from cdpnb.backends.firefox import FirefoxProcess, find_firefox, firefox_version
 from cdpnb.backends.lightpanda import INSTALL_HINT as LIGHTPANDA_INSTALL_HINT
 from cdpnb.backends.lightpanda import LightpandaProcess, find_lightpanda
@@ -23,8 +22,9 @@ from cdpnb.backends.playwright_attach import INSTALL_HINT, PlaywrightAttachment
 from cdpnb.backends.process import LocalProcess
 from cdpnb.backends.puppeteer_attach import PuppeteerProcess
 from cdpnb.errors import BackendNotStarted, BrowserNotFound
+from cdpnb.runtime.closing import Closing
+from cdpnb.runtime.threads import in_own_thread
 from cdpnb.transport import get_json
-from cdpnb.transport.threads import in_own_thread
 
 __all__ = ["BIDI_KINDS", "LAUNCHABLE", "Backend", "backend_available", "launch"]
 

@@ -25,8 +25,8 @@ from typing import Any
 
 from cdpnb.campaign.cells import Cell
 from cdpnb.progress_line import ProgressLine, duration_text, in_kernel, on_kernel_thread
+from cdpnb.runtime.engine import engine
 from cdpnb.terminal_text import inert
-from cdpnb.transport.engine import engine
 
 __all__ = ["CampaignProgress", "ProgressOption", "Tracker", "progress_display", "summary_text"]
 

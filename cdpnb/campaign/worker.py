@@ -26,7 +26,7 @@ from cdpnb.campaign.interrupts import InterruptShield, quiet_cell_failures
 from cdpnb.campaign.layout import CHECKS_SCHEMA, LATENCIES_SCHEMA, Layout
 from cdpnb.probes import CheckResult, ScenarioServer, run_checks
 from cdpnb.probes.run import CHECK_STEPS, launch_timeout
-from cdpnb.transport.engine import engine
+from cdpnb.runtime.engine import engine
 
 __all__ = [
     "CELL_TIMEOUT_S",

@@ -17,12 +17,12 @@ from contextlib import contextmanager, suppress
 from rich.live import Live
 from rich.text import Text
 
-from cdpnb.backends.replay import ReplayBackend, replay
 from cdpnb.cli import output
 from cdpnb.cli.status import FAILED, OK
+from cdpnb.playback.backend import ReplayBackend, replay
+from cdpnb.runtime.waits import wait_for
 from cdpnb.supervisor import Supervisor
 from cdpnb.trace import TraceFormatError
-from cdpnb.transport.waits import wait_for
 
 __all__ = ["PLAIN_STATUS_S", "check_replay_args", "command_parser", "replay_command"]
 

@@ -21,11 +21,11 @@ from cdpnb.notebook.snapshot import SnapshotDisplay
 from cdpnb.notebook.static import widget_bundle
 from cdpnb.protocol.credentials import redact_url
 from cdpnb.render import MAX_ROWS, WRAP, badge, clip, short_repr, table, text, when
+from cdpnb.runtime.engine import engine
 from cdpnb.state import DialogRecord, PendingDialog
 from cdpnb.state.display import dialogs_html, frame_tree_html, frame_tree_text
 from cdpnb.state.snapshot import FrameNode, FrameTree
 from cdpnb.terminal_text import inert
-from cdpnb.transport.engine import engine
 
 if TYPE_CHECKING:
     from cdpnb.state import BrowserState

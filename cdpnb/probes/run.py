@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from cdpnb.backends import BIDI_KINDS, LAUNCHABLE, backend_available, launch
-from cdpnb.backends.replay import replay
 from cdpnb.errors import BrowserNotFound, CdpnbError, CdpnbWarning
+from cdpnb.playback.backend import replay
 from cdpnb.probes.checks import CHECKS, Check, NotSupported, Site, stretched
 from cdpnb.probes.expected import EXPECTED, engine_kind, expected_status, race_between
 from cdpnb.probes.progress import Progress, progress_for
@@ -34,13 +34,13 @@ from cdpnb.probes.server import ScenarioServer
 from cdpnb.probes.specs import BackendSpec, parse_backend
 from cdpnb.protocol import Note
 from cdpnb.protocol.credentials import redact_url
+from cdpnb.runtime.waits import wait_for
 from cdpnb.supervisor import Supervisor
 from cdpnb.supervisor.options import check_timeout
 from cdpnb.terminal_text import inert
 from cdpnb.trace import Trace
 from cdpnb.trace.dtypes import with_text_dtype
 from cdpnb.transport.discovery import browser_of
-from cdpnb.transport.waits import wait_for
 
 if TYPE_CHECKING:
     from pandas.io.formats.style import Styler

@@ -1,7 +1,7 @@
 """The async supervisor: attach sequence, child sessions, dialogs, routed commands."""
 
+from cdpnb.runtime.engine import Engine, engine
 from cdpnb.supervisor.options import POLICIES, Policy, SupervisorOptions
 from cdpnb.supervisor.supervisor import Supervisor
-from cdpnb.transport.engine import Engine, engine
 
 __all__ = ["POLICIES", "Engine", "Policy", "Supervisor", "SupervisorOptions", "engine"]

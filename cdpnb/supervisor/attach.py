@@ -13,13 +13,13 @@ from typing import Any
 
 from cdpnb.errors import CDPError, CommandTimeout, ConnectionLost, PageBlocked, TargetGone
 from cdpnb.protocol import Event, Message
+from cdpnb.runtime.waits import wait_for
 from cdpnb.state import Change
 from cdpnb.state.pages import METHOD_NOT_FOUND
 from cdpnb.supervisor.bridge import DialogBridge
 from cdpnb.supervisor.browser_log import enable_browser_log
 from cdpnb.supervisor.core import Core
 from cdpnb.supervisor.pages import PageAttacher
-from cdpnb.transport.waits import wait_for
 
 __all__ = ["AUTO_ATTACH", "METHOD_NOT_FOUND", "ChildAttacher", "attach_existing_page",
            "attach_page", "create_page"]

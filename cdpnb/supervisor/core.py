@@ -49,12 +49,12 @@ from cdpnb.protocol import (
     error_of,
 )
 from cdpnb.protocol.credentials import redact_url
+from cdpnb.runtime.engine import engine
+from cdpnb.runtime.threads import in_own_thread
+from cdpnb.runtime.waits import wait_for
 from cdpnb.state import BrowserState, Change, fold
 from cdpnb.transport import Connector, Transport, connect_websocket
 from cdpnb.transport.discovery import PROTOCOLS
-from cdpnb.transport.engine import engine
-from cdpnb.transport.threads import in_own_thread
-from cdpnb.transport.waits import wait_for
 
 __all__ = ["Core", "Listener", "settle"]
 

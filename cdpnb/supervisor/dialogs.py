@@ -25,6 +25,7 @@ from cdpnb.errors import (
     WaitTimeout,
 )
 from cdpnb.protocol import Message
+from cdpnb.runtime.waits import wait_for
 from cdpnb.state import Change, DialogRecord, PendingDialog
 from cdpnb.state.changes import DialogClosed, DialogOpened, DialogUnanswerable
 from cdpnb.state.dialogs import (
@@ -36,7 +37,6 @@ from cdpnb.state.dialogs import (
 from cdpnb.supervisor.bridge import DialogBridge
 from cdpnb.supervisor.core import Core
 from cdpnb.supervisor.options import Policy, check_timeout
-from cdpnb.transport.waits import wait_for
 
 __all__ = ["ACTIONS", "DialogControl", "explain_unanswerable"]
 

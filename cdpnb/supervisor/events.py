@@ -30,6 +30,7 @@ from typing import Any
 
 from cdpnb.errors import DialogError, SupervisorStopped, WaitTimeout
 from cdpnb.protocol import Message
+from cdpnb.runtime.waits import wait_for
 from cdpnb.state import Change, DialogRecord, PendingDialog
 from cdpnb.state.changes import (
     ConsoleError,
@@ -46,7 +47,6 @@ from cdpnb.state.events import EVENT_NAMES, EVENT_OF, EventName, event_name
 from cdpnb.state.models import ConsoleEntry, FrameInfo, PageInfo
 from cdpnb.supervisor.core import Core
 from cdpnb.supervisor.options import check_timeout
-from cdpnb.transport.waits import wait_for
 
 __all__ = [
     "EVENT_NAMES",

@@ -45,6 +45,7 @@ from typing import Any
 
 from cdpnb.errors import CDPError, CdpnbError, UnknownPage
 from cdpnb.protocol.credentials import hide_credentials, redact_url
+from cdpnb.runtime.waits import wait_for
 from cdpnb.state import BrowserState
 from cdpnb.state.pages import METHOD_NOT_FOUND
 from cdpnb.supervisor.attach import attach_existing_page, attach_page
@@ -52,7 +53,6 @@ from cdpnb.supervisor.bridge import DialogBridge
 from cdpnb.supervisor.core import Core
 from cdpnb.supervisor.dialogs import DialogControl
 from cdpnb.supervisor.options import FIRST, NEW
-from cdpnb.transport.waits import wait_for
 
 __all__ = ["attach_chosen_page", "choose_bidi_context", "choose_cdp_page",
            "is_user_page", "let_go_of_dialogs", "pages_left_open"]

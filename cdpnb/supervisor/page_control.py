@@ -65,6 +65,8 @@ from cdpnb.errors import (
 )
 from cdpnb.protocol import Event, Message, bidi_error_name
 from cdpnb.protocol.credentials import hide_credentials, redact_url
+from cdpnb.runtime.engine import engine
+from cdpnb.runtime.waits import wait_for
 from cdpnb.state import BrowserState, Change, FrameInfo, PageInfo, PendingDialog
 from cdpnb.state.changes import DialogClosed, DialogOpened, FrameRemoved
 from cdpnb.state.dialogs import BROWSER_CLOSES, page_session_of
@@ -75,8 +77,6 @@ from cdpnb.supervisor.dialogs import DialogControl
 from cdpnb.supervisor.evaluation import Budget
 from cdpnb.supervisor.options import Policy
 from cdpnb.supervisor.recovery import Recovery
-from cdpnb.transport.engine import engine
-from cdpnb.transport.waits import wait_for
 
 __all__ = ["REPLACEMENT_WAIT_S", "SET_CONTENT_SCRIPT", "PageControl"]
 

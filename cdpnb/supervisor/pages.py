@@ -25,12 +25,12 @@ from typing import Any
 
 from cdpnb.errors import CDPError, CommandTimeout, ConnectionLost, TargetGone
 from cdpnb.protocol import Event, Message
+from cdpnb.runtime.waits import wait_for
 from cdpnb.state import Change
 from cdpnb.state.changes import PageOpened
 from cdpnb.supervisor.bridge import DialogBridge
 from cdpnb.supervisor.browser_log import enable_browser_log
 from cdpnb.supervisor.core import Core, settle
-from cdpnb.transport.waits import wait_for
 
 __all__ = ["BROWSER_AUTO_ATTACH", "PageAttacher"]
 

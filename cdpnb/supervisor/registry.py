@@ -17,10 +17,10 @@ import os
 from collections.abc import Iterable
 from typing import Any, Literal, TypedDict, Unpack
 
+from cdpnb.runtime.engine import engine
 from cdpnb.supervisor.options import PAGE_CHOICES, Policy
 from cdpnb.supervisor.supervisor import HasCdpUrl, Supervisor
 from cdpnb.transport import Connector
-from cdpnb.transport.engine import engine
 
 __all__ = ["Registry", "StartOptions", "endpoint_of", "registry"]
 

@@ -28,8 +28,10 @@ from cdpnb.errors import (
     UnknownFrame,
     WaitTimeout,
 )
+from cdpnb.playback.script import is_replay_url
 from cdpnb.protocol import Message
 from cdpnb.protocol.credentials import redact_url
+from cdpnb.runtime.engine import engine
 from cdpnb.state import (
     BrowserState,
     Change,
@@ -89,8 +91,6 @@ from cdpnb.supervisor.routing import context_for_frame, frame_of, session_for_fr
 from cdpnb.supervisor.values import RemoteObject, call_argument
 from cdpnb.trace import Recorder
 from cdpnb.transport import Connector
-from cdpnb.transport.engine import engine
-from cdpnb.transport.replay_script import is_replay_url
 
 if TYPE_CHECKING:
     import pandas as pd

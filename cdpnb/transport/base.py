@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlsplit
 
-from cdpnb.transport.threads import in_own_thread
+from cdpnb.runtime.threads import in_own_thread
 
 if TYPE_CHECKING:
     from cdpnb.transport.wire import WireSocket

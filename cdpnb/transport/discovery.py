@@ -10,8 +10,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 from cdpnb.errors import EndpointError
 from cdpnb.protocol.credentials import redact_url
-from cdpnb.transport.threads import in_own_thread
-from cdpnb.transport.waits import wait_for
+from cdpnb.runtime.threads import in_own_thread
+from cdpnb.runtime.waits import wait_for
 
 __all__ = ["PROTOCOLS", "bidi_url_of", "browser_of", "fetch_json", "get_json",
            "protocol_of_reply", "protocol_of_url", "resolve_ws_url"]

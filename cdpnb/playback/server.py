@@ -3,7 +3,7 @@ loopback: a BiDi recording is served as BiDi, at ``/session``, with no ``/json``
 
 Each WebSocket connection plays one recorded connection (a recording with
 reconnects plays its next one on the next connection, and closes the socket
-where the recorded one was lost). See ``replay_script`` for how commands are
+where the recorded one was lost). See ``cdpnb.playback.script`` for how commands are
 matched; a command the recording cannot answer gets a CDP error saying so.
 
 Memory is bounded whatever the clients send: a message larger than
@@ -32,9 +32,9 @@ from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
+from cdpnb.playback.script import BIDI_REPLAY_PATH, REPLAY_PATH, ReplayScript
 from cdpnb.protocol import InvalidCommand, Message, parse_command, wire_text
-from cdpnb.transport.replay_script import BIDI_REPLAY_PATH, REPLAY_PATH, ReplayScript
-from cdpnb.transport.waits import wait_for
+from cdpnb.runtime.waits import wait_for
 
 __all__ = ["MAX_MESSAGE_BYTES", "MAX_QUEUED_FRAMES", "NO_RECORDED_REPLY", "OTHER_METHODS",
            "UNMATCHED_KEPT", "WRITE_LIMIT_BYTES", "ReplayServer", "UnmatchedCommands"]

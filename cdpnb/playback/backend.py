@@ -9,10 +9,10 @@ from functools import cached_property
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from cdpnb.backends.closing import Closing
+from cdpnb.playback.server import ReplayServer, UnmatchedCommands
 from cdpnb.protocol import Command, Note
-from cdpnb.transport.engine import engine
-from cdpnb.transport.replay_server import ReplayServer, UnmatchedCommands
+from cdpnb.runtime.closing import Closing
+from cdpnb.runtime.engine import engine
 
 if TYPE_CHECKING:
     from cdpnb.trace import Trace

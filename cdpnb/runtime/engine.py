@@ -157,7 +157,7 @@ class Engine:
 
         Before that yield no task is current: code on this path must not need one
         (``asyncio.timeout``, and ``asyncio.wait_for`` from Python 3.12, do;
-        cdpnb's own waits use ``cdpnb.transport.waits.wait_for``, which does not:
+        cdpnb's own waits use ``cdpnb.runtime.waits.wait_for``, which does not:
         ``tests/test_engine_drive.py`` checks the package for them).
         """
         own = self._own
