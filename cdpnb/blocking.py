@@ -122,8 +122,19 @@ def blocking(method: Callable[Concatenate[A, P], Coroutine[Any, Any, R]]
             # frames it came through would only bury them (Playwright shows the call too).
             # (Not ``from None``: an exception the caller was handling stays its context.)
             raise exc.with_traceback(None)  # noqa: B904 (the caller's context stays)
+        finally:
+            _warn_on_this_thread(self.aio)
 
     return call
+
+
+def _warn_on_this_thread(aio: object) -> None:
+    """Warnings a call left pending because it ran on the engine's thread (where a
+    warning is nobody's), issued on the caller's thread: an object with something to
+    say has a ``_warn_pending()`` (the supervisor's hints)."""
+    warn = getattr(aio, "_warn_pending", None)
+    if callable(warn):
+        warn()
 
 
 def blocking_as(method: Callable[Concatenate[A, P], Coroutine[Any, Any, T]],
@@ -132,8 +143,11 @@ def blocking_as(method: Callable[Concatenate[A, P], Coroutine[Any, Any, T]],
 
     @functools.wraps(method)
     def call(self: Facade[A], /, *args: P.args, **kwargs: P.kwargs) -> W:
-        return wrap(engine.run_sync(method(self.aio, *args, **kwargs),
-                                    here=type(self).run_here))
+        try:
+            return wrap(engine.run_sync(method(self.aio, *args, **kwargs),
+                                        here=type(self).run_here))
+        finally:
+            _warn_on_this_thread(self.aio)
 
     return call
 

@@ -80,7 +80,7 @@ class Supervisor(Facade[AsyncSupervisor]):
     _faces: ClassVar[weakref.WeakKeyDictionary[AsyncSupervisor, Supervisor]] = (
         weakref.WeakKeyDictionary())
     #: A supervisor's calls run on the calling thread when it has no loop running
-    #: (``Engine._drive``): the command goes out from this thread, its reply wakes it.
+    #: (``cdpnb.runtime.drive``): the command goes out from this thread, its reply wakes it.
     run_here = True
 
     @classmethod
@@ -150,14 +150,14 @@ class Supervisor(Facade[AsyncSupervisor]):
     policy = Forward(A.policy)
     pages = Forward(A.pages)
     protocol = Forward(A.protocol)
+    browser_version = Forward(A.browser_version)
+    reconnects = Forward(A.reconnects)
 
     # -- attributes the async supervisor sets on itself ----------------------------------
     url: Delegated[str] = Delegated()
     options: Delegated[SupervisorOptions] = Delegated()
     recorder: Delegated[Recorder | None] = Delegated()
     hints: Delegated[list[str]] = Delegated()
-    reconnects: Delegated[int] = Delegated()
-    browser_version: Delegated[dict[str, Any]] = Delegated()
 
 
 def _face_or_none(aio: AsyncSupervisor | None) -> Supervisor | None:

@@ -26,6 +26,7 @@ from cdpnb.supervisor.accessibility import (
     parse_ref,
 )
 from cdpnb.supervisor.actions import quad_centre
+from cdpnb.supervisor.cdp_driver import CDPDriver
 
 # -- the ref rule (pure) -------------------------------------------------------------
 
@@ -199,7 +200,9 @@ async def test_evaluate_on_a_ref_in_the_page_and_in_the_oopif(
     with pytest.raises(cdpnb.EvaluateError, match="boom"):
         await sup.evaluate_on("button:Go", "el => { throw new Error('boom') }")
     # A ref not taken yet is looked up on the page as it is now.
-    sup._refs.clear()
+    driver = sup._driver
+    assert isinstance(driver, CDPDriver)
+    driver.refs.forget()
     assert await sup.evaluate_on("link:Leave", "el => el.tagName") == "A"
     # One spelling per ref; a trailing line comment in the function is harmless.
     assert await sup.evaluate_on("button:Go#1", "el => el.id // the first Go") == "go"

@@ -101,7 +101,7 @@ async def test_a_dropped_connection_resumes_on_a_new_browser_with_the_bridge_and
             await proxy.drop()
             await settle(sup, lambda s: sup.stats().get("reconnects") == 1 and s.connected,
                          timeout=20)
-            assert sup.page_target_id != old and sup.stats()["page-replaced"] == 1
+            assert sup.page_target_id != old and sup.stats()["pages-replaced"] == 1
             with pytest.warns(cdpnb.CdpnbWarning, match=f"page {old} was gone after the "
                                                          "connection dropped"):
                 frames = await open_probe_page(sup, site)

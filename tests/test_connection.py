@@ -98,7 +98,7 @@ async def test_dropped_connection_reconnects_to_the_same_page_with_fresh_state(
         assert tree.top is not None and tree.top.frame_id == ids["main"]
         assert {c.frame_id for c in tree.children} == {ids["srcdoc"], ids["oopif"]}
         assert await sup.evaluate("document.title", frame_id=ids["oopif"]) == "child"
-        assert "wedged-page-replaced" not in sup.stats()
+        assert "pages-replaced" not in sup.stats()
 
 
 @pytest.mark.logs_warnings  # the page replaced after a reconnect is worth a warning
@@ -117,7 +117,7 @@ async def test_dialog_open_across_a_dropped_connection_gets_a_fresh_page(
         last = sup.snapshot().recent_dialogs[-1]
         assert (last.closed_by, last.reason) == ("cdpnb", "disconnected")
         await settle(sup, lambda s: sup.stats().get("reconnects") == 1, timeout=10)
-        assert sup.stats()["wedged-page-replaced"] == 1
+        assert sup.stats()["pages-replaced"] == 1
         assert sup.page_target_id != target
         assert await sup.evaluate("1 + 1") == 2
         await sup.navigate(site.url("/blank"))

@@ -72,7 +72,7 @@ def test_chromium_overlap_closes_the_old_one_and_orphans_the_new_one() -> None:
     assert pending(state) == {"d-1": "superseded", "d-2": "orphaned"}
     assert answerable_dialog(state, PS) is None  # Chromium lost the handle of both
     assert kinds(changes) == ["DialogOpened", "DialogOpened", "DialogUnanswerable",
-                              "DialogUnanswerable"]
+                              "DialogUnanswerable", "Counted"]  # (dialog-overlaps)
     # Chromium then closes the older one itself, 0-3 ms later.
     state, changes = run(state, dialog_closed(False, frame_id=OOP, wall=T0 + 6.002))
     [record] = state.recent_dialogs

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import concurrent.futures
 import contextlib
 import gc
 import json
@@ -762,11 +763,32 @@ async def test_a_reconnect_lost_as_its_last_reply_lands_tries_again() -> None:
         await sup.stop()
 
 
+# -- late news of a lost connection, inside the core ---------------------------------------
+#
+# The two tests below keep a window that ScriptedBrowser.hold() cannot open, so they
+# patch the core's private ``_lost``. The window is inside the core: the reader thread
+# has seen its socket close (``_on_closed`` has cleared the core's transport, so the
+# reconnect attempt's next command fails at once with "is down" and ``end_connection()``
+# finds nothing to close), then it is pre-empted before ``_lost`` folds the
+# ``cdpnb.disconnected`` and tells anyone. hold() holds a connection's end whole: until
+# it is released the core has not seen the close, the attempt's next command goes into
+# the dead connection (``browser.lost``) and waits, and the attempt then ends in one of
+# two ways. Either the released end is what fails it, so the news comes before the
+# attempt gives up or starts the next one. Or the attempt fails some other way (a
+# command timeout, an error reply), ``end_connection()`` closes that transport itself,
+# and the core hears of the end at once ("closed by cdpnb"); the held end then falls on
+# a closed transport. Measured with hold() and the reply released ahead of the end,
+# the fold runs disconnected(2) -> reconnectGaveUp; with the patch it runs
+# reconnectGaveUp -> disconnected(2), the order the first test is about. The guard
+# the second test is about (``_lost`` leaves alone a connection opened after the one
+# that ended) is reached only from that window.
+
+
 def _late_news_of_losses(monkeypatch: pytest.MonkeyPatch, core: Any,
                          gate: threading.Event) -> None:
     """A connection ended from a thread named "dropper" has the news of its loss held
     until ``gate`` opens: a reader thread pre-empted between seeing its socket close
-    and telling the supervisor."""
+    and telling the supervisor (inside the core: see above)."""
     told = core._lost
 
     def lost(reason: str, transport: Any, generation: int = 0) -> None:
@@ -779,10 +801,28 @@ def _late_news_of_losses(monkeypatch: pytest.MonkeyPatch, core: Any,
 
 async def _lose_in_a_dropper_thread(b: ScriptedBrowser, core: Any, reason: str
                                     ) -> threading.Thread:
-    dropper = threading.Thread(target=b._transport.end, args=(reason,), name="dropper")
+    transport = b._transport
+    assert transport is not None
+    dropper = threading.Thread(target=transport.end, args=(reason,), name="dropper")
     dropper.start()
     await _until(lambda: core._transport is None)  # its end seen; its news held
     return dropper
+
+
+def _tell_the_late_news(gate: threading.Event, dropper: threading.Thread) -> None:
+    """Let the held news through; when this returns it has been folded, and whatever it
+    told the engine loop is queued there."""
+    gate.set()
+    dropper.join(5)
+    assert not dropper.is_alive(), "the late news never got through"
+
+
+async def _engine_caught_up() -> None:
+    """Return once everything queued on the engine loop before now has run (callbacks
+    from other threads run in the order they were queued)."""
+    done: concurrent.futures.Future[None] = concurrent.futures.Future()
+    engine.loop.call_soon_threadsafe(done.set_result, None)
+    await asyncio.wrap_future(done)
 
 
 async def test_late_news_of_a_lost_attempt_changes_nothing_once_reconnecting_gave_up(
@@ -799,9 +839,10 @@ async def test_late_news_of_a_lost_attempt_changes_nothing_once_reconnecting_gav
         await _until(lambda: sup.stats().get("reconnect-gave-up") == 1)
         reason = sup._core.last_disconnect_reason
         assert reason is not None and reason.endswith("gave up after 1 reconnect attempts")
-        gate.set()
-        dropper.join(5)
-        await asyncio.sleep(0.5)
+        _tell_the_late_news(gate, dropper)
+        # A second round would be under way by now: on_lost starts it on the engine
+        # loop, where the news queued it before this wait's callback (alive says so).
+        await _engine_caught_up()
         assert (b.connections, sup.reconnects, sup.alive) == (2, 0, False)
         assert sup._core.last_disconnect_reason == reason
         with pytest.raises(cdpnb.ConnectionLost, match="gave up after 1 reconnect"):
@@ -819,25 +860,39 @@ async def test_late_news_of_an_older_connection_leaves_the_new_one_alone(
     call made between attempts says why the supervisor is down: the drop, not the
     attempt's own end."""
     b, held = _holding_get_targets(on_connections=(2, 3))
-    sup = await cdpnb.Supervisor.start(b, reconnect_attempts=2)
+    asked_for_the_third = threading.Event()
+    # Set from the test's loop, awaited on the engine loop (which runs on meanwhile).
+    let_the_third_in: concurrent.futures.Future[None] = concurrent.futures.Future()
+
+    async def connect(url: str, timeout: float) -> Any:
+        if b.connections == 2:  # the next attempt: it waits here, between attempts
+            asked_for_the_third.set()
+            await asyncio.wrap_future(let_the_third_in)
+        return await b.connect_transport(url, timeout)
+
+    sup = await cdpnb.Supervisor.start(b, reconnect_attempts=2, transport=connect)
     gate = threading.Event()
     _late_news_of_losses(monkeypatch, sup._core, gate)
     try:
         dropper = await _attempt_lost_with_its_news_held(b, sup, held)
+        await _until(asked_for_the_third.is_set)  # the attempt failed; the next waits
         with pytest.raises(cdpnb.ConnectionLost, match=r"is down \(connection dropped\)"):
             await sup.cdp("Runtime.evaluate", {"expression": "1"})
+        let_the_third_in.set_result(None)
         await _until(lambda: 3 in held)
         third = b._transport
-        gate.set()  # the late news of connection 2's end
-        dropper.join(5)
-        await asyncio.sleep(0.2)
+        assert third is not None
+        _tell_the_late_news(gate, dropper)  # the late news of connection 2's end
+        await _engine_caught_up()
         assert not third.closed and sup._core.connected
-        await b.reply(held[3], {"targetInfos": []})
+        await b.reply(held[3], {"targetInfos": []})  # (its wait must not have been failed)
         await _until(lambda: sup.reconnects == 1)
         assert (b.connections, sup.alive) == (3, True)
         assert await sup.cdp("Runtime.evaluate", {"expression": "1"}) == {}
     finally:
         gate.set()
+        if not let_the_third_in.done():
+            let_the_third_in.set_result(None)
         await sup.stop()
 
 

@@ -16,9 +16,9 @@ from conftest import settle
 import cdpnb
 from cdpnb.probes import ScenarioServer
 from cdpnb.protocol import Event, Message, Note, Reply
+from cdpnb.render.state import TEXT_LINES
 from cdpnb.state import BrowserState, FrameInfo, build_frame_tree, fold, snapshot_of
 from cdpnb.state.changes import Change, FrameNavigated, FrameRemoved
-from cdpnb.state.display import TEXT_LINES
 from cdpnb.trace import Trace
 from cdpnb.trace.format import Record
 

@@ -20,6 +20,7 @@ from cdpnb.state import (
     fold_all,
     snapshot_of,
 )
+from cdpnb.state.counting import OCCURRENCES
 from cdpnb.state.reducer import EVENT_RULES, NOTE_RULES, REPLY_RULES
 
 T0 = 1_700_000_000.0
@@ -1179,8 +1180,15 @@ EVENT_PARAMS: dict[str, st.SearchStrategy[Any]] = {
                             stackTrace=loose(callFrames=CALL_FRAMES)),
 }
 NOTE_PARAMS: dict[str, st.SearchStrategy[Any]] = {
-    "cdpnb.connected": loose(),
-    "cdpnb.disconnected": loose(),
+    "cdpnb.connected": loose(generation=st.integers(min_value=0, max_value=3)),
+    "cdpnb.disconnected": loose(generation=st.integers(min_value=0, max_value=3),
+                                reason=st.text(max_size=3)),
+    "cdpnb.connectionReady": loose(generation=st.integers(min_value=0, max_value=3)),
+    "cdpnb.reconnectGaveUp": loose(reason=st.text(max_size=3)),
+    "cdpnb.evaluated": loose(ms=st.integers(min_value=-1, max_value=20_000)),
+    "cdpnb.commandsOrphaned": loose(ids=st.lists(st.integers(min_value=1, max_value=5),
+                                                 max_size=3)),
+    **dict.fromkeys(OCCURRENCES, loose()),
     "cdpnb.pageTarget": loose(target_id=IDS, session_id=IDS),
     "cdpnb.pageReplacing": loose(session_id=IDS),
     "cdpnb.pageClosing": loose(session_id=IDS, closing=st.booleans()),

@@ -1,9 +1,10 @@
-"""The columnar path (``Trace.load``'s scan, tables from columns, folding only the
-messages with a rule) against the object path (``read_trace``: every line a message
-object, every table from ``trace.records``): the same frames, dtypes included, the same
-records, problems and state, on the recorded datasets (v2), the frozen v1 copies, and
-hand-made traces that hold everything the scan must get right or leave to the object
-reader."""
+"""The columnar scan (``Trace.load``: the file read into columns, no message object
+made) against the object reader (``read_trace``: every line a message object, held as
+columns by ``Columns.of_records``): the same frames, dtypes included, the same records,
+problems and state, on the recorded datasets (v2), the frozen v1 copies, and hand-made
+traces that hold everything the scan must get right or leave to the object reader. (The
+tables are built one way for both: ``tests/test_trace_builder.py`` holds them to their
+stored values.)"""
 
 from __future__ import annotations
 
@@ -37,7 +38,7 @@ def by_objects(path: Path, strict: bool = True) -> Trace:
 
 
 def assert_same(columnar: Trace, objects: Trace) -> None:
-    assert objects._columns is None
+    assert objects._held.held is not None  # message objects, held as columns
     assert (columnar.header, columnar.footer, columnar.problems) == \
         (objects.header, objects.footer, objects.problems)
     assert (columnar.complete, columnar.truncated) == (objects.complete, objects.truncated)
@@ -57,7 +58,7 @@ def parquet_tables_equal(columnar: Trace, objects: Trace, tmp_path: Path) -> Non
     assert a.schema.equals(b.schema, check_metadata=True)
     assert a.equals(b)
     back = Trace.from_parquet(tmp_path / "columnar.parquet")
-    assert back._columns is not None, "read back as columns, no record made"
+    assert back._held.held is None, "read back as columns, no record made"
     assert back._records is None
     assert_same(back, objects)
 

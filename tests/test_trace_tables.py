@@ -16,7 +16,7 @@ from conftest import open_two_site
 import cdpnb
 from cdpnb.probes import ScenarioServer
 from cdpnb.protocol import Command, ErrorReply, Event, Fault, Note, Reply
-from cdpnb.trace import Recorder, Trace, TraceFormatError, compare, tables
+from cdpnb.trace import Recorder, Trace, TraceFormatError, compare
 from cdpnb.trace.format import Record
 
 START_WALL = 1_700_000_000.0
@@ -441,7 +441,7 @@ def test_parquet_round_trip_is_lossless_for_every_kind_of_record(tmp_path: Path)
     back = assert_round_trip(trace, tmp_path / "t.parquet")
     # Replies whose params are not a recorded command's (9 and 10 here) cannot be held
     # as columns: the records are built one by one, equal all the same.
-    assert back._columns is None
+    assert back._held.held is not None
     pd.testing.assert_frame_equal(back.events(), trace.events())
     # The file is also a plain events table for anyone with pandas.
     plain = pd.read_parquet(tmp_path / "t.parquet")
@@ -457,7 +457,7 @@ def test_parquet_round_trip_of_a_recorded_file_and_of_an_empty_trace(tmp_path: P
     recorder.close()
     loaded = Trace.load(tmp_path / "run.jsonl")
     back = assert_round_trip(loaded, tmp_path / "run.parquet")
-    assert back._columns is not None  # read as columns, as Trace.load reads a file
+    assert back._held.held is None  # read as columns, as Trace.load reads a file
     pd.testing.assert_frame_equal(back.dialogs(), loaded.dialogs())
     pd.testing.assert_frame_equal(back.commands(), loaded.commands())
     # A row of a kind no cdpnb writes is named, whichever way the file is read.
@@ -482,7 +482,7 @@ def test_parquet_read_as_columns_pickles_and_odd_records_are_kept_as_they_were(
     every = every_kind()
     every.records.pop()  # (a fault: kept, but not needed here)
     columns = assert_round_trip(every.trace(), tmp_path / "plain.parquet")
-    assert columns._columns is not None
+    assert columns._held.held is None
     # A view of the file's buffer does not pickle; the trace does (Dask, joblib).
     for again in (pickle.loads(pickle.dumps(columns)), copy.deepcopy(columns)):
         assert again.records == columns.records
@@ -496,7 +496,7 @@ def test_parquet_read_as_columns_pickles_and_odd_records_are_kept_as_they_were(
         script = every_kind()
         odd(script)
         back = assert_round_trip(script.trace(), tmp_path / "odd.parquet")
-        assert back._columns is None
+        assert back._held.held is not None
     # A matched reply whose params the file leaves out (a file edited by hand).
     table = pq.read_table(tmp_path / "plain.parquet")
     params = table.column("params").to_pylist()
@@ -507,7 +507,7 @@ def test_parquet_read_as_columns_pickles_and_odd_records_are_kept_as_they_were(
     pq.write_table(edited.replace_schema_metadata(table.schema.metadata),
                    tmp_path / "edited.parquet")
     back = Trace.from_parquet(tmp_path / "edited.parquet")
-    assert back._columns is None and back.records[2].params == {}
+    assert back._held.held is not None and back.records[2].params == {}
 
 
 def test_a_parquet_trace_read_in_many_row_groups_gives_the_same_tables(
@@ -520,7 +520,7 @@ def test_a_parquet_trace_read_in_many_row_groups_gives_the_same_tables(
     table = pq.read_table(loaded.to_parquet(tmp_path / "one.parquet"))
     pq.write_table(table, tmp_path / "many.parquet", row_group_size=4)  # (metadata kept)
     back = Trace.from_parquet(tmp_path / "many.parquet")
-    assert back._columns is not None and len(back._columns.blocks) > 5
+    assert back._held.held is None and len(back._held.blocks) > 5
     assert back.records == loaded.records
     for name in ("events", "commands", "dialogs", "frames", "console"):
         pd.testing.assert_frame_equal(getattr(back, name)(), getattr(loaded, name)(),
@@ -539,7 +539,7 @@ def test_from_parquet_refuses_files_it_did_not_write(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="no Parquet trace"):
         Trace.from_parquet(tmp_path / "missing.parquet")
     with pytest.raises(IsADirectoryError):
-        tables.to_parquet(Trace({}, []), tmp_path)
+        Trace({}, []).to_parquet(tmp_path)
 
 
 # -- compare --------------------------------------------------------------------------------

@@ -56,9 +56,10 @@ class CampaignModule(ModuleType):
     """
 
     __call__ = staticmethod(run_campaign)
-    load = staticmethod(load)
 
-    if TYPE_CHECKING:  # the rest of __all__, for ``cdpnb.campaign.<name>`` in typed code
+    if TYPE_CHECKING:  # __all__ again, for ``cdpnb.campaign.<name>`` in typed code
+        # (Held to __all__, name by name and object by object, by
+        # tests/test_campaign_module.py; at run time the module's own names answer.)
         CampaignInterrupted = CampaignInterrupted
         CampaignProgress = CampaignProgress
         CampaignResult = CampaignResult
@@ -68,11 +69,13 @@ class CampaignModule(ModuleType):
         RunSummary = RunSummary
         compare_samples = staticmethod(compare_samples)
         default_concurrency = staticmethod(default_concurrency)
+        load = staticmethod(load)
         resolve_scenarios = staticmethod(resolve_scenarios)
         run_campaign = staticmethod(run_campaign)
         wilson_interval = staticmethod(wilson_interval)
 
 
+# Swapped: cdpnb.campaign is a call and a namespace, and only its type makes a module callable.
 sys.modules[__name__].__class__ = CampaignModule
 # inspect.signature (and so help() and a notebook's ``cdpnb.campaign?``) reads this.
 __signature__ = inspect.signature(run_campaign)

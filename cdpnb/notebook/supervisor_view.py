@@ -21,9 +21,9 @@ from cdpnb.notebook.snapshot import SnapshotDisplay
 from cdpnb.notebook.static import widget_bundle
 from cdpnb.protocol.credentials import redact_url
 from cdpnb.render import MAX_ROWS, WRAP, badge, clip, short_repr, table, text, when
+from cdpnb.render.state import dialogs_html, frame_tree_html, frame_tree_text
 from cdpnb.runtime.engine import engine
 from cdpnb.state import DialogRecord, PendingDialog
-from cdpnb.state.display import dialogs_html, frame_tree_html, frame_tree_text
 from cdpnb.state.snapshot import FrameNode, FrameTree
 from cdpnb.terminal_text import inert
 

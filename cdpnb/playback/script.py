@@ -28,6 +28,7 @@ from cdpnb.protocol import (
     opens_connection,
     wire_text,
 )
+from cdpnb.trace.replies import ReplyMatcher
 
 __all__ = ["BIDI_REPLAY_PATH", "REPLAY_PATH", "Matcher", "ReplayScript", "Step", "command_key",
            "is_replay_url"]
@@ -109,13 +110,14 @@ class ReplayScript:
         #: The size of the largest recorded command, in characters of ASCII JSON (its
         #: method, session and params): the replay server lets clients send one this big.
         self.largest_command = 0
-        numbers: dict[int, int] = {}  # wire id -> recorded command number
+        # Each recorded reply to its recorded command, as a trace pairs them.
+        numbers: ReplyMatcher[int] = ReplyMatcher()  # wire id -> recorded command number
         for message in messages:
             kind = type(message)
             if kind is Command:
                 assert isinstance(message, Command)
                 number = len(self.gate_of)
-                numbers[message.id] = number
+                numbers.sent(message.id, number)
                 key = command_key(message.method, message.session_id, message.params)
                 self._by_key.setdefault(key, []).append(number)
                 self.largest_command = max(self.largest_command,
@@ -127,7 +129,7 @@ class ReplayScript:
                 self.steps.append(Step(message.mono, event=message))
             elif kind is Reply or kind is ErrorReply:
                 assert isinstance(message, Reply | ErrorReply)
-                number_or_none = numbers.pop(message.id, None)
+                number_or_none = numbers.answered(message.id)
                 if number_or_none is None:
                     continue
                 self.reply_of[number_or_none] = len(self.steps)

@@ -8,7 +8,8 @@ treated as untrusted like any page text.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sized
+from typing import TYPE_CHECKING, Protocol
 
 from cdpnb.render import CSS, WRAP, badge, clip, text
 
@@ -16,9 +17,23 @@ if TYPE_CHECKING:
     import pandas as pd
     from pandas.io.formats.style import Styler
 
-    from cdpnb.probes.run import ProbeResult
+__all__ = ["ProbeResultParts", "cell_colour", "cell_kind", "cell_symbol", "probe_html",
+           "probe_styler"]
 
-__all__ = ["cell_colour", "cell_kind", "cell_symbol", "probe_html", "probe_styler"]
+
+class ProbeResultParts(Protocol):
+    """What the reprs read of a probe result (``cdpnb.probes.run.ProbeResult``, whose
+    ``_repr_html_`` and ``style`` call them: so this module does not import it back)."""
+
+    @property
+    def results(self) -> Sized: ...
+    @property
+    def backends(self) -> Sized: ...
+    def matrix(self) -> pd.DataFrame: ...
+    def matrix_text(self, *, reasons: bool = ...) -> pd.DataFrame: ...
+    def surprises(self) -> pd.DataFrame: ...
+    def latency_capabilities(self) -> list[str]: ...
+    def version_label(self, backend: str) -> str: ...
 
 _COLOURS = {"ok": "#dff3e6", "fail": "#f8dddd", "partial": "#fbefd5", "none": "#eeeeee",
             "info": "#e3ecf7"}
@@ -48,7 +63,7 @@ def cell_symbol(cell: str) -> str:
     return {"fail": "✗", "partial": "~", "none": "—"}.get(cell_kind(cell), clip(cell, 8))
 
 
-def probe_html(result: ProbeResult) -> str:
+def probe_html(result: ProbeResultParts) -> str:
     # Capabilities as rows, backends as columns: a handful of columns fits any width.
     matrix = result.matrix_text().T
     head = "".join(f'<th style="padding:1px 6px;text-align:center;{WRAP}" '
@@ -72,7 +87,7 @@ def probe_html(result: ProbeResult) -> str:
             f'<tbody>{"".join(rows)}</tbody></table></div>')
 
 
-def probe_styler(result: ProbeResult) -> Styler:
+def probe_styler(result: ProbeResultParts) -> Styler:
     """``result.matrix()`` as a pandas Styler: each cell coloured as in the HTML repr,
     latencies with two decimals, and a cell with no value (NA in the typed matrix)
     showing what the CLI and ``view()`` show there (``✗`` for a check that failed,

@@ -1,6 +1,7 @@
 """Where cdpnb's work runs: the engine loop in its daemon thread (``engine``), the
-blocking face's drive of a call on the caller's thread, daemon threads that die with
-their owner (``threads``) and the one wait cdpnb's code uses (``waits.wait_for``).
+blocking face's drive of a call on the caller's thread (``drive``: the one module that
+touches private asyncio), daemon threads that die with their owner (``threads``), the
+one wait cdpnb's code uses (``waits.wait_for``) and ``Closing``.
 
 Below the transport: it knows asyncio and threads, nothing of protocols or browsers.
 """

@@ -5,43 +5,28 @@ bridge), so it goes on while the caller's thread is busy (a notebook cell in
 ``time.sleep``); the transport's reader thread receives and folds on its own.
 
 A blocking supervisor call (``cdpnb.sync``) runs its coroutine on the calling thread
-when that thread has no loop running (a script, a worker thread): driven by hand, and
-by a private event loop of that thread from the first time it awaits something of a
-loop's (``Engine._drive``); the command goes out from that thread and the reply wakes
-it, one thread hop. In a
-thread whose loop is running (a notebook's kernel thread) it cannot wait on a loop of
-its own, so the coroutine runs on the engine loop and the thread waits on its future;
-so does every other blocking call.
-Nothing here patches asyncio or re-enters a running loop, so nest_asyncio neither
-helps nor hurts.
+when that thread has no loop running (a script, a worker thread), on a private loop of
+that thread (``cdpnb.runtime.drive``: driven by hand until it awaits something of the
+loop); the command goes out from that thread and the reply wakes it, one thread hop.
+In a thread whose loop is running (a notebook's kernel thread) it cannot wait on a
+loop of its own, so the coroutine runs on the engine loop and the thread waits on its
+future; so does every other blocking call. Nothing here patches asyncio or re-enters a
+running loop, so nest_asyncio neither helps nor hurts.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import contextlib
-import contextvars
-import functools
-import sys
 import threading
-import weakref
-from collections.abc import Coroutine, Generator
-from typing import Any, TypeVar, cast
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+from cdpnb.runtime.drive import ThreadDrive
 
 __all__ = ["Engine", "engine"]
 
 T = TypeVar("T")
-
-
-class _ThreadLoop(threading.local):
-    runner: asyncio.Runner | None = None
-    #: The task of the blocking call running on this thread's private loop, if any.
-    call: asyncio.Task[Any] | None = None
-    #: A blocking call is being driven by hand on this thread (``Engine._drive``).
-    driving = False
-    #: Tasks created on this thread's private loop since the call began.
-    started = 0
 
 
 class Engine:
@@ -49,7 +34,7 @@ class Engine:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
-        self._own = _ThreadLoop()
+        self._here = ThreadDrive()
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop:
@@ -102,7 +87,7 @@ class Engine:
         if here and not _loop_running():
             # (Outside the ``except``: an error of the call must not print as raised
             # "during handling of" the RuntimeError get_running_loop() raises.)
-            return self._run_here(coro, timeout)
+            return self._here.run(coro, timeout)
         future = self.submit(coro)
         try:
             return future.result(timeout)
@@ -117,95 +102,11 @@ class Engine:
             future.cancel()
             raise
 
-    def _run_here(self, coro: Coroutine[Any, Any, T], timeout: float | None) -> T:
-        own = self._own
-        runner = own.runner
-        if runner is None:
-            runner = own.runner = asyncio.Runner()
-            # The loop goes with its thread (threading.local drops it at thread exit).
-            weakref.finalize(runner, _close_quietly, runner)
-            runner.get_loop().set_task_factory(functools.partial(_counted_task, own))
-        if timeout is None:
-            return self._drive(coro, runner)
-
-        async def bounded() -> T:
-            task = asyncio.ensure_future(coro)
-            done, _ = await asyncio.wait({task}, timeout=timeout)
-            if not done:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
-                raise TimeoutError(f"cdpnb.sync call did not finish within {timeout} s")
-            return task.result()
-
-        return runner.run(bounded())
-
-    def _drive(self, coro: Coroutine[Any, Any, T], runner: asyncio.Runner) -> T:
-        """Run ``coro`` on this thread, going round its private loop only once it awaits
-        something of the loop's: what ``runner.run(coro)`` does, without a loop's turn
-        for a call that needs none.
-
-        A command's round trip (``Core.send``) waits blocked, so most calls never yield
-        to a loop at all: driving the coroutine by hand (``send(None)``) costs ≈1 µs
-        where a loop's run of a task costs ≈7 µs here (benchmarks/README.md). As a
-        loop's step would, it runs in one context for the whole call (a copy of the
-        caller's), with the loop set as the running one and the loop's async generator
-        hooks installed, so what it schedules (a task, a timer) lands on the loop. The
-        first time it yields a future of the loop, a task on the loop takes the rest over
-        (``_Resumed``); a call that ends without yielding but started tasks gives them
-        their first step, as ``runner.run`` would.
-
-        Before that yield no task is current: code on this path must not need one
-        (``asyncio.timeout``, and ``asyncio.wait_for`` from Python 3.12, do;
-        cdpnb's own waits use ``cdpnb.runtime.waits.wait_for``, which does not:
-        ``tests/test_engine_drive.py`` checks the package for them).
-        """
-        own = self._own
-        loop = runner.get_loop()
-        context = contextvars.copy_context()
-        hooks = sys.get_asyncgen_hooks()
-        own.driving, own.started = True, 0
-        asyncio._set_running_loop(loop)  # (what a loop does around each of its steps)
-        sys.set_asyncgen_hooks(firstiter=getattr(loop, "_asyncgen_firstiter_hook", None),
-                               finalizer=getattr(loop, "_asyncgen_finalizer_hook", None))
-        try:
-            pending = context.run(coro.send, None)
-        except StopIteration as done:
-            value, finished = done.value, True
-        else:
-            finished = False
-        finally:
-            sys.set_asyncgen_hooks(*hooks)
-            asyncio._set_running_loop(None)
-            own.driving = False
-        if finished:
-            if own.started:
-                runner.run(asyncio.sleep(0), context=context)
-            return cast(T, value)
-
-        async def rest() -> T:
-            own.call = asyncio.current_task()
-            try:
-                return cast(T, await _Resumed(coro, pending))
-            finally:
-                own.call = None
-
-        try:
-            return runner.run(rest(), context=context)
-        finally:
-            coro.close()  # (a no-op once it finished; ends it if the run never began)
-
     def blocks_here(self) -> bool:
         """True in a blocking call running on its thread's private loop (see
-        ``run_sync``'s ``here``), while it is driven by hand or in the task that took it
-        over: a wait there may block the thread instead of the loop. Tasks the call
-        started (a send raced against a dialog, a gather) still need the loop, so they
-        wait on it."""
-        own = self._own
-        if own.driving:
-            return True
-        call = own.call
-        return call is not None and asyncio.current_task() is call
+        ``run_sync``'s ``here``): a wait there may block the thread instead of the loop
+        (``Core.send``). Tasks the call started still wait on the loop."""
+        return self._here.blocks_here()
 
     def thread_alive(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
@@ -218,50 +119,6 @@ def _loop_running() -> bool:
     except RuntimeError:
         return False
     return True
-
-
-def _counted_task(own: _ThreadLoop, loop: asyncio.AbstractEventLoop,
-                  coro: Coroutine[Any, Any, Any], **options: Any) -> asyncio.Task[Any]:
-    """The private loops' task factory: counts the tasks a call starts."""
-    own.started += 1
-    return asyncio.Task(coro, loop=loop, **options)
-
-
-class _Resumed:
-    """Awaiting this continues a coroutine that was driven by hand until it yielded
-    ``pending`` (a future of the running loop, or None for a bare yield): the awaiting
-    task gets what the coroutine yields, and the coroutine what the task sends or
-    throws in (a result, a cancellation), as ``await coro`` would have done from the
-    start."""
-
-    __slots__ = ("_coro", "_pending")
-
-    def __init__(self, coro: Coroutine[Any, Any, Any], pending: Any) -> None:
-        self._coro, self._pending = coro, pending
-
-    def __await__(self) -> Generator[Any, Any, Any]:
-        coro, pending = self._coro, self._pending
-        while True:
-            try:
-                sent = yield pending
-            except GeneratorExit:
-                coro.close()
-                raise
-            except BaseException as exc:
-                try:
-                    pending = coro.throw(exc)
-                except StopIteration as done:
-                    return done.value
-            else:
-                try:
-                    pending = coro.send(sent)
-                except StopIteration as done:
-                    return done.value
-
-
-def _close_quietly(runner: asyncio.Runner) -> None:
-    with contextlib.suppress(Exception):  # a loop closed at interpreter exit: nothing to keep
-        runner.close()
 
 
 engine = Engine()

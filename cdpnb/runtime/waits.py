@@ -2,7 +2,7 @@
 
 From Python 3.12 ``asyncio.wait_for`` is ``asyncio.timeout``, which refuses to run
 outside a task; a blocking call that cdpnb drives by hand on its thread's private loop
-(``Engine._drive``) has none until it first yields. cdpnb's own code waits with this
+(``cdpnb.runtime.drive``) has none until it first yields. cdpnb's own code waits with this
 one instead (``tests/test_engine_drive.py`` checks the package for the others).
 """
 

@@ -5,6 +5,7 @@ from cdpnb.state.changes import Change
 from cdpnb.state.models import (
     CLOSED_BY,
     BrowserState,
+    ConnectionPhase,
     ConsoleEntry,
     DialogAnswer,
     DialogRecord,
@@ -27,6 +28,7 @@ __all__ = [
     "CLOSED_BY",
     "BrowserState",
     "Change",
+    "ConnectionPhase",
     "ConsoleEntry",
     "DialogAnswer",
     "DialogRecord",

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cdpnb.state.models import (
+    ConnectionPhase,
     ConsoleEntry,
     DialogRecord,
     FrameInfo,
@@ -28,6 +29,7 @@ __all__ = [
     "Change",
     "ConnectionChanged",
     "ConsoleError",
+    "Counted",
     "DialogAmended",
     "DialogClosed",
     "DialogOpened",
@@ -40,6 +42,7 @@ __all__ = [
     "PageClosed",
     "PageHazard",
     "PageOpened",
+    "PhaseChanged",
     "SessionAttached",
     "SessionDetached",
 ]
@@ -180,6 +183,23 @@ class ConnectionChanged:
 
 
 @dataclass(frozen=True, slots=True)
+class PhaseChanged:
+    """The connection moved in its life (``cdpnb.state.connection``): a new connection,
+    set up, lost, reconnecting, given up."""
+
+    connection: ConnectionPhase
+
+
+@dataclass(frozen=True, slots=True)
+class Counted:
+    """A counter of ``stats()`` moved by ``by`` (``cdpnb.state.counting``); a
+    ``malformed:`` one is said by its ``Malformed`` change instead."""
+
+    name: str
+    by: int
+
+
+@dataclass(frozen=True, slots=True)
 class ConsoleError:
     entry: ConsoleEntry
 
@@ -196,5 +216,6 @@ Change = (
     DialogOpened | DialogClosed | DialogAmended | DialogUnanswerable | PageOpened
     | PageClosed | PageHazard | FrameAdded | FrameNavigated | FrameRemoved | FrameSwapped
     | SessionAttached | SessionDetached | CapabilityMissing | BridgeEnabled
-    | BridgeRequestRefused | BridgeRequestAbandoned | ConnectionChanged | ConsoleError | Malformed
+    | BridgeRequestRefused | BridgeRequestAbandoned | ConnectionChanged | PhaseChanged
+    | Counted | ConsoleError | Malformed
 )

@@ -51,6 +51,7 @@ from cdpnb.state.changes import (
     DialogUnanswerable,
     PageHazard,
 )
+from cdpnb.state.counting import count
 from cdpnb.state.models import BrowserState, DialogAnswer, DialogRecord, PendingDialog
 
 __all__ = [
@@ -155,10 +156,6 @@ def answerable_dialog(state: BrowserState, page: str | None) -> PendingDialog | 
     return next((d for d in _native_on(state, page) if d.unanswerable is None), None)
 
 
-def _count(state: BrowserState, key: str) -> BrowserState:
-    return state.evolve(counters={**state.counters, key: state.counters.get(key, 0) + 1})
-
-
 def page_session_of(state: BrowserState, session_id: str | None) -> str | None:
     """The supervised page session a session belongs to (itself, or an ancestor)."""
     seen: set[str] = set()
@@ -221,13 +218,11 @@ def native_dialog_opened(state: BrowserState, dialog: PendingDialog, out: Out) -
     state = _replace(state, changed)
     state = state.evolve(dialog_seq=state.dialog_seq + 1,
                          pending_dialogs=(*state.pending_dialogs, dialog))
-    if overlapped:
-        state = _count(state, "dialog-overlaps")
     out.append(DialogOpened(dialog))
     out.extend(DialogUnanswerable(d) for d in changed)
     if dialog.unanswerable is not None:
         out.append(DialogUnanswerable(dialog))
-    return state
+    return count(state, "dialog-overlaps", out) if overlapped else state
 
 
 def bridge_dialog_opening(state: BrowserState, msg: Note, out: Out) -> BrowserState:
@@ -249,7 +244,7 @@ def bridge_dialog_opening(state: BrowserState, msg: Note, out: Out) -> BrowserSt
                                     for d in state.pending_dialogs):
         out.append(BridgeRequestRefused(msg.session_id, request_id, frame_id,
                                         "its frame already has a bridged dialog open"))
-        return _count(state, "bridge-refused")
+        return count(state, "bridge-refused", out)
     frame = state.frames.get(frame_id or "")
     seq = state.dialog_seq + 1
     dialog = PendingDialog(
@@ -276,7 +271,7 @@ def bridge_request_refused(state: BrowserState, msg: Note, out: Out) -> BrowserS
     frame_id = p.get("frameId")
     out.append(BridgeRequestRefused(msg.session_id, str(p["requestId"]),
                                     str(frame_id) if frame_id else None, str(p["reason"])))
-    return _count(state, "bridge-refused")
+    return count(state, "bridge-refused", out)
 
 
 # -- closing ------------------------------------------------------------------------------
@@ -314,9 +309,11 @@ def _close(state: BrowserState, dialog: PendingDialog, record: DialogRecord,
     )
     if (record.closed_by == "remote" and record.via == "native"
             and record.open_ms <= FAST_REMOTE_MS):
-        state = _count(state, "fast-remote-dismissals")
+        state = count(state, "fast-remote-dismissals", out)
     if record.closed_by == "watchdog":
-        state = _count(state, "watchdog-dismissals")
+        state = count(state, "watchdog-dismissals", out)
+    if record.closed_by == "cdpnb" and record.reason == "released":
+        state = count(state, "dialogs-released", out)
     page = state.pages.get(record.page_session_id or "")
     if (record.type == "beforeunload" and record.accepted is False and page is not None
             and page.closing):
@@ -395,7 +392,7 @@ def closed_natively(state: BrowserState, dialog: PendingDialog, page_session: st
         sent = meant_for.answering
         state = _replace(state, [meant_for.model_copy(
             update={"answering": sent.model_copy(update={"delivered_to": dialog.id})})])
-        state = _count(state, "answers-misdelivered")
+        state = count(state, "answers-misdelivered", out)
         return _close(state, dialog, _record(dialog, at, sent.closed_by, accepted,
                                              prompt_text, "misdelivered", meant_for.id), out)
     return _close(state, dialog, _record(dialog, at, "remote", accepted, prompt_text),
@@ -565,6 +562,7 @@ def dialogs_gone_with_frames(state: BrowserState, gone: set[str], at: float, rea
             page = page.model_copy(update={"hazard": hazard})
             state = state.evolve(pages={**state.pages, page.session_id: page})
             out.append(PageHazard(page))
+            state = count(state, "pages-hazardous", out)
     return state
 
 
@@ -664,11 +662,9 @@ def _closed_just_before(state: BrowserState, match: Callable[[DialogRecord], boo
                 fast += 1  # counted as one by _close: it was not
     if not amended:
         return state
-    counters = dict(state.counters)
-    if fast:
-        counters["fast-remote-dismissals"] = max(
-            0, counters.get("fast-remote-dismissals", 0) - fast)
-    return state.evolve(recent_dialogs=tuple(records), counters=counters)
+    state = state.evolve(recent_dialogs=tuple(records))
+    return count(state, "fast-remote-dismissals", out,
+                 -min(fast, state.counters.get("fast-remote-dismissals", 0)))
 
 
 def close_all_pending(state: BrowserState, at: float, reason: str, out: Out) -> BrowserState:

@@ -7,15 +7,19 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from cdpnb.render.state import dialog_html, dialog_repr
+
 __all__ = [
     "CLOSED_BY",
     "BrowserState",
+    "ConnectionPhase",
     "ConsoleEntry",
     "DialogAnswer",
     "DialogRecord",
     "FrameInfo",
     "PageInfo",
     "PendingDialog",
+    "Phase",
     "SessionInfo",
 ]
 
@@ -119,13 +123,11 @@ class PendingDialog(_Frozen):
         return self.unanswerable is None
 
     def __repr__(self) -> str:
-        from cdpnb.state.display import dialog_repr  # display imports these models
         return dialog_repr(self)
 
     __str__ = __repr__
 
     def _repr_html_(self) -> str:
-        from cdpnb.state.display import dialog_html
         return dialog_html(self)
 
 
@@ -161,13 +163,11 @@ class DialogRecord(_Frozen):
         return (self.closed_at - self.opened_at) * 1000.0
 
     def __repr__(self) -> str:
-        from cdpnb.state.display import dialog_repr  # display imports these models
         return dialog_repr(self)
 
     __str__ = __repr__
 
     def _repr_html_(self) -> str:
-        from cdpnb.state.display import dialog_html
         return dialog_html(self)
 
 
@@ -190,10 +190,32 @@ class ConsoleEntry(_Frozen):
     source: str | None = None
 
 
+Phase = Literal["down", "connecting", "up", "lost", "reconnecting", "gave_up"]
+
+
+class ConnectionPhase(_Frozen):
+    """Where the supervisor's connection is in its life (the table machine of
+    ``cdpnb.state.connection``): ``down`` (none opened yet), ``connecting`` (the first
+    connection open, being set up), ``up`` (set up and in use), ``lost`` (the one in use
+    ended), ``reconnecting`` (attempts to get one back; the connections they open are
+    theirs until one is set up), ``gave_up`` (no more attempts)."""
+
+    phase: Phase = "down"
+    #: The newest connection (1 for the first, then 2, ...); 0 before any.
+    generation: int = 0
+    #: Why the supervisor was last down: the loss of the connection that was in use
+    #: (kept while reconnecting, and once up again), or why reconnecting gave up; None
+    #: until the first loss.
+    reason: str | None = None
+
+
 class BrowserState(_Frozen):
     """Everything the supervisor knows, folded from the message stream."""
 
     connected: bool = False
+    #: The connection's life (``cdpnb.connected`` / ``disconnected`` / ``connectionReady``
+    #: / ``reconnectGaveUp`` notes).
+    connection: ConnectionPhase = ConnectionPhase()
     page_target_id: str | None = None
     page_session_id: str | None = None
     #: Why the supervisor's own page is gone (closed by someone else, crashed), or None.

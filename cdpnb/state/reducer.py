@@ -6,7 +6,10 @@ tables: which rule handles which (kind, method). A rule takes the state, the mes
 and a list to append the changes it makes to (``cdpnb.state.changes``), and returns
 the new state. A message no rule names leaves the state as it is, with no changes. A
 rule that meets a malformed known message (missing keys, wrong types) leaves the state
-untouched, counts it, and reports a ``Malformed`` change.
+untouched, counts it, and reports a ``Malformed`` change. The counters of ``stats()``
+are counted here too (``cdpnb.state.counting``), from cdpnb's notes and from what the
+fold already sees, and the connection's life is a machine of its own
+(``cdpnb.state.connection``).
 """
 
 from __future__ import annotations
@@ -15,12 +18,12 @@ from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
 from cdpnb.protocol import Command, ErrorReply, Event, Message, Note, Reply
-from cdpnb.state import bidi, connection, console, dialogs, engines, frames, pages
+from cdpnb.state import bidi, connection, console, counting, dialogs, engines, frames, pages
 from cdpnb.state.changes import Change, Malformed
 from cdpnb.state.models import BrowserState
 
-__all__ = ["CONSOLE_ONLY", "EVENT_RULES", "NOTE_RULES", "REPLY_RULES", "Folded", "fold",
-           "fold_all"]
+__all__ = ["CONSOLE_ONLY", "ERROR_RULE", "EVENT_RULES", "NOTE_RULES", "REPLY_RULES", "Folded",
+           "fold", "fold_all"]
 
 Rule = Callable[[BrowserState, Any, list[Change]], BrowserState]
 
@@ -98,6 +101,8 @@ REPLY_RULES: dict[str, Rule] = {
 NOTE_RULES: dict[str, Rule] = {
     "cdpnb.connected": connection.connected,
     "cdpnb.disconnected": connection.disconnected,
+    "cdpnb.connectionReady": connection.ready,
+    "cdpnb.reconnectGaveUp": connection.gave_up,
     "cdpnb.pageTarget": pages.page_target,
     "cdpnb.pageReplacing": pages.page_replacing,
     "cdpnb.pageClosing": pages.page_closing,
@@ -110,7 +115,14 @@ NOTE_RULES: dict[str, Rule] = {
     "cdpnb.bidiSession": bidi.bidi_session,
     "cdpnb.pageAbandoned": bidi.page_abandoned,
     "cdpnb.dialogsNonBlocking": engines.dialogs_non_blocking,
+    "cdpnb.evaluated": counting.evaluated,
+    "cdpnb.commandsOrphaned": counting.orphaned,
+    **dict.fromkeys(counting.OCCURRENCES, counting.occurred),
 }
+
+#: Every error reply: -32601 marks a capability the endpoint lacks, whatever the
+#: command; some commands' refusals are counted.
+ERROR_RULE: Rule = _chain(pages.method_missing, counting.refused)
 
 
 def _rule_for(message: Message) -> Rule | None:
@@ -122,8 +134,7 @@ def _rule_for(message: Message) -> Rule | None:
     if kind is Note:
         return NOTE_RULES.get(message.method)
     if kind is ErrorReply:
-        # Whatever the command: -32601 marks a capability the endpoint lacks.
-        return pages.method_missing
+        return ERROR_RULE
     if kind is Command:
         return None
     raise TypeError(f"fold() takes a protocol message, got {kind.__name__}")

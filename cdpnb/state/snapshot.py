@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from cdpnb.state.display import frame_tree_html, frame_tree_text, snapshot_html
+from cdpnb.render.state import frame_tree_html, frame_tree_text, snapshot_html
 from cdpnb.state.models import BrowserState, ConsoleEntry, DialogRecord, FrameInfo, PendingDialog
 
 __all__ = ["FrameNode", "FrameTree", "PageNode", "Snapshot", "build_frame_tree", "snapshot_of"]

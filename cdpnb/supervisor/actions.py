@@ -302,7 +302,7 @@ async def _press(core: Core, spec: ClickSpec, session: str | None, x: float, y: 
                  budget: Budget, page: str | None) -> PendingDialog | None:
     """Mouse move, press and release at (x, y) of ``session``'s viewport; the dialog
     the click opened, if one did."""
-    core.stats["clicks"] += 1
+    core.note("cdpnb.clicked", {"x": x, "y": y}, session)
     base = {"x": x, "y": y, "button": "left", "clickCount": 1}
     for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
         params = {**base, "type": kind, **({"button": "none"} if kind == "mouseMoved" else {})}

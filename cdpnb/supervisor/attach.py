@@ -164,7 +164,8 @@ async def _replace_wedged_page(core: Core, target_id: str) -> None:
     # Measured: a dialog that opened before the connection dropped blocks the renderer,
     # and a session attached afterwards cannot answer it ("No dialog is showing"), so
     # that tab can never be used again. Close it and start over on a fresh page.
-    core.stats["wedged-page-replaced"] += 1
+    core.note("cdpnb.pageReplaced", {"target_id": target_id,
+                                     "reason": "wedged by a dialog left open"})
     if core.state.page_target_id == target_id and core.state.page_session_id is not None:
         # Ours to close: its end is a replacement, not someone else closing it.
         core.note("cdpnb.pageReplacing", {"session_id": core.state.page_session_id,
@@ -207,10 +208,10 @@ class ChildAttacher:
         try:
             if kind in FRAME_HOSTS:
                 await _enable_frame_host(core, session_id, lifecycle=False, bridge=self.bridge)
-            core.stats["children-set-up"] += 1
+            core.note("cdpnb.childSetUp", {}, session_id)
         except (CDPError, CommandTimeout, TargetGone) as exc:
             # The child may have gone already (iframe removed mid-setup).
-            core.stats["child-setup-failures"] += 1
+            core.note("cdpnb.childSetupFailed", {}, session_id)
             log.info("cdpnb: setting up child session %s failed: %s", session_id, exc)
         finally:
             if waiting:

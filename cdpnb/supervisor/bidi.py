@@ -35,13 +35,11 @@ from cdpnb.errors import (
     EndpointError,
     EvaluateError,
     EvaluateTimeout,
-    NavigationError,
     TargetGone,
     UnknownFrame,
-    WaitTimeout,
 )
 from cdpnb.protocol import bidi_error_name
-from cdpnb.protocol.credentials import hide_credentials, redact_url
+from cdpnb.protocol.credentials import redact_url
 from cdpnb.state import BrowserState, PageInfo, PendingDialog
 from cdpnb.supervisor.core import Core
 from cdpnb.supervisor.evaluation import MAX_DEPTH, Budget
@@ -221,8 +219,7 @@ class BiDiSession:
 
     async def _script(self, method: str, params: dict[str, Any], context: str,
                       budget: Budget) -> Any:
-        stats = self.core.stats
-        stats["evaluate-calls"] += 1
+        self.core.note("cdpnb.evaluated", {})  # (no duration: counted as it starts)
         if budget.left() <= 0:
             raise EvaluateTimeout(f"{method}: the {budget.seconds:g} s budget was spent before "
                                   "it could be sent", budget=budget.seconds,
@@ -230,7 +227,7 @@ class BiDiSession:
         try:
             reply = await self.core.send(method, params, timeout=budget.left())
         except CommandTimeout:
-            stats["evaluate-timeouts"] += 1
+            self.core.note("cdpnb.evaluateTimedOut", {})
             dialog = _blocking_prompt(self.core.state, context)
             if dialog is not None:
                 ended_by = "not terminated"
@@ -244,29 +241,12 @@ class BiDiSession:
                                   f"budget; {how}", budget=budget.seconds,
                                   elapsed=budget.elapsed(), ended_by=ended_by) from None
         if reply.get("type") == "exception":
-            stats["evaluate-errors"] += 1
+            self.core.note("cdpnb.evaluateFailed", {})
             raise _evaluate_error(reply.get("exceptionDetails") or {})
         value = from_remote_value(reply.get("result") or {}, context)
         if isinstance(value, RemoteObject):
-            stats["evaluate-by-reference"] += 1
+            self.core.note("cdpnb.evaluateByReference", {})
         return value
-
-    # -- navigation ---------------------------------------------------------------------
-
-    async def navigate(self, url: str, timeout: float) -> dict[str, Any]:
-        context = self.context_for(None)
-        shown = redact_url(url)
-        try:
-            reply = await self.core.send("browsingContext.navigate",
-                                         {"context": context, "url": url, "wait": "complete"},
-                                         timeout=timeout)
-        except CommandTimeout:
-            raise WaitTimeout(f"{shown} did not finish loading within {timeout:g} s "
-                              "(is a dialog open?)") from None
-        except CDPError as exc:
-            why = hide_credentials(exc.message)
-            raise NavigationError(f"navigating to {shown} failed: {why}") from None
-        return {"url": url, "frame_id": context, "loader_id": reply.get("navigation")}
 
 
 async def cdp_of_tab(core: Core, context: str, timeout: float = 5.0

@@ -108,7 +108,7 @@ async def click(core: Core, spec: ClickSpec, context: str, budget: Budget) -> di
         "type": "pointer", "id": POINTER_ID, "parameters": {"pointerType": "mouse"},
         "actions": [move, {"type": "pointerDown", "button": 0},
                     {"type": "pointerUp", "button": 0}]}]}
-    core.stats["clicks"] += 1
+    core.note("cdpnb.clicked", {"context": context})
     try:
         dialog = await send_or_dialog(core, "input.performActions", params, None, budget, page,
                                       spec.frame_id)

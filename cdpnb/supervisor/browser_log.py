@@ -35,12 +35,11 @@ LOG_ENABLE = "Log.enable"
 
 async def enable_browser_log(core: Core, session_id: str | None) -> None:
     """``Log.enable`` on ``session_id``; a refusal is counted (``sup.stats``:
-    ``log-enable-refused``) and logged at INFO, never raised. A session that went
-    (``TargetGone``), a timeout or a lost connection are raised: the enables gathered
-    beside it meet them too."""
+    ``log-enable-refused``, by the fold from the error reply) and logged at INFO, never
+    raised. A session that went (``TargetGone``), a timeout or a lost connection are
+    raised: the enables gathered beside it meet them too."""
     try:
         await core.send(LOG_ENABLE, session_id=session_id)
     except CDPError as exc:
-        core.stats["log-enable-refused"] += 1
         log.info("cdpnb: %s refused on session %s (browser console messages will not be "
                  "seen there): %s", LOG_ENABLE, session_id, exc)

@@ -23,7 +23,6 @@ import contextlib
 import logging
 import threading
 import time
-from collections import Counter
 from collections.abc import Callable, Coroutine, Iterator, Sequence
 from concurrent.futures import Future as ThreadFuture
 from dataclasses import dataclass
@@ -40,6 +39,7 @@ from cdpnb.errors import (
 from cdpnb.protocol import (
     BiDiConnection,
     CDPConnection,
+    Command,
     Connection,
     ErrorReply,
     Fault,
@@ -53,6 +53,10 @@ from cdpnb.runtime.engine import engine
 from cdpnb.runtime.threads import in_own_thread
 from cdpnb.runtime.waits import wait_for
 from cdpnb.state import BrowserState, Change, fold
+from cdpnb.state.changes import PhaseChanged
+from cdpnb.state.models import ConnectionPhase
+from cdpnb.state.stats import stats_of
+from cdpnb.state.wire import WireTally
 from cdpnb.transport import Connector, Transport, connect_websocket
 from cdpnb.transport.discovery import PROTOCOLS
 
@@ -169,9 +173,11 @@ class Core:
         self.state = BrowserState()
         self.command_timeout_s = command_timeout_s
         self.connect_timeout_s = connect_timeout_s
-        self.stats: Counter[str] = Counter()
+        #: Until every counted occurrence is noted where it happens (issue 26), the
+        #: ``stats[name] += 1`` left in the supervisor becomes its note.
         self.stopping = False
-        self.last_disconnect_reason: str | None = None
+        #: What went over the wire, from the records as the trace holds them.
+        self._wire = WireTally()
         self._conn: Connection = CDPConnection()
         #: The protocol the endpoint speaks (``cdp`` or ``bidi``), known once connected.
         self.protocol = "cdp"
@@ -182,10 +188,12 @@ class Core:
         #: Futures of callers waiting on the stream; they end at once on stop or loss.
         self._waiters: set[asyncio.Future[Any]] = set()
         self._tasks: set[ThreadFuture[Any]] = set()
-        #: Told on the engine loop when a connection is lost: the reason, and which
-        #: connection it was (``generation``: 1 for the first ``connect``, then 2, ...).
+        #: Told on the engine loop when the connection in use is lost (the state's
+        #: connection moved to ``lost``): the reason, and which connection it was
+        #: (``generation``: 1 for the first ``connect``, then 2, ...). The loss of a
+        #: connection a reconnect attempt opened and has not set up is that attempt's
+        #: business, and news of an older connection is no news: neither is told.
         self.on_lost: Callable[[str, int], None] | None = None
-        self.generation = 0
         #: Given every message (and fault) before it is folded, with its wire bytes when
         #: it has some; flushed after each batch of frames read in one go.
         self.recorder: Recording | None = None
@@ -196,10 +204,12 @@ class Core:
 
     # -- connection ------------------------------------------------------------------
 
-    async def connect(self) -> int:
-        """Open a connection and start its reader; its generation (1 for the first,
-        then 2, ...), which ``on_lost`` names when it ends."""
-        transport = await self.connector(self.url, self.connect_timeout_s)
+    async def connect(self, transport: Transport | None = None) -> int:
+        """Open a connection (or take ``transport``, opened already) and start its
+        reader; its generation (1 for the first, then 2, ...), which ``on_lost`` names
+        when it ends."""
+        if transport is None:
+            transport = await self.connector(self.url, self.connect_timeout_s)
         self.ws_url = str(getattr(transport, "url", self.url))
         protocol = getattr(transport, "protocol", "cdp")
         if protocol not in PROTOCOLS:
@@ -214,10 +224,10 @@ class Core:
             self.protocol = protocol
             self._conn = BiDiConnection() if protocol == "bidi" else CDPConnection()
             self._transport = transport
-            self.generation += 1
-            generation = self.generation
+            generation = self.state.connection.generation + 1
             note = {"url": redact_url(self.ws_url), **({"protocol": protocol}
-                                                   if protocol != "cdp" else {})}
+                                                   if protocol != "cdp" else {}),
+                    "generation": generation}
             self._apply(Note("cdpnb.connected", note, None, *_now()))
         conn = self._conn
         transport.start(lambda frames: self._on_frames(transport, conn, frames),
@@ -227,6 +237,40 @@ class Core:
     @property
     def connected(self) -> bool:
         return self._transport is not None and self.state.connected
+
+    @property
+    def connection(self) -> ConnectionPhase:
+        """The connection's life, as folded (``cdpnb.state.connection``)."""
+        return self.state.connection
+
+    @property
+    def generation(self) -> int:
+        """The newest connection: 1 for the first ``connect``, then 2, ... (0 before)."""
+        return self.state.connection.generation
+
+    @property
+    def last_disconnect_reason(self) -> str | None:
+        """Why the supervisor was last down: the loss of the connection in use (kept
+        while reconnecting, and once up again), or why reconnecting gave up; None until
+        the first loss."""
+        return self.state.connection.reason
+
+    def connection_ready(self, generation: int) -> bool:
+        """Say that connection ``generation`` is set up and in use (``connecting`` or
+        ``reconnecting`` → ``up``; a reconnect is counted). False, and nothing changes,
+        when it is no longer the newest or is closed already: lost as its set-up
+        finished, which is then the business of whoever set it up."""
+        with self._lock:
+            if generation != self.generation or self._transport is None:
+                return False
+            self._apply(Note("cdpnb.connectionReady", {"generation": generation}, None,
+                             *_now()))
+            return self.state.connection.phase == "up"
+
+    def give_up(self, reason: str) -> None:
+        """Say that reconnecting gave up (``gave_up``, with ``reason``): nothing will
+        bring the connection back, and later news of it does not change why."""
+        self.note("cdpnb.reconnectGaveUp", {"reason": reason})
 
     async def end_connection(self) -> None:
         """Close the current connection, which then ends as a lost one does (one a
@@ -361,7 +405,7 @@ class Core:
                   limit: float) -> CommandTimeout:
         """A command whose time ran out: abandoned (a late reply is nobody's), counted."""
         self._abandon(command_id)
-        self.stats["command-timeouts"] += 1
+        self.note("cdpnb.commandTimedOut", {"id": command_id, "method": method}, session_id)
         where = f" on session {session_id}" if session_id else ""
         return CommandTimeout(f"{method}{where} got no reply within {limit:g} s")
 
@@ -479,12 +523,15 @@ class Core:
 
     def _apply(self, message: Message, wire: bytes | None = None) -> tuple[Change, ...]:
         # Recording comes first so a failing reducer cannot lose the message.
-        recorder = self.recorder
         skip = self.unrecorded
-        if recorder is not None and (skip is None or not skip(message, self.state)):
-            recorder(message, wire)
-            if not self._in_batch:  # a batch of received frames is flushed at its end
-                recorder.flush()
+        if skip is None or not skip(message, self.state):
+            # Counted as the trace holds it, so that a replay of the trace counts alike.
+            self._wire.add(message)
+            recorder = self.recorder
+            if recorder is not None:
+                recorder(message, wire)
+                if not self._in_batch:  # a batch of received frames is flushed at its end
+                    recorder.flush()
         self.state, changes = fold(self.state, message)
         later: list[_Subscription] = []
         method = getattr(message, "method", None)
@@ -509,8 +556,10 @@ class Core:
         try:
             listener(message, changes)
         except Exception:
-            self.stats["listener-errors"] += 1
-            log.exception("cdpnb listener failed on %s", getattr(message, "method", message))
+            method = message.method
+            log.exception("cdpnb listener failed on %s", method)
+            if method != "cdpnb.listenerFailed":  # (one failing on this note too: no loop)
+                self.note("cdpnb.listenerFailed", {"method": method})
 
     # -- the reader thread -------------------------------------------------------------
 
@@ -535,6 +584,7 @@ class Core:
                   wall: float, mono: float) -> None:
         received = conn.receive(frame, wall=wall, mono=mono)
         if isinstance(received, Fault):
+            self._wire.add(received)
             if self.recorder is not None:
                 self.recorder(received, None)
             log.warning("cdpnb: ignored a bad CDP frame (%s): %s", received.kind, received.detail)
@@ -543,13 +593,9 @@ class Core:
                 transport.fail(code, received.detail[:100])
             return
         self._apply(received, frame if type(frame) is bytes else None)
-        for command, why in conn.take_orphans():
-            future = self._replies.pop(command.id, None)
-            if future is not None:
-                self.stats["commands-orphaned"] += 1
-                settle(future, error=TargetGone(
-                    f"{command.method} on session {command.session_id} will get no reply: "
-                    f"{why}"))
+        orphans = conn.take_orphans()
+        if orphans:
+            self._orphaned(orphans, wall, mono)
         if isinstance(received, Reply | ErrorReply):
             future = self._replies.pop(received.id, None)
             if future is not None:
@@ -557,6 +603,22 @@ class Core:
                     settle(future, received.result)
                 else:
                     settle(future, error=error_of(received))
+
+    def _orphaned(self, orphans: list[tuple[Command, str]], wall: float, mono: float) -> None:
+        """Commands that will get no reply, their session gone: noted (the fold counts
+        them, a replay stops waiting for them too), their callers told."""
+        ids: dict[str, list[int]] = {}
+        for command, why in orphans:
+            ids.setdefault(why, []).append(command.id)
+        for why, of_why in ids.items():
+            self._apply(Note("cdpnb.commandsOrphaned", {"ids": of_why, "why": why}, None,
+                             wall, mono))
+        for command, why in orphans:
+            future = self._replies.pop(command.id, None)
+            if future is not None:
+                settle(future, error=TargetGone(
+                    f"{command.method} on session {command.session_id} will get no reply: "
+                    f"{why}"))
 
     def _on_closed(self, transport: Transport, reason: str, generation: int) -> None:
         with self._lock:
@@ -577,15 +639,20 @@ class Core:
                 self._transport = None
             if not self.state.connected and not self._replies:
                 return
-            self.last_disconnect_reason = reason
-            self._apply(Note("cdpnb.disconnected", {"reason": reason}, None, *_now()))
+            generation = generation or self.generation  # (close(): the newest)
+            changes = self._apply(Note("cdpnb.disconnected",
+                                       {"reason": reason, "generation": generation}, None,
+                                       *_now()))
+            # News only when the connection in use was lost (not an attempt's own).
+            news = any(type(c) is PhaseChanged and c.connection.phase == "lost"
+                       for c in changes)
             pending = self._conn.fail_all()
             methods = {c.id: c.method for c in pending}
             replies, self._replies = self._replies, {}
         for cid, future in replies.items():
             settle(future, error=ConnectionLost(
                 f"{methods.get(cid, 'command')} failed: {self._link} lost ({reason})"))
-        if not self.stopping and self.on_lost is not None:
+        if news and not self.stopping and self.on_lost is not None:
             engine.loop.call_soon_threadsafe(self.on_lost, reason, generation)
 
     # -- background work (the engine loop) ---------------------------------------------
@@ -606,7 +673,7 @@ class Core:
             return
         exc = task.exception()
         if exc is not None and not isinstance(exc, ConnectionLost | SupervisorStopped):
-            self.stats["background-errors"] += 1
+            self.note("cdpnb.taskFailed", {"task": name, "error": type(exc).__name__})
             # A CDP error or a target that went meanwhile (an OOPIF removed during its
             # own set-up) is the browser's ordinary life, not something to warn about.
             expected = isinstance(exc, CDPError | TargetGone | CommandTimeout)
@@ -614,15 +681,10 @@ class Core:
             log.log(level, "cdpnb background task %s failed: %r", name, exc)
 
     def counters(self) -> dict[str, int]:
-        out = dict(self.stats)
-        out["sent"] = self._conn.sent
-        out["received"] = self._conn.received
-        out["in_flight"] = self._conn.pending
-        for kind, n in self._conn.faults.items():
-            out[f"fault:{kind}"] = n
-        for key, n in self.state.counters.items():
-            out[key] = n
-        return out
+        """``stats()``: the wire counts and the folded counters, as a replay of the
+        trace rebuilds them (``cdpnb.state.stats``)."""
+        with self._lock:
+            return stats_of(self.state, self._wire)
 
     @property
     def unsupported(self) -> dict[str, str]:

@@ -58,22 +58,24 @@ class DialogControl:
     CHANGES = (DialogOpened, DialogClosed, DialogUnanswerable)
 
     def __init__(self, core: Core, policy: Policy, dialog_timeout_s: float,
-                 bridge: DialogBridge | None = None) -> None:
+                 bridge: DialogBridge,
+                 answer_natively: Callable[[PendingDialog, bool, str | None], Awaitable[None]],
+                 *, on_fast_remote: Callable[[DialogRecord], None],
+                 on_unanswerable: Callable[[PendingDialog], None],
+                 on_closed: Callable[[DialogRecord], None]) -> None:
         self.core = core
         self.bridge = bridge
         self.policy = policy
         self.dialog_timeout_s = dialog_timeout_s
         self._watchdogs: dict[str, asyncio.TimerHandle] = {}
+        #: Sends a native answer in the endpoint's protocol (the driver's).
+        self.answer_natively = answer_natively
         #: Called once per fast remote close of a native dialog (an auto-dismisser).
-        self.on_fast_remote: Callable[[DialogRecord], None] | None = None
+        self.on_fast_remote = on_fast_remote
         #: Called with each dialog the browser cannot answer (the recovery frees it).
-        self.on_unanswerable: Callable[[PendingDialog], None] | None = None
+        self.on_unanswerable = on_unanswerable
         #: Called after each close (the recovery checks whether a page is stuck now).
-        self.on_closed: Callable[[DialogRecord], None] | None = None
-        #: Sends a native answer: CDP's Page.handleJavaScriptDialog on the page session
-        #: by default; the BiDi session's handleUserPrompt over WebDriver BiDi.
-        self.send_native_answer: Callable[[PendingDialog, bool, str | None],
-                                          Awaitable[None]] = self._handle_javascript_dialog
+        self.on_closed = on_closed
 
     # -- reacting to changes (called by Core.apply, must not block) -----------------
 
@@ -89,8 +91,7 @@ class DialogControl:
             elif kind is DialogUnanswerable:
                 assert isinstance(change, DialogUnanswerable)
                 self._cancel_watchdog(change.dialog.id)
-                if self.on_unanswerable is not None:
-                    self.on_unanswerable(change.dialog)
+                self.on_unanswerable(change.dialog)
 
     def _opened_dialog(self, dialog: PendingDialog) -> None:
         if not dialog.answerable:
@@ -108,20 +109,18 @@ class DialogControl:
     def _closed_dialog(self, record: DialogRecord) -> None:
         self._cancel_watchdog(record.id)
         if (record.closed_by == "remote" and record.via == "native"
-                and record.open_ms <= FAST_REMOTE_MS and self.on_fast_remote is not None):
+                and record.open_ms <= FAST_REMOTE_MS):
             # Judged once the page had time to say it closed: a tab's close reports its
             # dialog closed first, and the record is then amended to the browser's
             # (cdpnb.state.dialogs.closed_with_page). Only a close still someone
             # else's then is an auto-dismissing client.
             asyncio.get_running_loop().call_later(
                 PAGE_CLOSE_CLOSES_S * 2, self._judge_fast_remote, record.id)
-        if self.on_closed is not None:
-            self.on_closed(record)
+        self.on_closed(record)
 
     def _judge_fast_remote(self, dialog_id: str) -> None:
         record = next((r for r in self.core.state.recent_dialogs if r.id == dialog_id), None)
-        if record is not None and record.closed_by == "remote" \
-                and self.on_fast_remote is not None:
+        if record is not None and record.closed_by == "remote":
             self.on_fast_remote(record)
 
     def _cancel_watchdog(self, dialog_id: str) -> None:
@@ -258,10 +257,10 @@ class DialogControl:
                                             **({"reason": reason} if reason else {})},
                   dialog.session_id)
         try:
-            if dialog.via == "bridge" and self.bridge is not None:
+            if dialog.via == "bridge":
                 await self.bridge.fulfil(dialog, accept, prompt_text)
             else:
-                await self.send_native_answer(dialog, accept, prompt_text)
+                await self.answer_natively(dialog, accept, prompt_text)
         except CDPError as exc:
             core.note("cdpnb.dialogAnswered", {"dialog_id": dialog.id, "ok": False,
                                                "error": exc.message}, dialog.session_id)
@@ -285,13 +284,6 @@ class DialogControl:
         if record is None:
             raise DialogError(f"{dialog.id} was answered but its record is missing")
         return record
-
-    async def _handle_javascript_dialog(self, dialog: PendingDialog, accept: bool,
-                                        prompt_text: str | None) -> None:
-        params: dict[str, Any] = {"accept": accept}
-        if prompt_text is not None:
-            params["promptText"] = prompt_text
-        await self.core.send("Page.handleJavaScriptDialog", params, session_id=dialog.session_id)
 
     def _delivered_to(self, dialog_id: str) -> DialogRecord | None:
         still = self._pending(dialog_id)

@@ -26,7 +26,14 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from cdpnb.errors import CDPError, CommandTimeout, EvaluateError, EvaluateTimeout
+from cdpnb.errors import (
+    CDPError,
+    CommandTimeout,
+    ConnectionLost,
+    EvaluateError,
+    EvaluateTimeout,
+    SupervisorStopped,
+)
 from cdpnb.state import BrowserState, PendingDialog
 from cdpnb.supervisor.core import Core
 from cdpnb.supervisor.values import (
@@ -53,7 +60,6 @@ SCRIPT_METHODS = frozenset({"Runtime.evaluate", "Runtime.callFunctionOn",
 #: What Chromium answers when a script was terminated (sync hang / under awaitPromise).
 _TERMINATED = ((-32000, "Execution was terminated"), (-32603, "Internal error"))
 _NOT_BY_VALUE = ("couldn't be returned by value", "reference chain is too long")
-_DURATION_BUCKETS_MS = (10, 100, 1000, 10000)
 #: Deeper data comes back as a RemoteObject: without a cap Chromium 156 fails the whole
 #: command past ~150 levels ("CBOR: stack limit exceeded"), after the script has run.
 MAX_DEPTH = 100
@@ -123,7 +129,8 @@ def blocking_dialog(state: BrowserState, session_id: str | None) -> PendingDialo
 
 
 class Evaluator:
-    """Runs page script for one supervisor and keeps its counters in ``core.stats``."""
+    """Runs page script for one supervisor, and notes what ``stats()`` counts of it
+    (``cdpnb.state.counting``)."""
 
     def __init__(self, core: Core) -> None:
         self.core = core
@@ -178,7 +185,7 @@ class Evaluator:
                 if exc.code != -32602 or "serializationOptions" not in exc.message:
                     raise
                 self.deep = False
-                self.core.stats["evaluate-retries"] += 1
+                self.core.note("cdpnb.evaluateRetried", {}, session)
         return await self._guarded(method, params, session, budget, in_page)
 
     async def _guarded(self, method: str, params: dict[str, Any], session: str | None,
@@ -196,7 +203,7 @@ class Evaluator:
             return await self.core.send(method, params, session, budget.left())
         except CommandTimeout:
             ended_by, how = await self._end_script(session)
-            self.core.stats["evaluate-timeouts"] += 1
+            self.core.note("cdpnb.evaluateTimedOut", {}, session)
             raise EvaluateTimeout(
                 f"{method} did not finish within its {budget.seconds:g} s budget; {how}",
                 budget=budget.seconds, elapsed=budget.elapsed(), ended_by=ended_by,
@@ -206,7 +213,7 @@ class Evaluator:
                 raise
             ran_ms = (time.monotonic() - sent_at) * 1000
             if in_page_ms is not None and ran_ms >= in_page_ms * 0.9:
-                self.core.stats["evaluate-timeouts"] += 1
+                self.core.note("cdpnb.evaluateTimedOut", {}, session)
                 raise EvaluateTimeout(
                     f"{method} did not finish within its {budget.seconds:g} s budget; the "
                     f"in-page timeout ({in_page_ms} ms) terminated it", budget=budget.seconds,
@@ -231,7 +238,7 @@ class Evaluator:
         except (CDPError, CommandTimeout) as exc:
             return "terminate failed", (f"Runtime.terminateExecution failed ({exc}); the "
                                         "page may still be busy")
-        self.core.stats["evaluate-terminations"] += 1
+        self.core.note("cdpnb.scriptTerminated", {}, session)
         return "terminateExecution", ("Runtime.terminateExecution ended it; the page is "
                                       "usable again")
 
@@ -242,7 +249,7 @@ class Evaluator:
         try:
             raise_for_exception(reply)
         except EvaluateError:
-            self.core.stats["evaluate-errors"] += 1
+            self.core.note("cdpnb.evaluateFailed", {}, session)
             # Neither the thrown value nor the result is handed out: release both.
             thrown = ((reply.get("exceptionDetails") or {}).get("exception") or {})
             for handle in (thrown.get("objectId"), remote.get("objectId")):
@@ -253,7 +260,7 @@ class Evaluator:
         if isinstance(value, NeedsValue):
             value = await self._by_value(remote, value.object_id, session, budget)
         if isinstance(value, RemoteObject):
-            self.core.stats["evaluate-by-reference"] += 1
+            self.core.note("cdpnb.evaluateByReference", {}, session)
         elif isinstance(remote.get("objectId"), str):
             self.release(session, remote["objectId"])
         return value
@@ -266,7 +273,7 @@ class Evaluator:
         except CDPError as exc:
             if not any(text in exc.message for text in _NOT_BY_VALUE):
                 raise
-            self.core.stats["evaluate-by-value-fallbacks"] += 1
+            self.core.note("cdpnb.byValueFellBack", {}, session)
             return describe(remote, session)
         return decode(reply.get("result") or {}, session)
 
@@ -277,16 +284,19 @@ class Evaluator:
 
     @contextlib.contextmanager
     def _timed(self) -> Iterator[None]:
-        stats = self.core.stats
+        """One ``cdpnb.evaluated {ms}`` note per call that ended (answered, thrown, timed
+        out); a call the connection's end or ``stop()`` cut short is not one."""
         started = time.monotonic()
         try:
             yield
-        finally:
-            ms = int((time.monotonic() - started) * 1000)
-            stats["evaluate-calls"] += 1
-            stats["evaluate-ms-total"] += ms
-            stats["evaluate-ms-max"] = max(stats["evaluate-ms-max"], ms)
-            bucket = next((f"evaluate-ms-le-{b}" for b in _DURATION_BUCKETS_MS if ms <= b),
-                          f"evaluate-ms-gt-{_DURATION_BUCKETS_MS[-1]}")
-            stats[bucket] += 1
+        except (ConnectionLost, SupervisorStopped):
+            raise
+        except BaseException:
+            self._evaluated(started)
+            raise
+        self._evaluated(started)
+
+    def _evaluated(self, started: float) -> None:
+        ms = int((time.monotonic() - started) * 1000)
+        self.core.note("cdpnb.evaluated", {"ms": ms})
 

@@ -428,7 +428,7 @@ class EventHub:
 
     def _handler_failed(self, listener: _Listener, event: SupervisorEvent,
                         error: BaseException) -> None:
-        self.core.stats["handler-errors"] += 1
+        self.core.note("cdpnb.handlerFailed", {"event": event.name})
         name = getattr(listener.handler, "__qualname__", repr(listener.handler))
         log.error("cdpnb: the %r handler %s raised on %r", event.name, name, event,
                   exc_info=error)

@@ -63,7 +63,7 @@ from cdpnb.errors import (
     UnknownPage,
     WaitTimeout,
 )
-from cdpnb.protocol import Event, Message, bidi_error_name
+from cdpnb.protocol import Event, Message
 from cdpnb.protocol.credentials import hide_credentials, redact_url
 from cdpnb.runtime.engine import engine
 from cdpnb.runtime.waits import wait_for
@@ -71,9 +71,9 @@ from cdpnb.state import BrowserState, Change, FrameInfo, PageInfo, PendingDialog
 from cdpnb.state.changes import DialogClosed, DialogOpened, FrameRemoved
 from cdpnb.state.dialogs import BROWSER_CLOSES, page_session_of
 from cdpnb.state.frames import descendants
-from cdpnb.supervisor.bidi import BiDiSession
 from cdpnb.supervisor.core import Core, settle
 from cdpnb.supervisor.dialogs import DialogControl
+from cdpnb.supervisor.driver import Command, ProtocolDriver
 from cdpnb.supervisor.evaluation import Budget
 from cdpnb.supervisor.options import Policy
 from cdpnb.supervisor.recovery import Recovery
@@ -110,7 +110,6 @@ DISPOSED = "navigation canceled by context disposal"
 
 #: Evaluates in a frame over CDP (the supervisor's ``_evaluate``: frame contexts,
 #: retries, one budget): (expression, frame_id, budget, await_promise, user_gesture).
-EvaluateInFrame = Callable[[str, str | None, Budget, bool, bool], Coroutine[Any, Any, Any]]
 
 
 def _subtree_of(state: BrowserState, frame_id: str) -> set[str]:
@@ -139,8 +138,10 @@ class _Loading:
                "browsingContext.navigationStarted", "browsingContext.load")
 
     def __init__(self, core: Core, frame_id: str, page_session_id: str, what: str, *,
-                 first_new: bool = False) -> None:
+                 frames_flicker: bool, first_new: bool = False) -> None:
         self.core = core
+        #: The frame may leave the tree for a moment (``ProtocolDriver.frames_flicker``).
+        self.frames_flicker = frames_flicker
         self.frame_id = frame_id
         self.page_session_id = page_session_id
         self.what = what
@@ -174,9 +175,8 @@ class _Loading:
                 elif message.method == "Page.lifecycleEvent" and params.get("name") == "load":
                     self.loaded.add(str(params.get("loaderId")))
         for change in changes:
-            # (Over BiDi a frame may leave the tree for a moment: chromium-bidi, below.)
             if (type(change) is FrameRemoved and change.frame.frame_id == self.frame_id
-                    and self.core.protocol == "cdp"):
+                    and not self.frames_flicker):
                 settle(self.done, error=NavigationError(
                     f"{self.what}: frame {self.frame_id} went away (its page closed, or "
                     f"its parent removed or navigated it)"))
@@ -241,13 +241,12 @@ class PageControl:
     """navigate / reload / set_content / close_page for one supervisor."""
 
     def __init__(self, core: Core, dialogs: DialogControl, recovery: Recovery,
-                 bidi: BiDiSession, evaluate_cdp: EvaluateInFrame, *, policy: Policy,
-                 reopen_page: bool) -> None:
+                 driver: ProtocolDriver, *, policy: Policy, reopen_page: bool) -> None:
         self.core = core
         self.dialogs = dialogs
         self.recovery = recovery
-        self.bidi = bidi
-        self.evaluate_cdp = evaluate_cdp
+        #: Evaluates set_content's script in the endpoint's protocol.
+        self.driver = driver
         self.policy = policy
         #: The supervisor's reopen_page: its own page, once closed, is replaced.
         self.reopen_page = reopen_page
@@ -260,52 +259,44 @@ class PageControl:
         state = self.core.state
         if frame_id is None or (frame_id == state.page_target_id
                                 and state.page_gone is None):
-            if self.core.protocol == "bidi":
-                return await self._navigate_bidi(url, timeout)
-            return await self._navigate(url, timeout)
+            page = await self._prepare_navigation()
+            return await self.driver.navigate_page(url, page, timeout)
         return await self._navigate_frame(url, frame_id, timeout)
 
-    async def _navigate_bidi(self, url: str, timeout: float) -> dict[str, Any]:
-        await self._prepare_bidi_page("navigate()")
-        return await self.bidi.navigate(url, timeout)
-
-    async def _prepare_bidi_page(self, call: str) -> None:
+    async def _prepare_navigation(self, call: str = "navigate()") -> PageInfo:
+        """What a navigation of our page must not run into; the page (TargetGone when
+        there is none). A page Chromium would crash on is replaced (abandoned). Where
+        the driver says so (``dismiss_before_navigating``), the page's open native
+        dialogs are dismissed first, and a dialog the browser can no longer answer
+        means a fresh page; bridged dialogs always are (their frames' script waits)."""
         if self.recovery.busy:
             await engine.run(self.recovery.settled(REPLACEMENT_WAIT_S))
-        state = self.core.state
-        page = state.pages.get(state.page_session_id or "")
-        if page is not None and page.hazard is not None:
-            # As over CDP: never navigate a page Chromium would crash on; a fresh one.
-            await engine.run(self.recovery.replace(
-                page, f"{call} was asked on a page Chromium would crash on"))
-        elif page is not None:
-            await self._dismiss_before_navigating([], page.session_id)
-
-    async def _prepare_navigation(self, call: str = "navigate()") -> None:
-        """What a navigation of our page must not run into. A page Chromium would crash
-        on is replaced (abandoned). headless-shell wedges a page whose dialog is open
-        when it navigates (measured: "Not attached to an active page", forever), so
-        an open dialog is dismissed first, as Chromium does itself; a dialog it can no
-        longer answer means a fresh page."""
-        if self.recovery.busy:
-            await engine.run(self.recovery.settled(REPLACEMENT_WAIT_S))
-        state = self.core.state
-        page = state.pages.get(state.page_session_id or "")
-        if page is None:
-            raise TargetGone(f"the supervisor's page is gone ({state.page_gone or 'not attached'})")
+        if not self.core.connected:
+            raise self.core.down(call)
+        page = self._own_page()
         if page.hazard is not None:
             await engine.run(self.recovery.replace(
                 page, f"{call} was asked on a page Chromium would crash on"))
-            return
+            return self._own_page()
+        state = self.core.state
         native = [d for d in state.pending_dialogs
                   if d.via == "native" and d.page_session_id == page.session_id
-                  and d.has_browser_handler is not True and d.type != "beforeunload"]
+                  and d.has_browser_handler is not True and d.type != "beforeunload"
+                  ] if self.driver.dismiss_before_navigating else []
         if any(not d.answerable for d in native):
             await engine.run(self.recovery.replace(
                 page, f"{call} was asked while a dialog the browser cannot answer blocks "
                       "the page"))
-            return
+            return self._own_page()
         await self._dismiss_before_navigating(native, page.session_id)
+        return page
+
+    def _own_page(self) -> PageInfo:
+        state = self.core.state
+        page = state.pages.get(state.page_session_id or "")
+        if page is None or state.page_target_id is None:
+            raise TargetGone(f"the supervisor's page is gone ({state.page_gone or 'not attached'})")
+        return page
 
     async def _dismiss_before_navigating(self, native: list[PendingDialog],
                                          page_session_id: str,
@@ -322,53 +313,6 @@ class PageControl:
         for dialog in (*native, *bridged):
             with contextlib.suppress(DialogError):
                 await self.dialogs.answer(dialog, False, None, "cdpnb", reason="navigation")
-
-    async def _navigate(self, url: str, timeout: float) -> dict[str, Any]:
-        core = self.core
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        await self._prepare_navigation()
-        session = core.state.page_session_id
-        loads: set[str] = set()
-        wanted: list[str] = []
-        loaded = core.waiter()
-
-        def on_message(message: Message, _: tuple[Change, ...]) -> None:
-            if (type(message) is Event and message.session_id == session
-                    and message.params.get("name") == "load"):
-                loads.add(str(message.params.get("loaderId")))
-                if wanted and wanted[0] in loads:
-                    settle(loaded, None)
-
-        unsubscribe = core.subscribe(on_message, methods=["Page.lifecycleEvent"], now=True)
-        shown = redact_url(url)
-        try:
-            try:
-                reply = await core.send("Page.navigate", {"url": url}, session,
-                                        max(0.001, deadline - loop.time()))
-            except CDPError as exc:
-                # Chromium 156 refuses a URL it cannot parse with an error reply (-32000
-                # "Cannot navigate to invalid URL"), not an errorText: the same failure.
-                if "URL" not in exc.message:
-                    raise
-                raise NavigationError(f"navigating to {shown} failed: "
-                                      f"{hide_credentials(exc.message)}") from None
-            if reply.get("errorText"):
-                why = hide_credentials(str(reply["errorText"]))
-                raise NavigationError(f"navigating to {shown} failed: {why}")
-            loader = reply.get("loaderId")
-            wanted.append(str(loader))
-            if loader and str(loader) not in loads:
-                try:
-                    await wait_for(loaded, max(0.0, deadline - loop.time()))
-                except TimeoutError:
-                    raise WaitTimeout(f"{shown} did not finish loading within {timeout:g} s "
-                                      "(is a dialog open?)") from None
-            frame_id = reply.get("frameId")
-            return {"url": url, "frame_id": frame_id, "loader_id": loader}
-        finally:
-            unsubscribe()
-            core.forget(loaded)
 
     # -- a frame --------------------------------------------------------------------------
 
@@ -390,8 +334,7 @@ class PageControl:
     def _holds_navigations(self) -> bool:
         """Whether an open native dialog anywhere on a page holds its frames'
         navigations (and its renderer's script): Chromium's, over CDP or chromium-bidi."""
-        return self.core.protocol == "cdp" or (self.core.state.engine or "").startswith(
-            "Chrome/")
+        return self.driver.holds_navigations(self.core.state)
 
     async def _clear_for(self, frame: FrameInfo, page: PageInfo, call: str) -> None:
         """Dismiss the dialogs a navigation (or a new document) of ``frame`` would wait
@@ -437,35 +380,28 @@ class PageControl:
         shown = redact_url(url)
         what = f"navigating frame {frame_id} to {shown}"
         await self._clear_for(frame, page, what)
-        loading = _Loading(core, frame_id, page.session_id, what)
+        loading = _Loading(core, frame_id, page.session_id, what,
+                           frames_flicker=self.driver.frames_flicker)
         try:
-            if core.protocol == "bidi":
-                reply = await self._send_navigation(
-                    "browsingContext.navigate",
-                    {"context": frame_id, "url": url, "wait": "complete"}, None, loading,
-                    deadline, what, timeout)
-                return {"url": url, "frame_id": frame_id, "loader_id": reply.get("navigation")}
-            # On the page's top session, whichever process the frame is in (measured: it
-            # reaches OOPIFs, and its reply survives the frame changing process).
             reply = await self._send_navigation(
-                "Page.navigate", {"url": url, "frameId": frame_id}, page.session_id, loading,
-                deadline, what, timeout)
-            if reply.get("errorText"):
-                why = hide_credentials(str(reply["errorText"]))
-                raise NavigationError(f"{what} failed: {why}")
-            loader = reply.get("loaderId")
-            if loader:  # (none: a same-document navigation, done already)
-                loading.expect(str(loader))
+                self.driver.navigate_command(url, frame_id, page), loading, deadline, what,
+                timeout)
+            navigated = self.driver.navigated(reply)
+            if navigated.error:
+                raise NavigationError(f"{what} failed: {navigated.error}")
+            if navigated.await_load and navigated.loader:
+                # (no loader: a same-document navigation, done already)
+                loading.expect(navigated.loader)
                 await self._loaded(loading, deadline, what, timeout)
-            return {"url": url, "frame_id": frame_id, "loader_id": loader}
+            return {"url": url, "frame_id": frame_id, "loader_id": navigated.loader}
         finally:
             loading.close()
 
-    async def _send_navigation(self, method: str, params: dict[str, Any],
-                               session: str | None, loading: _Loading, deadline: float,
+    async def _send_navigation(self, command: Command, loading: _Loading, deadline: float,
                                what: str, timeout: float) -> dict[str, Any]:
         loop = asyncio.get_running_loop()
         left = max(0.001, deadline - loop.time())
+        method, params, session = command
         try:
             return await _unless(self.core.send(method, params, session, left), loading.done,
                                  left)
@@ -473,25 +409,23 @@ class PageControl:
             raise WaitTimeout(f"{what} did not finish within {timeout:g} s"
                               f"{self._pending_hint()}") from None
         except CDPError as exc:
-            if (DISPOSED in exc.message and loading.navigation is not None
-                    and self.core.protocol == "bidi"):
+            if DISPOSED in exc.message and loading.navigation is not None:
                 # chromium-bidi 17, a frame leaving an OOPIF for its parent's process
                 # (measured): navigationFailed, contextDestroyed, the command fails with
                 # this; then the context comes back (same id) and the same navigation
-                # commits and loads.
+                # commits and loads. (Only BiDi's navigationStarted names a navigation:
+                # the reply made up here is BiDi's.)
                 loading.expect(loading.navigation)
                 await self._loaded(loading, deadline, what, timeout)
                 return {"navigation": loading.navigation}
             stopped = loading.stopped()
             if stopped is not None:  # (Firefox: "Beforeunload prompt was rejected")
                 raise stopped from None
+            refused = self.driver.navigation_refused(exc)
+            if refused is None:
+                raise
             why = hide_credentials(exc.message)
-            if self.core.protocol == "bidi" or "URL" in exc.message:
-                # (Chromium: an URL it cannot parse is an error reply, not an errorText)
-                name = bidi_error_name(exc) if self.core.protocol == "bidi" else None
-                raise NavigationError(f"{what} failed: {why}"
-                                      + (f" ({name})" if name else "")) from None
-            raise
+            raise NavigationError(f"{what} failed: {why}{refused}") from None
 
     async def _loaded(self, loading: _Loading, deadline: float, what: str,
                       timeout: float) -> None:
@@ -518,28 +452,21 @@ class PageControl:
         core = self.core
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
-        if core.protocol == "bidi":
-            await self._prepare_bidi_page("reload()")
-        else:
-            await self._prepare_navigation("reload()")
-        state = core.state
-        page = state.pages.get(state.page_session_id or "")
-        if page is None or state.page_target_id is None:
-            raise TargetGone(f"the supervisor's page is gone ({state.page_gone or 'not attached'})")
-        top = state.page_target_id
+        page = await self._prepare_navigation("reload()")
+        top = page.target_id
         what = f"reloading page {top}"
-        loading = _Loading(core, top, page.session_id, what, first_new=True)
+        loading = _Loading(core, top, page.session_id, what,
+                           frames_flicker=self.driver.frames_flicker, first_new=True)
         try:
-            if core.protocol == "bidi":
-                reply = await self._send_navigation(
-                    "browsingContext.reload", {"context": top, "wait": "complete"}, None,
-                    loading, deadline, what, timeout)
-                loader = reply.get("navigation")
-            else:
-                reply = await self._send_navigation("Page.reload", {}, page.session_id,
-                                                    loading, deadline, what, timeout)
-                if reply.get("loaderId"):  # (Lightpanda names it; Chromium does not)
-                    loading.expect(str(reply["loaderId"]))
+            reply = await self._send_navigation(self.driver.reload_command(page), loading,
+                                                deadline, what, timeout)
+            navigated = self.driver.navigated(reply)
+            loader = navigated.loader
+            if navigated.error:
+                raise NavigationError(f"{what} failed: {navigated.error}")
+            if navigated.await_load:
+                if loader:
+                    loading.expect(loader)
                 await self._loaded(loading, deadline, what, timeout)
                 loader = loading.wanted
             frame = core.state.frames.get(top)
@@ -569,11 +496,8 @@ class PageControl:
         await self._clear_for(frame, page, f"set_content() in frame {frame_id}")
         budget = Budget(timeout)
         expression = f"({SET_CONTENT_SCRIPT})({json.dumps(html)})"
-        if core.protocol == "bidi":
-            writing: Coroutine[Any, Any, Any] = self.bidi.evaluate(
-                frame_id, expression, budget, await_promise=True, user_gesture=False)
-        else:
-            writing = self.evaluate_cdp(expression, frame_id, budget, True, False)
+        writing = self.driver.evaluate(expression, frame_id, budget, await_promise=True,
+                                       user_gesture=False)
         asked: asyncio.Future[PendingDialog] = core.waiter()
         since = core.state.dialog_seq
 
@@ -671,14 +595,7 @@ class PageControl:
 
         core.note("cdpnb.pageClosing", {"session_id": sid, "closing": True,
                                         "run_beforeunload": run_beforeunload}, sid)
-        if core.protocol == "bidi":
-            method, params, session = "browsingContext.close", {
-                "context": target, "promptUnload": run_beforeunload}, None
-        elif run_beforeunload:
-            # Page.close runs the page's beforeunload handler (measured on both builds).
-            method, params, session = "Page.close", {}, sid
-        else:
-            method, params, session = "Target.closeTarget", {"targetId": target}, None
+        method, params, session = self.driver.close_command(info, run_beforeunload)
         try:
             state = await self._send_until(core.send(method, params, session, timeout),
                                            settled, timeout)

@@ -135,9 +135,9 @@ class PageAttacher:
             if bridge is not None:
                 bridge.installed.add(session_id)
             await core.send("Page.getFrameTree", session_id=session_id)
-            core.stats["pages-adopted"] += 1
+            core.note("cdpnb.pageAdopted", {}, session_id)
         except _EXPECTED as exc:
-            core.stats["page-setup-failures"] += 1
+            core.note("cdpnb.pageSetupFailed", {}, session_id)
             if strict:
                 raise
             log.info("cdpnb: setting up page session %s failed: %s", session_id, exc)

@@ -28,19 +28,15 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Callable
 
 from cdpnb.errors import CDPError, CommandTimeout, ConnectionLost, TargetGone
 from cdpnb.protocol import Message
 from cdpnb.state import Change, DialogRecord, PageInfo, PendingDialog
 from cdpnb.state.changes import PageHazard
 from cdpnb.state.dialogs import BROWSER_CLOSES, answerable_dialog
-from cdpnb.supervisor.attach import attach_page
-from cdpnb.supervisor.bidi import abandon_bidi_page, cdp_of_tab
-from cdpnb.supervisor.bridge import DialogBridge
 from cdpnb.supervisor.core import Core
-from cdpnb.supervisor.pages import PageAttacher
+from cdpnb.supervisor.driver import ProtocolDriver
 
 __all__ = ["Recovery"]
 
@@ -58,17 +54,14 @@ _EXPECTED = (CDPError, CommandTimeout, ConnectionLost, TargetGone)
 class Recovery:
     """One per supervisor; ``free(page)`` runs at most once at a time per page."""
 
-    def __init__(self, core: Core, pages: PageAttacher, bridge: DialogBridge,
-                 hint: Callable[[str], None]) -> None:
+    def __init__(self, core: Core, driver: ProtocolDriver, hint: Callable[[str], None]) -> None:
         self.core = core
-        self.pages = pages
-        self.bridge = bridge
+        #: Ends and opens pages, and reaches a page's own CDP session, in its protocol.
+        self.driver = driver
         self.hint = hint
         self._busy: set[str] = set()
         #: Replaced pages of our own: the target that replaced each one.
         self.replacements: list[tuple[str, str]] = []
-        #: Over WebDriver BiDi: opens the supervisor's fresh page (its BiDi session's).
-        self.open_bidi_page: Callable[[], Awaitable[object]] | None = None
 
     # -- triggers (from DialogControl and the supervisor's listener) -----------------
 
@@ -82,23 +75,18 @@ class Recovery:
             self.schedule(page)
 
     def freeze_at_once(self, message: Message, changes: tuple[Change, ...]) -> None:
-        """On the reader's thread, as the hazard is folded: freeze the page (CDP) before
-        the next message is read, so that none of its script runs again. Measured on
-        Chromium 156: a page that kept ``window.confirm`` in a variable before anything
-        of cdpnb's was in it called it after its frame went with a dialog open, and the
-        browser died (SIGSEGV) ~21 ms later, every page with it; a bridge put on the
-        page could not stop a call the page had kept."""
+        """On the reader's thread, as the hazard is folded: the driver stops the page's
+        script before the next message is read (``CDPDriver.freeze_at_once`` says why)."""
         for change in changes:
-            if type(change) is PageHazard and self.core.protocol == "cdp":
+            if type(change) is PageHazard:
                 assert isinstance(change, PageHazard)
-                self.core.post("Page.setWebLifecycleState", {"state": "frozen"},
-                               session_id=change.page.session_id)
+                self.driver.freeze_at_once(change.page)
 
     def on_hazard(self, page: PageInfo) -> None:
         self.hint(f"page {page.target_id}: {page.hazard}. cdpnb froze it at once (none of "
                   "its script runs again, so it cannot open that dialog) and abandons it: "
                   "it is left open, never navigated, reloaded or closed.")
-        self.core.stats["pages-hazardous"] += 1
+        # (counted by the fold, with the PageHazard change: pages-hazardous)
         if page.session_id in self._busy:
             return
         self._busy.add(page.session_id)
@@ -174,7 +162,7 @@ class Recovery:
                                             "reason": "released"}, sid)
         ok = False
         try:
-            send = await self._cdp_of(page)
+            send = await self.driver.page_sender(page)
             history = await send("Page.getNavigationHistory", None)
             entry = history["entries"][history["currentIndex"]]
             url = str(entry["url"])
@@ -193,24 +181,11 @@ class Recovery:
             core.note("cdpnb.dialogAnswered", {"dialog_id": dialog.id, "ok": ok,
                                                **({} if ok else {"error": "release failed"})},
                       sid)
-        if ok:
-            core.stats["dialogs-released"] += 1
+        if ok:  # (counted by the fold, with its close: dialogs-released)
             self.hint(f"{dialog.id} ({dialog.type} in frame {dialog.frame_id}) could not be "
                       f"answered ({dialog.unanswerable}); cdpnb released it (dismissed) with a "
                       "same-document navigation of the top frame; the page stays as it was.")
         return ok
-
-    async def _cdp_of(self, page: PageInfo
-                      ) -> Callable[[str, dict[str, Any] | None], Awaitable[dict[str, Any]]]:
-        """CDP on ``page``'s own session: directly, or through chromium-bidi."""
-        core = self.core
-        if core.protocol == "bidi":
-            return await cdp_of_tab(core, page.target_id)
-
-        async def send(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-            return await core.send(method, params, session_id=page.session_id, timeout=5)
-
-        return send
 
     async def replace(self, page: PageInfo, why: str) -> None:
         """End ``page`` (closed, or abandoned if touching it would crash the browser)
@@ -219,31 +194,18 @@ class Recovery:
         sid = page.session_id
         core.note("cdpnb.pageReplacing", {"session_id": sid, "reason": why}, sid)
         try:
-            if core.protocol == "bidi" and page.hazard is not None:
-                await abandon_bidi_page(core, page)
-            elif core.protocol == "bidi":
-                await core.send("browsingContext.close", {"context": page.target_id},
-                                timeout=5)
-            elif page.hazard is not None:
-                with contextlib.suppress(*_EXPECTED):
-                    await core.send("Page.setWebLifecycleState", {"state": "frozen"},
-                                    session_id=sid, timeout=5)
-                await core.send("Target.detachFromTarget", {"sessionId": sid}, timeout=5)
-            else:
-                await core.send("Target.closeTarget", {"targetId": page.target_id}, timeout=5)
+            await self.driver.end_page(page)
             with contextlib.suppress(TimeoutError):
                 await core.wait_until(lambda s: sid not in s.pages, CLOSE_WAIT_S)
         except _EXPECTED as exc:
             log.info("cdpnb: ending page %s failed: %s", page.target_id, exc)
-        core.stats["pages-replaced" if page.main else "popups-closed"] += 1
+        core.note("cdpnb.pageReplaced" if page.main else "cdpnb.popupClosed",
+                  {"target_id": page.target_id, "reason": why}, sid)
         kept = "abandoned (left open, frozen)" if page.hazard else "closed"
         if not page.main:
             self.hint(f"popup {page.target_id} was {kept}: {why}.")
             return
-        if core.protocol == "bidi" and self.open_bidi_page is not None:
-            await self.open_bidi_page()
-        else:
-            await attach_page(core, bridge=self.bridge, pages=self.pages)
+        await self.driver.open_page()
         new = core.state.page_target_id or "?"
         self.replacements.append((page.target_id, new))
         self.hint(f"the supervisor's page {page.target_id} was {kept} and replaced by a fresh "

@@ -2,39 +2,24 @@
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
-import contextlib
+import functools
 import logging
 import os
-import threading
-import warnings
 from collections.abc import Callable, Coroutine, Iterable
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, Literal, ParamSpec, TypeVar
 
 from cdpnb._version import __version__
 from cdpnb.errors import (
-    CDPError,
-    CdpnbError,
-    CdpnbWarning,
-    CommandTimeout,
-    ConnectionLost,
     EvaluateError,
-    FrameNotRoutable,
-    ProtocolMismatch,
-    StaleRef,
     SupervisorStopped,
-    TargetGone,
     UnknownFrame,
     WaitTimeout,
 )
-from cdpnb.playback.script import is_replay_url
-from cdpnb.protocol import Message
 from cdpnb.protocol.credentials import redact_url
 from cdpnb.runtime.engine import engine
+from cdpnb.runtime.threads import in_own_thread
 from cdpnb.state import (
     BrowserState,
-    Change,
     DialogRecord,
     FrameTree,
     PageNode,
@@ -42,9 +27,7 @@ from cdpnb.state import (
     Snapshot,
 )
 from cdpnb.state.changes import (
-    PageClosed,
     PageHazard,
-    PageOpened,
 )
 from cdpnb.state.snapshot import (
     FRAME_TREE_ENTRIES,
@@ -52,25 +35,14 @@ from cdpnb.state.snapshot import (
     build_frame_tree,
     snapshot_of,
 )
-from cdpnb.supervisor import engines
-from cdpnb.supervisor.accessibility import (
-    AXSnapshot,
-    RefTarget,
-    make_ref,
-    parse_ref,
-    resolve,
-    take_snapshot,
-    to_frame,
-)
-from cdpnb.supervisor.actions import ClickSpec, click_in_frame, click_ref, click_spec
-from cdpnb.supervisor.attach import ChildAttacher, attach_page
-from cdpnb.supervisor.bidi import BiDiSession, SessionHeld
-from cdpnb.supervisor.bidi_actions import click as bidi_click
-from cdpnb.supervisor.bidi_bridge import BiDiDialogBridge, foreign_request
-from cdpnb.supervisor.bridge import BRIDGE_CHANGES, DialogBridge
+from cdpnb.supervisor.actions import click_spec
+from cdpnb.supervisor.bidi_driver import BiDiDriver
+from cdpnb.supervisor.cdp_driver import CDPDriver
 from cdpnb.supervisor.core import Core
 from cdpnb.supervisor.dialogs import DialogControl
-from cdpnb.supervisor.evaluation import OBJECT_GROUP, Budget, Evaluator, context_gone
+from cdpnb.supervisor.driver import ProtocolDriver
+from cdpnb.supervisor.endpoint import HasCdpUrl, bridge_reason, endpoint_of
+from cdpnb.supervisor.evaluation import Budget
 from cdpnb.supervisor.events import (
     STREAM_BUFFER,
     EventHub,
@@ -82,15 +54,17 @@ from cdpnb.supervisor.events import (
     check_event_names,
     check_stream_timeout,
 )
-from cdpnb.supervisor.existing import attach_chosen_page, let_go_of_dialogs, pages_left_open
+from cdpnb.supervisor.existing import let_go_of_dialogs, pages_left_open
+from cdpnb.supervisor.hints import Hints
 from cdpnb.supervisor.options import Policy, SupervisorOptions, check_timeout
 from cdpnb.supervisor.page_control import PageControl
-from cdpnb.supervisor.pages import PageAttacher
+from cdpnb.supervisor.reactions import PageReactions
+from cdpnb.supervisor.reconnect import Reconnector
 from cdpnb.supervisor.recovery import Recovery
-from cdpnb.supervisor.routing import context_for_frame, frame_of, session_for_frame
+from cdpnb.supervisor.routing import frame_of
 from cdpnb.supervisor.values import RemoteObject, call_argument
 from cdpnb.trace import Recorder
-from cdpnb.transport import Connector
+from cdpnb.transport import Connector, Transport, connect_websocket
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -99,6 +73,10 @@ __all__ = ["HasCdpUrl", "Supervisor"]
 
 log = logging.getLogger("cdpnb.supervisor")
 T = TypeVar("T")
+P = ParamSpec("P")
+
+#: The driver of each protocol an endpoint may speak (what its transport says).
+DRIVERS: dict[str, type[CDPDriver] | type[BiDiDriver]] = {"cdp": CDPDriver, "bidi": BiDiDriver}
 
 
 
@@ -107,31 +85,38 @@ def _check_flag(name: str, value: object) -> None:
         raise TypeError(f"{name} must be True or False, got {value!r}")
 
 
-class HasCdpUrl(Protocol):
-    """A backend from ``cdpnb.launch`` (or anything with a ``cdp_url``)."""
-
-    @property
-    def cdp_url(self) -> str: ...
+async def _open(connector: Connector, url: str, timeout: float) -> Transport:
+    return await connector(url, timeout)
 
 
-#: Backend kinds known to close native dialogs themselves: "auto" bridges them.
-AUTO_DISMISSING_KINDS = frozenset({"chromium+playwright"})
+def supervised(method: Callable[Concatenate[Supervisor, P], Coroutine[Any, Any, T]]
+               ) -> Callable[Concatenate[Supervisor, P], Coroutine[Any, Any, T]]:
+    """A public coroutine of the supervisor, run as the user's call
+    (``Supervisor._call``): pending hints warned before and after, refused once the
+    supervisor is stopped, a page's script error with cdpnb's frames cut. Its body
+    checks its arguments and does the work; there is no private twin."""
 
-#: How long evaluate() waits for a just-committed frame's execution context.
-CONTEXT_GRACE_S = 2.0
+    @functools.wraps(method)
+    async def call(self: Supervisor, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        return await self._call(method(self, *args, **kwargs))
+
+    return call
 
 
 class Supervisor:
-    """One persistent CDP connection supervising a page target: its own, or one that
-    exists already (``start(page=...)``).
+    """One persistent connection (CDP or WebDriver BiDi) supervising a page: its own, or
+    one that exists already (``start(page=...)``).
 
     Start it with ``await Supervisor.start(url)``. Every coroutine method can be
-    awaited from any event loop; the work runs on cdpnb's engine loop.
+    awaited from any event loop; the work runs on cdpnb's engine loop. The protocol is
+    its driver's (``cdpnb.supervisor.driver``), chosen once from what the endpoint
+    speaks; nothing here speaks a protocol itself.
     """
 
     def __init__(self, url: str, options: SupervisorOptions,
                  recorder: Recorder | None = None, connector: Connector | None = None,
-                 bridge_key: str | None = None, bridge_script: str | None = None) -> None:
+                 bridge_key: str | None = None, bridge_script: str | None = None, *,
+                 protocol: str = "cdp", backend_info: dict[str, Any] | None = None) -> None:
         self.url = url
         self.options = options
         self._core = Core(url, command_timeout_s=options.command_timeout_s,
@@ -140,55 +125,47 @@ class Supervisor:
         if recorder is not None:
             recorder.auto_flush = False  # the core flushes per batch of frames it reads
         self._core.recorder = recorder
-        self._bridge = DialogBridge(self._core, bypass_csp=options.bypass_csp, key=bridge_key,
-                                    script=bridge_script)
-        self._pages = PageAttacher(self._core, self._bridge)
-        self._dialogs = DialogControl(self._core, options.policy, options.dialog_timeout_s,
-                                      self._bridge)
-        self._recovery = Recovery(self._core, self._pages, self._bridge, self._hint)
-        self._dialogs.on_fast_remote = self._on_fast_remote
-        self._dialogs.on_unanswerable = self._recovery.on_unanswerable
-        self._dialogs.on_closed = self._recovery.on_closed
-        self._children = ChildAttacher(self._core, self._bridge)
-        self._evaluator = Evaluator(self._core)
-        #: The WebDriver BiDi session, used when the endpoint speaks BiDi.
-        self._bidi = BiDiSession(self._core, popups=options.popups)
+        #: Advice cdpnb has for this endpoint or page (also issued as CdpnbWarning).
+        self._hint = Hints()
+        self.hints: list[str] = self._hint.given
+        self._warn_pending = self._hint.warn_pending
+        # The protocol's driver, then what is written once above it; each is given what
+        # it needs as it is made.
+        driver_class = DRIVERS.get(protocol, CDPDriver)  # (an unknown one: connect says so)
+        self._driver: ProtocolDriver = driver_class(
+            self._core, popups=options.popups, bypass_csp=options.bypass_csp,
+            bridge_key=bridge_key, bridge_script=bridge_script, backend_info=backend_info,
+            hint=self._hint)
+        self._bridge = self._driver.bridge
+        self._recovery = Recovery(self._core, self._driver, self._hint)
+        reactions = PageReactions(self._core, self._driver, self._recovery, options,
+                                  self._hint, lambda: self._stopped)
+        self._dialogs = DialogControl(
+            self._core, options.policy, options.dialog_timeout_s, self._bridge,
+            self._driver.answer_natively, on_fast_remote=reactions.fast_remote_close,
+            on_unanswerable=self._recovery.on_unanswerable, on_closed=self._recovery.on_closed)
         #: navigate, reload, set_content, close_page (cdpnb.supervisor.page_control).
-        self._page_control = PageControl(self._core, self._dialogs, self._recovery, self._bidi,
-                                         self._evaluate, policy=options.policy,
+        self._page_control = PageControl(self._core, self._dialogs, self._recovery,
+                                         self._driver, policy=options.policy,
                                          reopen_page=options.reopen_page)
-        #: Refs of the last accessibility snapshot, for evaluate_on and click.
-        self._refs: dict[str, RefTarget] = {}
-        self._core.subscribe(self._children, methods=["Target.attachedToTarget"])
-        self._core.subscribe(self._pages, methods=["Target.attachedToTarget"])
         self._core.subscribe(self._dialogs, changes=DialogControl.CHANGES)
-        # On the receiving thread: a paused bridge call becomes its dialog in the same
-        # breath, whatever the engine loop is busy with.
-        self._unsubscribe_bridge = self._core.subscribe(
-            self._bridge, methods=["Fetch.requestPaused"], changes=BRIDGE_CHANGES, now=True)
         self._core.subscribe(self._recovery.freeze_at_once, changes=[PageHazard], now=True)
-        self._core.subscribe(self._on_changes, changes=[PageHazard, PageClosed, PageOpened])
+        self._core.subscribe(reactions, changes=PageReactions.CHANGES)
         #: Events for sup.on() / sup.events(), from the fold's changes.
         self._events = EventHub(
             self._core,
             answer_sender(self._answer_event, engine.submit, lambda: self._stopped,
                           redact_url(url)),
             self._event_answer_failed)
-        #: Advice cdpnb has for this endpoint or page (also issued as CdpnbWarning).
-        self.hints: list[str] = []
-        self._unwarned: list[str] = []
-        self._hint_lock = threading.Lock()
         if recorder is not None:  # a trace that cannot be written is said, not just logged
             recorder.on_error = self._hint
-        self._core.on_lost = self._on_lost
-        self._reconnecting: concurrent.futures.Future[None] | None = None
-        #: Connections (by generation) reconnect attempts opened and did not make good:
-        #: their loss is the attempt's business (read and written on the engine loop).
-        self._attempts: set[int] = set()
-        self._gave_up: str | None = None  # why, once reconnecting gave up
         self._stopped = False
-        self.reconnects = 0
-        self.browser_version: dict[str, Any] = {}
+        self._reconnector = Reconnector(
+            self._core, self._driver, attempts=options.reconnect_attempts,
+            backoff_s=options.reconnect_backoff_s, adopted=lambda: self._adopted_page,
+            stopped=lambda: self._stopped, dropped=self._dropped,
+            down_for_good=self._events.end_streams, hint=self._hint)
+        self._core.on_lost = self._reconnector.on_lost
 
     # -- lifecycle ----------------------------------------------------------------------
 
@@ -243,27 +220,9 @@ class Supervisor:
         gzip); ``redact`` hides prompt answers, typed text and URL credentials in
         it (True for all, or some of ``cdpnb.trace.REDACTIONS``).
         """
-        backend: dict[str, Any] | None = None
-        bridge_key: str | None = None
-        bridge_script: str | None = None
-        if not isinstance(url, str) and isinstance(getattr(url, "cdp_url", None), str):
-            describe = getattr(url, "describe", None)
-            backend = describe() if callable(describe) else None
-            recorded_key = getattr(url, "bridge_key", None)  # a replay plays its recording's
-            bridge_key = recorded_key if isinstance(recorded_key, str) else None
-            recorded_script = getattr(url, "bridge_script", None)
-            bridge_script = recorded_script if isinstance(recorded_script, str) else None
-            connect = getattr(url, "connect_transport", None)
-            if transport is None and callable(connect):
-                transport = connect  # e.g. cdpnb.testing.ScriptedBrowser
-            url = url.cdp_url
-        if transport is not None and not callable(transport):
-            raise TypeError(f"transport must be an async callable (url, timeout) -> "
-                            f"transport, got {transport!r}")
+        endpoint = endpoint_of(url, transport)
         _check_flag("popups", popups)
         _check_flag("reopen_page", reopen_page)
-        if not isinstance(url, str) or not url:
-            raise TypeError(f"url must be a CDP URL string or a backend, got {url!r}")
         options = SupervisorOptions(
             policy=policy,
             dialog_timeout_s=dialog_timeout_s,
@@ -277,93 +236,57 @@ class Supervisor:
             page=page,
         )
         recorder = None
+        backend = endpoint.backend
         if record is not None:
             if backend is not None:
                 backend = {**backend, "cdp_url": redact_url(str(backend.get("cdp_url", "")))}
-            recorder = Recorder(record, redact=redact, endpoint=redact_url(url),
+            recorder = Recorder(record, redact=redact, endpoint=redact_url(endpoint.url),
                                 backend=backend, meta=record_meta,
                                 cdpnb_version=__version__)
         elif redact:
             raise ValueError("redact= applies to a recording; pass record=path as well")
-        supervisor = cls(url, options, recorder, transport, bridge_key, bridge_script)
-        kind = (backend or {}).get("kind")
-        if options.bridge is True:
-            supervisor._bridge_reason = "bridge=True"
-        elif options.bridge == "auto" and kind in AUTO_DISMISSING_KINDS:
-            supervisor._bridge_reason = f"bridge='auto': {kind} auto-dismisses native dialogs"
+        # The transport says what the endpoint speaks, so the driver is chosen once,
+        # before anything is sent.
+        try:
+            opened = await engine.run(_open(endpoint.transport or connect_websocket,
+                                            endpoint.url, options.connect_timeout_s))
+        except BaseException:
+            if recorder is not None:
+                recorder.close()
+            raise
+        try:
+            supervisor = cls(endpoint.url, options, recorder, endpoint.transport,
+                             endpoint.bridge_key, endpoint.bridge_script,
+                             protocol=str(getattr(opened, "protocol", "cdp")),
+                             backend_info=backend)
+        except BaseException:
+            await engine.run(in_own_thread(opened.close))
+            if recorder is not None:
+                recorder.close()
+            raise
+        supervisor._bridge_reason = bridge_reason(options.bridge, endpoint.kind)
         supervisor._bridge.enabled = supervisor._bridge_reason is not None
-        supervisor._backend_info = backend
-        await engine.run(supervisor._start())
+        await engine.run(supervisor._start(opened))
         return supervisor
 
     _bridge_reason: str | None = None
-    _backend_info: dict[str, Any] | None = None
     #: The existing page ``start(page=...)`` adopted (its target or context id): stop()
     #: leaves it open. None when the supervisor created its page.
     _adopted_page: str | None = None
 
-    async def _version(self) -> None:
-        with contextlib.suppress(CDPError):
-            # What the browser is, in the trace; Node and some proxies lack it.
-            self.browser_version = await self._core.send("Browser.getVersion")
-        # Engines whose quirks the state must know (Lightpanda's non-blocking dialogs).
-        await engines.identify(self._core, self.url, self._backend_info)
-
-    async def _start(self) -> None:
+    async def _start(self, transport: Transport) -> None:
         try:
-            await self._core.connect()
-            if self._core.protocol == "bidi":
-                await self._start_bidi()
-                return
-            if self._bridge_reason is not None:
-                self._core.note("cdpnb.bridgeEnabled", {"reason": self._bridge_reason})
-            # Browser.getVersion takes as long as the attach's first round trips: overlap.
-            _, self._adopted_page = await asyncio.gather(
-                self._version(), attach_chosen_page(self._core, self.options.page, self._bridge))
-            if self.options.popups and not self._core.state.direct:
-                await self._pages.enable()
+            generation = await self._core.connect(transport)
+            self._adopted_page = await self._driver.start(self.options.page,
+                                                          self._bridge_reason)
+            self._core.connection_ready(generation)
         except BaseException:
             self._stopped = True
-            if self._core.protocol == "bidi" and self._bidi.session_id is not None:
-                # Measured on Firefox ESR 153: the browser keeps the one BiDi session of
-                # a connection that closed without session.end, and refuses every later
-                # session.new ("Maximum number of active sessions"): a start that failed
-                # after session.new ends what it made, or the browser is lost to cdpnb.
-                with contextlib.suppress(CdpnbError):
-                    await self._bidi.stop(leave=pages_left_open(self._core.state,
-                                                                self._bidi.adopted))
+            await self._driver.abandon_start()
             await self._core.close()
             if self.recorder is not None:
                 self.recorder.close()
             raise
-
-    async def _start_bidi(self) -> None:
-        self._dialogs.send_native_answer = self._bidi.answer
-        self._recovery.open_bidi_page = self._bidi.open_page
-        self._use_bidi_bridge()
-        if self.options.bypass_csp:
-            self._hint("bypass_csp has no WebDriver BiDi equivalent: under a CSP that blocks "
-                       "the bridge, dialogs fall back to native ones")
-        self.browser_version = await self._bidi.start(page=self.options.page)
-        self._adopted_page = self._bidi.adopted
-        if self._bridge.enabled:
-            assert self._bridge_reason is not None
-            self._core.note("cdpnb.bridgeEnabled", {"reason": self._bridge_reason})
-            await self._bridge.install_everywhere()
-
-    def _use_bidi_bridge(self) -> None:
-        """The same bridge (key, switch) answered over BiDi's network interception."""
-        old = self._bridge
-        bridge = BiDiDialogBridge(self._core, bypass_csp=False, key=old.key,
-                                  script=old.recorded_script)
-        bridge.enabled = old.enabled
-        self._core.unrecorded = foreign_request
-        self._unsubscribe_bridge()
-        self._bridge = bridge
-        for holder in (self._pages, self._dialogs, self._recovery, self._children):
-            holder.bridge = bridge
-        self._unsubscribe_bridge = self._core.subscribe(
-            bridge, methods=["network.beforeRequestSent"], changes=BRIDGE_CHANGES, now=True)
 
     async def stop(self) -> None:
         """Close the page target this supervisor created and the connection. Idempotent."""
@@ -382,8 +305,7 @@ class Supervisor:
         # What the supervisor knew when asked to stop stays its state: closing its pages
         # is recorded in the trace, but a snapshot after stop shows the pages it had.
         self._last_state = core.state
-        if self._reconnecting is not None:
-            self._reconnecting.cancel()
+        self._reconnector.cancel()
         # Waits end before the pages close (closing one can open a beforeunload dialog).
         self._dialogs.stop_watchdogs()
         left = pages_left_open(core.state, self._adopted_page)  # not cdpnb's to close
@@ -392,26 +314,8 @@ class Supervisor:
             self._last_state = core.state
         core.fail_waiters(SupervisorStopped(
             f"supervisor for {redact_url(self.url)} stopped while waiting"))
-        if core.connected and core.protocol == "bidi":
-            await self._bidi.stop(leave=left)
-        elif core.connected:
-            # Popups first (they were opened by our page), then our own page. A page
-            # with a crash hazard is left open, frozen: closing it would end the browser.
-            # Pages cdpnb did not create are left: closing the connection detaches them.
-            pages = sorted((p for p in core.state.pages.values() if p.target_id not in left),
-                           key=lambda p: p.main)
-            for page in pages:
-                try:
-                    if page.hazard is not None:
-                        await core.send("Page.setWebLifecycleState", {"state": "frozen"},
-                                        session_id=page.session_id, timeout=2.0)
-                        await core.send("Target.detachFromTarget",
-                                        {"sessionId": page.session_id}, timeout=2.0)
-                    else:
-                        await core.send("Target.closeTarget", {"targetId": page.target_id},
-                                        timeout=2.0)
-                except (CDPError, CommandTimeout, ConnectionLost, TargetGone) as exc:
-                    log.info("cdpnb: closing page target %s failed: %s", page.target_id, exc)
+        if core.connected:
+            await self._driver.close_pages(left)
         await core.close()
         if self.recorder is not None:
             self.recorder.close()
@@ -422,152 +326,9 @@ class Supervisor:
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
 
-    def _hint(self, text: str) -> None:
-        """Advice for the user: kept in ``hints``, and issued once as a CdpnbWarning at
-        the user's next call (from their own thread and line, so ``warnings`` filters,
-        ``catch_warnings`` and ``pytest.warns`` work as for any warning)."""
-        with self._hint_lock:
-            if text in self.hints:
-                return
-            self.hints.append(text)
-            self._unwarned.append(text)
-
-    def _warn_pending(self) -> None:
-        with self._hint_lock:
-            pending, self._unwarned = self._unwarned, []
-        for text in pending:
-            warnings.warn(text, CdpnbWarning, stacklevel=3)
-
-    def _on_fast_remote(self, record: DialogRecord) -> None:
-        """A native dialog closed by someone else within milliseconds: the browser's own
-        closes (supersession, navigation, frame removal) are attributed to the browser
-        by the reducers, so this one is an auto-dismissing client."""
-        if self._bridge.enabled or is_replay_url(self._core.ws_url or ""):
-            # A replay plays closes as fast as it is asked to: its timings are not a client's.
-            return
-        hint = (f"{record.id} ({record.type}) was closed by someone else {record.open_ms:.1f} ms "
-                f"after it opened: a client on {redact_url(self.url)} auto-dismisses native "
-                "dialogs (Playwright with no dialog handler, a cloud CDP proxy).")
-        if self.options.bridge == "auto":
-            hint += " The dialog bridge is now on; dialogs from here on are answered through it."
-            self._bridge.switch_on("fast-remote-dismissal")
-        else:
-            hint += " Start the supervisor with bridge=True to answer them yourself."
-        if not any("auto-dismisses native dialogs" in h for h in self.hints):
-            self._hint(hint)
-
-    def _on_changes(self, message: Message, changes: tuple[Change, ...]) -> None:
-        for change in changes:
-            if type(change) is PageHazard:
-                assert isinstance(change, PageHazard)
-                self._recovery.on_hazard(change.page)
-            elif type(change) is PageClosed:
-                assert isinstance(change, PageClosed)
-                self._page_closed(change)
-            elif (type(change) is PageOpened and not change.page.main
-                  and self._core.protocol == "bidi" and self._bridge.enabled):
-                # Over CDP the page attacher installs it; a BiDi popup is a new context.
-                assert isinstance(change, PageOpened)
-                self._core.spawn(self._bridge.install_everywhere(change.page.session_id),
-                                 name="cdpnb-bridge-popup")
-
-    def _page_closed(self, change: PageClosed) -> None:
-        if not change.page.main or change.reason not in ("closed", "requested") \
-                or self._stopped:
-            return
-        asked = change.reason == "requested"  # close_page(): no advice, it was asked for
-        if self.options.reopen_page:
-            if not asked:
-                self._hint(f"the supervisor's page {change.page.target_id} was closed by "
-                           "someone else; a fresh page replaces it (reopen_page=True).")
-            reopen = (self._bidi.open_page() if self._core.protocol == "bidi" else
-                      attach_page(self._core, bridge=self._bridge, pages=self._pages))
-            self._core.spawn(reopen, name="cdpnb-reopen-page")
-        elif not asked:
-            self._hint(f"the supervisor's page {change.page.target_id} was closed by someone "
-                       "else; calls on it raise TargetGone (start with reopen_page=True to "
-                       "get a fresh page instead).")
-
-    def _on_lost(self, reason: str, generation: int) -> None:
-        if generation in self._attempts:
-            # A connection a reconnect attempt opened and has not made good ends in that
-            # attempt's hands (it fails, tries again or gives up), however late the news;
-            # news come after the giving up must not change why the supervisor is down.
-            if self._gave_up is not None:
-                self._core.last_disconnect_reason = self._gave_up
-            return
+    def _dropped(self) -> None:
         self._dialogs.stop_watchdogs()  # the core has ended every wait already
-        self._pages.reset()
-        if self._stopped or self.options.reconnect_attempts == 0:
-            if not self._stopped:
-                self._events.end_streams()  # (no reconnect: nothing more will come)
-            return
-        target = self._core.state.page_target_id
-        self._reconnecting = self._core.spawn(self._reconnect(target), name="cdpnb-reconnect")
-
-    async def _reconnect(self, target_id: str | None) -> None:
-        core = self._core
-        dropped = core.last_disconnect_reason
-        for attempt in range(self.options.reconnect_attempts):
-            await asyncio.sleep(self.options.reconnect_backoff_s * 2**attempt)
-            if self._stopped:
-                return
-            opened = 0  # (the connection this attempt opened, once it has)
-            try:
-                # Added in the same engine-loop step connect() returns in: the news of
-                # its end, which comes on this loop, cannot come before.
-                opened = await core.connect()
-                self._attempts.add(opened)
-                if core.protocol == "bidi":
-                    await self._resume_bidi(target_id)
-                else:
-                    await attach_page(core, reuse_target_id=target_id, bridge=self._bridge,
-                                      replace_wedged=target_id != self._adopted_page)
-                    if self.options.popups and not core.state.direct:
-                        await self._pages.enable()
-            except SessionHeld as exc:
-                await core.end_connection()
-                self._give_up(f"{dropped}; {exc}")
-                self._hint(str(exc))
-                return
-            except Exception as exc:  # any failure to set up: close what it opened
-                log.info("cdpnb: reconnect %d to %s failed: %s: %s", attempt + 1,
-                         redact_url(self.url), type(exc).__name__, exc)
-                await core.end_connection()  # (opened, but not set up)
-                core.last_disconnect_reason = dropped  # (not the attempt's own end)
-                continue
-            if not core.connected:
-                # Lost again as its last reply landed: the loss's own news is this
-                # attempt's business (its connection is one of _attempts): try again.
-                log.info("cdpnb: reconnect %d to %s was lost as it finished", attempt + 1,
-                         redact_url(self.url))
-                continue
-            self._attempts.discard(opened)  # made good: its loss is news from now on
-            self.reconnects += 1
-            core.stats["reconnects"] += 1
-            log.info("cdpnb: reconnected to %s", redact_url(self.url))
-            return
-        self._give_up(f"{dropped}; gave up after {self.options.reconnect_attempts} "
-                      "reconnect attempts")
-
-    def _give_up(self, reason: str) -> None:
-        self._gave_up = self._core.last_disconnect_reason = reason
-        self._core.stats["reconnect-gave-up"] += 1
-        self._events.end_streams()
-
-    async def _resume_bidi(self, target_id: str | None) -> None:
-        """A new BiDi session after a drop: its subscriptions, the bridge's intercept and
-        preload scripts are new; the page is taken back when it is still there."""
-        core = self._core
-        await self._bidi.start(reuse_context=target_id)
-        if target_id is not None and core.state.page_target_id != target_id:
-            core.stats["page-replaced"] += 1
-            self._hint(f"the supervisor's page {target_id} was gone after the connection "
-                       "dropped (chromium-bidi starts a new browser for each connection): "
-                       f"a new, blank tab {core.state.page_target_id} replaces it")
-        if self._bridge.enabled:
-            self._bridge.forget_sessions()
-            await self._bridge.install_everywhere()
+        self._driver.connection_lost()
 
     async def _call(self, coro: Coroutine[Any, Any, T]) -> T:
         try:
@@ -639,10 +400,15 @@ class Supervisor:
     @property
     def alive(self) -> bool:
         """Connected (or still trying to reconnect) with its page there."""
-        reconnecting = self._reconnecting is not None and not self._reconnecting.done()
+        reconnecting = self._reconnector.reconnecting
         if self._core.state.page_gone is not None and not self.options.reopen_page:
             return False
         return not self._stopped and (self._core.connected or reconnecting)
+
+    @property
+    def reconnects(self) -> int:
+        """How many times the supervisor reconnected after a drop."""
+        return self._core.state.counters.get("reconnects", 0)
 
     @property
     def page_target_id(self) -> str | None:
@@ -661,7 +427,13 @@ class Supervisor:
     @property
     def protocol(self) -> str:
         """What the endpoint speaks: ``"cdp"`` or ``"bidi"`` (WebDriver BiDi)."""
-        return self._core.protocol
+        return self._driver.name
+
+    @property
+    def browser_version(self) -> dict[str, Any]:
+        """What the browser says it is (``Browser.getVersion``; over WebDriver BiDi, the
+        session's capabilities); empty where the endpoint does not say."""
+        return self._driver.browser_version
 
     @property
     def unsupported(self) -> dict[str, str]:
@@ -692,6 +464,7 @@ class Supervisor:
 
     # -- commands -------------------------------------------------------------------------
 
+    @supervised
     async def cdp(
         self,
         method: str,
@@ -707,7 +480,7 @@ class Supervisor:
         attached ``session_id``. ``timeout`` bounds the call; a script-running command
         (``Runtime.evaluate``, ``Runtime.callFunctionOn``, …) still running then is
         ended with ``Runtime.terminateExecution`` and raises EvaluateTimeout."""
-        self._require("cdp", "cdp()", "sup.bidi(method, params) sends a raw BiDi command")
+        self._driver.require("cdp()")
         budget = self._budget(timeout)
         if sum((frame_id is not None, browser, session_id is not None)) > 1:
             raise ValueError("pass at most one of frame_id, browser=True and session_id")
@@ -716,41 +489,25 @@ class Supervisor:
         if not isinstance(method, str) or not method:
             raise TypeError(f"method must be a CDP method name such as 'Runtime.evaluate', "
                             f"got {method!r}")
-        return await self._call(self._cdp(method, params, frame_id, budget, browser, session_id))
+        return await self._driver.send_raw(method, params, budget, frame_id=frame_id,
+                                           browser=browser, session_id=session_id)
 
+    @supervised
     async def bidi(self, method: str, params: dict[str, Any] | None = None,
                    timeout: float | None = None) -> dict[str, Any]:
         """Send a raw WebDriver BiDi command (``"browsingContext.print"``, ``"input.
         performActions"``, …) and return its ``result``. Name the browsing context in
         ``params``: a frame's context is its ``frame_id``, the page's is
         ``page_target_id``. Errors raise CDPError with the BiDi error name first."""
-        self._require("bidi", "bidi()", "sup.cdp(method, params) sends a raw CDP command")
+        self._driver.require("bidi()")
         if not isinstance(method, str) or "." not in method:
             raise TypeError(f"method must be a BiDi method name such as "
                             f"'browsingContext.navigate', got {method!r}")
         if params is not None and not isinstance(params, dict):
             raise TypeError(f"params must be a dict, got {type(params).__name__}")
-        budget = self._budget(timeout)
-        return await self._call(self._core.send(method, params, None, budget.seconds))
+        return await self._driver.send_raw(method, params, self._budget(timeout))
 
-    def _require(self, protocol: str, call: str, instead: str) -> None:
-        if self._core.protocol != protocol:
-            names = {"cdp": "the Chrome DevTools Protocol", "bidi": "WebDriver BiDi"}
-            raise ProtocolMismatch(f"{call} needs an endpoint that speaks {names[protocol]}; "
-                                   f"{redact_url(self.url)} speaks "
-                                   f"{names[self._core.protocol]} ({instead})")
-
-    async def _cdp(self, method: str, params: dict[str, Any] | None, frame_id: str | None,
-                   budget: Budget, browser: bool,
-                   session_id: str | None) -> dict[str, Any]:
-        if browser:
-            session = None
-        elif session_id is not None:
-            session = session_id
-        else:
-            session = session_for_frame(self._core.state, frame_id)
-        return await self._evaluator.send(method, params, session, budget)
-
+    @supervised
     async def evaluate(
         self, expression: str, frame_id: str | None = None, timeout: float | None = None,
         *, await_promise: bool = True, user_gesture: bool = False,
@@ -771,45 +528,11 @@ class Supervisor:
         budget = self._budget(timeout)
         _check_flag("await_promise", await_promise)
         _check_flag("user_gesture", user_gesture)
-        if self._core.protocol == "bidi":
-            return await self._call(self._bidi.evaluate(frame_id, expression, budget,
-                                                        await_promise=await_promise,
-                                                        user_gesture=user_gesture))
-        return await self._call(self._evaluate(expression, frame_id, budget, await_promise,
-                                               user_gesture))
+        return await self._driver.evaluate(expression, frame_id, budget,
+                                           await_promise=await_promise,
+                                           user_gesture=user_gesture)
 
-    async def _evaluate(self, expression: str, frame_id: str | None, budget: Budget,
-                        await_promise: bool, user_gesture: bool) -> Any:
-        for attempt in (1, 2):
-            session, context = await self._context(frame_id, budget)
-            try:
-                return await self._evaluator.evaluate(session, context, expression, budget,
-                                                      await_promise=await_promise,
-                                                      user_gesture=user_gesture)
-            except CDPError as exc:
-                # The frame navigated between the lookup and the call: nothing ran.
-                if attempt == 2 or context is None or not context_gone(exc):
-                    raise
-                self._core.stats["evaluate-retries"] += 1
-        raise AssertionError("unreachable")
-
-    async def _context(self, frame_id: str | None,
-                       budget: Budget) -> tuple[str | None, int | None]:
-        try:
-            return context_for_frame(self._core.state, frame_id)
-        except FrameNotRoutable:
-            # A frame that just committed gets its execution context a moment later.
-            def ready(state: BrowserState) -> bool:
-                try:
-                    context_for_frame(state, frame_id)
-                except (FrameNotRoutable, UnknownFrame):
-                    return False
-                return True
-
-            with contextlib.suppress(TimeoutError):
-                await self._core.wait_until(ready, min(CONTEXT_GRACE_S, budget.left()))
-            return context_for_frame(self._core.state, frame_id)
-
+    @supervised
     async def accessibility(self, frame_id: str | None = None,
                             timeout: float | None = None) -> pd.DataFrame:
         """The accessibility tree of every frame, OOPIFs included, as one DataFrame:
@@ -818,41 +541,13 @@ class Supervisor:
         order. ``frame_id`` keeps that frame and the frames inside it; refs are the
         same as in the full table. Refs (``role:name``, ``#n`` for the n-th duplicate)
         are what ``evaluate_on`` and ``click`` take."""
-        self._require("cdp", "accessibility()", "WebDriver BiDi has no accessibility tree; "
-                      "evaluate() and bidi('input.performActions', ...) work over it")
+        self._driver.require("accessibility()")
         budget = self._budget(timeout)
         if frame_id is not None:
             frame_of(self._core.state, frame_id)
-        return await self._call(self._accessibility(frame_id, budget))
+        return await self._driver.accessibility(frame_id, budget)
 
-    async def _accessibility(self, frame_id: str | None, budget: Budget) -> pd.DataFrame:
-        snap = await self._take_ax_snapshot(budget)
-        return to_frame(snap.for_frame(self._core.state, frame_id), snap.skipped)
-
-    async def _take_ax_snapshot(self, budget: Budget) -> AXSnapshot:
-        snap = await take_snapshot(self._core, budget)
-        self._refs = snap.targets()
-        self._core.stats["accessibility-snapshots"] += 1
-        return snap
-
-    async def _target(self, ref: str, budget: Budget) -> RefTarget:
-        ref = make_ref(*parse_ref(ref))  # one spelling: 'button:OK#1' is 'button:OK'
-        target = self._refs.get(ref)
-        if target is None:
-            # Refs are derived from the page, so one not seen yet may be there now. The
-            # refs already handed out stay as they were: only the missing one is added.
-            snap = await take_snapshot(self._core, budget)
-            if snap.skipped:
-                raise StaleRef(ref, "it is not in the last accessibility snapshot, and a "
-                                    f"new one could not read every frame ({snap.skipped})")
-            target = snap.targets().get(ref)
-            if target is not None:
-                self._refs[ref] = target
-        if target is None:
-            raise StaleRef(ref, "no element on the page has it now (sup.accessibility() "
-                                "lists the refs there are)")
-        return target
-
+    @supervised
     async def evaluate_on(self, ref: str | RemoteObject, function: str, *args: Any,
                           timeout: float | None = None, await_promise: bool = True,
                           user_gesture: bool = False) -> Any:
@@ -868,35 +563,16 @@ class Supervisor:
                             f"RemoteObject, got {type(ref).__name__}")
         if isinstance(ref, RemoteObject) and not ref.object_id:
             raise ValueError("ref is a RemoteObject without an object_id")
-        self._require("cdp", "evaluate_on()", "refs come from CDP's accessibility tree")
+        self._driver.require("evaluate_on()")
         arguments = [call_argument(a, f"args[{i}]") for i, a in enumerate(args)]
         budget = self._budget(timeout)
         _check_flag("await_promise", await_promise)
         _check_flag("user_gesture", user_gesture)
-        return await self._call(self._evaluate_on(ref, function, arguments, budget,
-                                                  await_promise, user_gesture))
+        return await self._driver.evaluate_on(ref, function, arguments, budget,
+                                              await_promise=await_promise,
+                                              user_gesture=user_gesture)
 
-    async def _evaluate_on(self, ref: str | RemoteObject, function: str,
-                           arguments: list[dict[str, Any]], budget: Budget,
-                           await_promise: bool, user_gesture: bool) -> Any:
-        if isinstance(ref, RemoteObject):
-            assert ref.object_id is not None
-            session, element = ref.session_id, ref.object_id
-        else:
-            target = await self._target(ref, budget)
-            element = await resolve(self._core, target, budget, OBJECT_GROUP)
-            session = target.session_id
-        # The element goes in as the first argument; `this` is the element as well. The
-        # newline ends a trailing `//` comment in the caller's source.
-        wrapped = f"function (...a) {{ return ({function}\n).apply(this, [this, ...a]); }}"
-        try:
-            return await self._evaluator.call_on(session, element, wrapped, arguments, budget,
-                                                 await_promise=await_promise,
-                                                 user_gesture=user_gesture)
-        finally:
-            if not isinstance(ref, RemoteObject):  # the caller's own handle stays theirs
-                self._evaluator.release(session, element)
-
+    @supervised
     async def click(self, ref: str | None = None, *, selector: str | None = None,
                     x: float | None = None, y: float | None = None,
                     frame_id: str | None = None,
@@ -913,44 +589,21 @@ class Supervisor:
         selector matches nothing; BlockedByDialog while a dialog is open in the page."""
         how = click_spec(ref, selector=selector, x=x, y=y, frame_id=frame_id)
         if how.ref is not None:
-            self._require("cdp", "click(ref)", "refs come from CDP's accessibility tree; "
-                          "click(selector=...) and click(x=..., y=...) work over it")
-        budget = self._budget(timeout)
-        return await self._call(self._click(how, budget))
+            self._driver.require("click(ref)")
+        return await self._driver.click(how, self._budget(timeout))
 
-    async def _click(self, how: ClickSpec, budget: Budget) -> dict[str, Any]:
-        if self._core.protocol == "bidi":
-            return await bidi_click(self._core, how, self._bidi.context_for(how.frame_id),
-                                    budget)
-        if how.ref is None:
-            session, context = await self._context(how.frame_id, budget)
-            return await click_in_frame(self._core, how, session, context, budget)
-        target = await self._target(how.ref, budget)
-        # Still the same element? The handle is only the proof; it is not kept.
-        self._evaluator.release(target.session_id,
-                                await resolve(self._core, target, budget, OBJECT_GROUP))
-        return await click_ref(self._core, how, target, budget)
-
+    @supervised
     async def release_objects(self) -> None:
         """Release every handle cdpnb's evaluate has kept (RemoteObjects it returned)
         in the page and every OOPIF; their ``object_id``s stop working. Over WebDriver
         BiDi evaluate keeps no handles, so there is nothing to release."""
-        if self._core.protocol == "bidi":
-            return
-        await self._call(self._release_objects())
-
-    async def _release_objects(self) -> None:
-        state = self._core.state
-        sessions = {state.page_session_id} | {f.session_id for f in state.frames.values()
-                                              if f.is_oopif}
-        sessions.discard(None)  # not connected to a page: nothing to release
-        await asyncio.gather(*(self._evaluator.release_group(s, self.options.command_timeout_s)
-                               for s in sessions), return_exceptions=True)
+        await self._driver.release_objects(self.options.command_timeout_s)
 
     def _budget(self, timeout: float | None) -> Budget:
         limit = check_timeout("timeout", timeout, allow_none=True)
         return Budget(self.options.command_timeout_s if limit is None else limit)
 
+    @supervised
     async def navigate(self, url: str, timeout: float = 30.0, *,
                        frame_id: str | None = None) -> dict[str, Any]:
         """Navigate the supervisor's page to ``url`` and wait for its load event; with
@@ -965,16 +618,18 @@ class Supervisor:
         assert limit is not None
         if frame_id is not None and not isinstance(frame_id, str):
             raise TypeError(f"frame_id must be a str, got {type(frame_id).__name__}")
-        return await self._call(self._page_control.navigate(url, frame_id, limit))
+        return await self._page_control.navigate(url, frame_id, limit)
 
+    @supervised
     async def reload(self, *, timeout: float = 30.0) -> dict[str, Any]:
         """Reload the supervisor's page and wait for the new document's load. A
         beforeunload dialog holds it as it holds a navigation (answer it from another
         task); dismissing it raises NavigationError and the page stays."""
         limit = check_timeout("timeout", timeout)
         assert limit is not None
-        return await self._call(self._page_control.reload(limit))
+        return await self._page_control.reload(limit)
 
+    @supervised
     async def set_content(self, html: str, *, frame_id: str | None = None,
                           timeout: float = 30.0) -> dict[str, Any]:
         """Replace the document of the page (or of ``frame_id``) with ``html``, as
@@ -988,8 +643,9 @@ class Supervisor:
         assert limit is not None
         if frame_id is not None and not isinstance(frame_id, str):
             raise TypeError(f"frame_id must be a str, got {type(frame_id).__name__}")
-        return await self._call(self._page_control.set_content(html, frame_id, limit))
+        return await self._page_control.set_content(html, frame_id, limit)
 
+    @supervised
     async def close_page(self, page: str | None = None, *, run_beforeunload: bool = False,
                          timeout: float = 30.0) -> dict[str, Any]:
         """Close a supervised page: ``page`` is a target id from ``sup.pages`` (a popup's,
@@ -1006,8 +662,9 @@ class Supervisor:
         _check_flag("run_beforeunload", run_beforeunload)
         limit = check_timeout("timeout", timeout)
         assert limit is not None
-        return await self._call(self._page_control.close_page(page, run_beforeunload, limit))
+        return await self._page_control.close_page(page, run_beforeunload, limit)
 
+    @supervised
     async def wait_for(self, predicate: Callable[[BrowserState], bool],
                        timeout: float = 10.0) -> BrowserState:
         """The first state (now, or after a message) for which ``predicate`` holds;
@@ -1019,11 +676,12 @@ class Supervisor:
         limit = check_timeout("timeout", timeout)
         assert limit is not None
         try:
-            return await self._call(self._core.wait_until(predicate, limit))
+            return await self._core.wait_until(predicate, limit)
         except TimeoutError:
             name = getattr(predicate, "__name__", "the predicate")
             raise WaitTimeout(f"the state did not satisfy {name} within {limit:g} s") from None
 
+    @supervised
     async def annotate(self, method: str, params: dict[str, Any] | None = None) -> None:
         """Put a note of your own into the message stream (and the trace), e.g.
         ``await sup.annotate("experiment.phase", {"name": "warm-up"})``."""
@@ -1031,10 +689,7 @@ class Supervisor:
             raise ValueError(f"method must look like 'area.name' (not cdpnb.*), got {method!r}")
         if params is not None and not isinstance(params, dict):
             raise TypeError(f"params must be a dict, got {type(params).__name__}")
-        await self._call(self._annotate(method, dict(params or {})))
-
-    async def _annotate(self, method: str, params: dict[str, Any]) -> None:
-        self._core.note(method, params)
+        self._core.note(method, dict(params or {}))
 
     # -- events ---------------------------------------------------------------------------
 
@@ -1095,13 +750,15 @@ class Supervisor:
 
     # -- dialogs --------------------------------------------------------------------------
 
+    @supervised
     async def wait_for_dialog(self, timeout: float | None = None) -> PendingDialog:
         """The oldest open dialog, or the next one to open within ``timeout`` seconds."""
-        return await self._call(self._dialogs.wait(timeout))
+        return await self._dialogs.wait(timeout)
 
+    @supervised
     async def respond(
         self, action: str, prompt_text: str | None = None, dialog_id: str | None = None
     ) -> DialogRecord:
         """Answer an open dialog: ``"accept"`` (with ``prompt_text`` for a prompt) or
         ``"dismiss"``. Returns the closed dialog's record."""
-        return await self._call(self._dialogs.respond(action, prompt_text, dialog_id))
+        return await self._dialogs.respond(action, prompt_text, dialog_id)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import codecs
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Annotated, Any, Literal
@@ -49,7 +49,9 @@ __all__ = [
     "REPLY",
     "Block",
     "Vocabulary",
+    "block_of_records",
     "error_fields",
+    "payload_of",
     "read_block",
 ]
 
@@ -309,6 +311,7 @@ def _fault_row(block: Block, row: int, kind: str, detail: str, raw: str) -> None
 
 # -- the slow way: the standard library, line by line ------------------------------------------
 
+_MONO, _WALL = attrgetter("mono"), attrgetter("wall")
 _KIND_OF = {Command: COMMAND, Reply: REPLY, ErrorReply: ERROR, Event: EVENT, Note: NOTE,
             Fault: FAULT}
 
@@ -318,15 +321,11 @@ def _slow(data: bytes, where: str, first_line: int) -> Block:
     records: list[Any] = []
     methods: list[str | None] = []
     seqs: list[int] = []
-    texts: dict[int, str] = {}
-    values: dict[int, Any] = {}
-    errors: dict[int, tuple[int, str, Any]] = {}
     for number, text in enumerate(data.split(b"\n")[:-1], first_line):
         if not text.strip():
             continue
         line = _parse(text, f"{where} line {number}")
         record = _decoded(decoder, line, f"{where} line {number}")
-        row = len(records)
         records.append(record)
         seqs.append(_seq(line))
         method = getattr(record, "method", None)
@@ -335,26 +334,65 @@ def _slow(data: bytes, where: str, first_line: int) -> Block:
             message = line.get("msg", line)  # (a v2 line's msg is an object: decoded)
             method = message.get("method") if isinstance(message.get("method"), str) else None
         methods.append(method)
-        if isinstance(record, Fault):
-            value: Any = {"kind": record.kind, "detail": record.detail, "raw": record.raw}
-        elif isinstance(record, ErrorReply):
-            errors[row] = (record.code, record.message, record.data)
-            value = record.error
-        else:
-            value = record.result if isinstance(record, Reply) else record.params
-        values[row] = value
-        texts[row] = encode_json(value)
-    ids = [getattr(r, "id", None) for r in records]
-    return Block(
-        mono=np.array([r.mono for r in records], np.float64),
-        wall=np.array([r.wall for r in records], np.float64),
-        seq=np.array(seqs, np.int64),
-        kind=np.array([_KIND_OF[type(r)] for r in records], np.int8),
-        ids=np.array([NO_ID if i is None else i for i in ids], np.int64),
-        has_id=np.array([i is not None for i in ids], np.bool_),
-        methods=methods, sessions=[getattr(r, "session_id", None) for r in records],
-        offsets=np.zeros(len(records) + 1, np.int64), texts=texts, values=values,
-        errors=errors)
+    block = block_of_records(records, methods, np.array(seqs, np.int64))
+    for row, record in enumerate(records):
+        value = block.values[row] = payload_of(record)
+        block.texts[row] = encode_json(value)
+    return block
+
+
+def block_of_records(records: Sequence[Any], methods: list[str | None] | None = None,
+                     seq: np.ndarray[Any, np.dtype[np.int64]] | None = None) -> Block:
+    """The rows of message objects, in order, without their payloads (``payload_of``
+    gives a record's). ``methods``: each row's, when not the record's own (a reply read
+    from a line names its command's method only if the line did); ``seq``: the lines'
+    numbers (else 1, 2, ...)."""
+    n = len(records)
+    try:
+        kind = np.fromiter(map(_KIND_OF.__getitem__, map(type, records)), np.int8, n)
+    except KeyError as exc:
+        raise TypeError("a trace holds protocol messages and faults, got "
+                        f"{exc.args[0].__name__}") from None
+    with_id = np.flatnonzero(kind <= ERROR).tolist()  # (commands and replies)
+    ids: list[Any] = [records[row].id for row in with_id]
+    has_id = np.zeros(n, np.bool_)
+    has_id[with_id] = [cid is not None for cid in ids]
+    id_column = np.full(n, NO_ID, np.int64)
+    id_column[with_id] = [NO_ID if cid is None else cid for cid in ids]
+    faults = bool((kind == FAULT).any())  # (a fault has no method, no session)
+    sessions = _field(records, "session_id", faults)
+    if methods is None:
+        methods = _field(records, "method", faults)
+    block = Block(
+        mono=np.fromiter(map(_MONO, records), np.float64, n),
+        wall=np.fromiter(map(_WALL, records), np.float64, n),
+        seq=np.arange(1, n + 1, dtype=np.int64) if seq is None else seq,
+        kind=kind, ids=id_column, has_id=has_id, methods=methods, sessions=sessions,
+        offsets=np.zeros(n + 1, np.int64))
+    for row in np.flatnonzero(kind == ERROR).tolist():
+        error = records[row]
+        block.errors[row] = (error.code, error.message, error.data)
+    return block
+
+
+def _field(records: Sequence[Any], name: str, faults: bool) -> list[Any]:
+    """Each record's ``name`` (None for a fault's)."""
+    if faults:
+        return [getattr(record, name, None) for record in records]
+    return list(map(attrgetter(name), records))
+
+
+def payload_of(record: Any) -> Any:
+    """A record's payload, as its line holds it: a command's, event's or note's params,
+    a reply's result, an error reply's error, a fault's kind, detail and raw excerpt."""
+    kind = type(record)
+    if kind is Reply:
+        return record.result
+    if kind is ErrorReply:
+        return record.error
+    if kind is Fault:
+        return {"kind": record.kind, "detail": record.detail, "raw": record.raw}
+    return record.params
 
 
 def _parse(text: bytes, where: str) -> dict[str, Any]:

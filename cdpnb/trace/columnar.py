@@ -1,10 +1,11 @@
-"""The events and commands tables, and the Parquet columns, of a scanned trace: built
-from its columns with numpy and Arrow, no message object made.
+"""The events and commands tables, and the Parquet columns, of a trace: built from its
+columns (``Columns``) with numpy and Arrow, no message object made. Every trace is held
+as columns (``Columns.of_records`` for one of message objects), so this is the one way
+these tables are built.
 
-Each gives the frame ``tables`` builds from message objects, value for value and
-dtype for dtype (the equality tests hold them to it): categories are the values
-present, sorted; a reply's method and params are its command's; payloads are the
-text Python writes for them (``Columns.payload_texts``).
+Categories are the values present, sorted (but the fixed ones: directions, kinds); a
+reply's method is its command's unless its line (or record) named another; payloads are
+the text Python writes for them (``Columns.payload_texts``).
 """
 
 from __future__ import annotations
@@ -64,12 +65,22 @@ def _frame(columns: Columns, start: float, payloads: bool) -> pd.DataFrame:
 
 
 def events(columns: Columns, start: float) -> pd.DataFrame:
-    """``tables.events`` of a scanned trace."""
+    """One row per record: ``time, t, direction, kind, session_id, id, method, payload``.
+
+    ``payload`` is compact JSON of the params (commands, events, notes), the result
+    (replies), ``{code, message[, data]}`` (error replies) or ``{kind, detail, raw}``
+    (faults). A reply's ``method`` is the method of the command it answers.
+    """
     return _frame(columns, start, payloads=True)
 
 
 def commands(columns: Columns, start: float) -> pd.DataFrame:
-    """``tables.commands`` of a scanned trace: each command joined with its reply."""
+    """One row per command sent, joined with its reply.
+
+    A reply answers the latest command with its id since the last ``cdpnb.connected``
+    note (ids restart with each connection: ``ReplyMatcher``). ``latency_ms`` and
+    ``ok`` are NA for a command that never got a reply.
+    """
     kind = columns.kind
     sent = np.flatnonzero(kind == COMMAND)
     row_of = np.full(len(kind), -1, np.int64)
@@ -98,7 +109,7 @@ def commands(columns: Columns, start: float) -> pd.DataFrame:
         "t": seconds_since(columns.mono[sent], start),
         "method": categorical_codes(columns.method[sent], columns.methods.names),
         "session_id": categorical_codes(columns.session[sent], columns.sessions.names),
-        "id": _ints(columns.ids[sent], np.zeros(n, np.bool_)),
+        "id": _ints(columns.ids[sent], ~columns.has_id[sent]),
         "latency_ms": pd.arrays.FloatingArray(latency, waiting),
         "ok": pd.arrays.BooleanArray(ok, waiting),
         "error_code": _ints(code, waiting | ok),
@@ -109,22 +120,15 @@ def commands(columns: Columns, start: float) -> pd.DataFrame:
 
 def parquet_parts(columns: Columns, start: float) -> tuple[pd.DataFrame, dict[str, Any]]:
     """What ``parquet.to_parquet`` writes: the events table without payloads, then the
-    payload, wall, mono and params columns (a reply's params are its command's, "{}"
-    for a reply to no recorded command, null for any other row)."""
+    payload, wall, mono and params columns (a reply's params, ``Columns.reply_params``;
+    null for any other row)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     kind = columns.kind
     reply = (kind == REPLY) | (kind == ERROR)
-    commands = columns.cmd_row[reply]
-    sent, which = np.unique(commands[commands >= 0], return_inverse=True)
-    # The texts of the commands answered, then "{}": each reply takes its command's.
-    texts = pa.concat_arrays([*columns.payload_texts(sent).chunks,
-                              pa.array(["{}"], pa.large_string())])
-    pick = np.full(len(commands), len(sent), np.int64)
-    pick[commands >= 0] = which
     params = pc.replace_with_mask(pa.nulls(len(kind), pa.large_string()), pa.array(reply),
-                                  texts.take(pa.array(pick)))
+                                  columns.reply_params(np.flatnonzero(reply)))
     return _frame(columns, start, payloads=False), {
         "payload": columns.payload_texts().cast(pa.string()),
         "wall": pa.array(columns.wall, pa.float64()),

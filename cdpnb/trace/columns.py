@@ -1,4 +1,4 @@
-"""A scanned trace held as columns, and the message objects made from them on demand.
+"""A trace's messages held as columns, and the message objects made from them on demand.
 
 Row ``i`` is the ``i``-th message line. Times, kinds, ids and the codes of methods and
 sessions are numpy arrays; payloads stay the bytes they were recorded as, block by
@@ -6,6 +6,12 @@ block, until something asks: the tables for their text (recorded text where it i
 already what Python writes, see ``canonical``), the reducers and ``Trace.records`` for
 their parsed values (built like ``LineDecoder`` builds them, a reply with its
 command's method and params).
+
+Every trace is held so: a scanned file or a Parquet file as read, and a trace of
+message objects (made in memory, or read line by line) by ``Columns.of_records``,
+which keeps the objects themselves (``held``: their payloads are theirs, written as
+text only for the rows a table asks for). The tables and the fold read columns only,
+one way for every trace.
 """
 
 from __future__ import annotations
@@ -16,14 +22,40 @@ from typing import Any
 
 import numpy as np
 
-from cdpnb.protocol import Command, ErrorReply, Event, Fault, Note, Reply
+from cdpnb.protocol import CONNECTED, Command, ErrorReply, Event, Fault, Note, Reply
+from cdpnb.state import BrowserState, Change, fold
 from cdpnb.state.reducer import EVENT_RULES, NOTE_RULES, REPLY_RULES
-from cdpnb.trace.blocks import COMMAND, ERROR, EVENT, FAULT, NOTE, REPLY, Block, Vocabulary
+from cdpnb.trace.blocks import (
+    COMMAND,
+    ERROR,
+    EVENT,
+    FAULT,
+    NOTE,
+    REPLY,
+    Block,
+    Vocabulary,
+    block_of_records,
+    payload_of,
+)
+from cdpnb.trace.canonical import encode_json, escape_surrogates
+from cdpnb.trace.format import Record
 from cdpnb.trace.nogc import gc_paused
+from cdpnb.trace.replies import ReplyMatcher
 
 __all__ = ["Columns"]
 
 Array = np.ndarray[Any, Any]
+
+
+def _large_strings(texts: list[str]) -> Any:
+    """``texts`` as an Arrow large_string array, lone surrogates (JS strings may hold
+    them; UTF-8 cannot) as ``\\udXXX`` escapes, as the recorded payloads' are."""
+    import pyarrow as pa
+
+    try:
+        return pa.array(texts, pa.large_string())
+    except UnicodeEncodeError:
+        return pa.array([escape_surrogates(text) for text in texts], pa.large_string())
 
 
 _CLASS_NAMES = ("Command", "Reply", "ErrorReply", "Event", "Note", "Fault")
@@ -48,6 +80,11 @@ class Columns:
     starts: Array  # the first row of each block
     #: for a reply or error reply, the row of its command (-1: none recorded)
     cmd_row: Array
+    #: the message objects the rows were made of (``of_records``), else None: their
+    #: payloads are read from them, not from the blocks
+    held: tuple[Record, ...] | None = None
+    #: the held records' payload texts, once all were asked for
+    _held_texts: Any = None
 
     @classmethod
     def from_blocks(cls, blocks: list[Block], methods: Vocabulary,
@@ -67,8 +104,68 @@ class Columns:
                    joined("session_codes", np.int32), methods, sessions, blocks, starts,
                    np.full(len(kind), -1, np.int64))
 
+    @classmethod
+    def of_records(cls, records: Sequence[Record]) -> Columns:
+        """Message objects as columns, each row with its record's own method (so a hand-
+        made record keeps what it holds), replies paired with their commands."""
+        methods, sessions = Vocabulary(), Vocabulary()
+        with gc_paused():
+            block = block_of_records(records)
+            block.method_codes = methods.codes(block.methods)
+            block.session_codes = sessions.codes(block.sessions)
+        columns = cls.from_blocks([block] if len(block) else [], methods, sessions)
+        columns.held = tuple(records)
+        columns.match_replies()
+        return columns
+
     def __len__(self) -> int:
         return len(self.kind)
+
+    # -- replies -------------------------------------------------------------------------
+
+    def opens(self) -> Array:
+        """The rows that start a connection (a ``cdpnb.connected`` note)."""
+        connected = self.methods.code_of(CONNECTED)
+        opens: Array = (self.kind == NOTE) & (self.method == connected) if connected >= 0 \
+            else np.zeros(len(self), np.bool_)
+        return opens
+
+    def match_replies(self) -> None:
+        """``cmd_row``: each reply's command, by ``ReplyMatcher``'s rule."""
+        kind = self.kind
+        rows = np.flatnonzero((kind == COMMAND) | (kind == REPLY) | (kind == ERROR)
+                              | self.opens())
+        waiting: ReplyMatcher[int] = ReplyMatcher()
+        cmd_row = self.cmd_row
+        for row, k, cid in zip(rows.tolist(), kind[rows].tolist(), self.ids[rows].tolist(),
+                               strict=True):
+            if k == COMMAND:
+                waiting.sent(cid, row)
+            elif k == NOTE:
+                waiting.connected()
+            else:
+                command = waiting.answered(cid)
+                cmd_row[row] = -1 if command is None else command
+
+    def reply_params(self, rows: Array) -> Any:
+        """The params of the replies ``rows`` (ascending), as Arrow large_string text:
+        their commands' ("{}" for a reply to no recorded command), or the held
+        records' own (a record made by hand may hold others)."""
+        import pyarrow as pa
+
+        if self.held is not None:
+            replies = [self.held[row] for row in rows.tolist()]
+            texts = [encode_json(r.params if isinstance(r, Reply | ErrorReply) else {})
+                     for r in replies]
+            return _large_strings(texts)
+        commands = self.cmd_row[rows]
+        sent, which = np.unique(commands[commands >= 0], return_inverse=True)
+        # The texts of the commands answered, then "{}": each reply takes its command's.
+        texts = pa.concat_arrays([*self.payload_texts(sent).chunks,
+                                  pa.array(["{}"], pa.large_string())])
+        pick = np.full(len(commands), len(sent), np.int64)
+        pick[commands >= 0] = which
+        return texts.take(pa.array(pick))
 
     # -- payloads ----------------------------------------------------------------------
 
@@ -77,11 +174,15 @@ class Columns:
         return self.blocks[b], row - int(self.starts[b])
 
     def payload(self, row: int) -> bytes:
+        if self.held is not None:
+            return encode_json(payload_of(self.held[row])).encode("utf-8", "surrogatepass")
         block, i = self._at(row)
         return block.payload(i)
 
     def value(self, row: int) -> Any:
         """Row ``row``'s payload as the object reader parses it."""
+        if self.held is not None:
+            return payload_of(self.held[row])
         block, i = self._at(row)
         return block.value(i)
 
@@ -96,6 +197,8 @@ class Columns:
         already what Python writes."""
         import pyarrow as pa
 
+        if self.held is not None:
+            return pa.chunked_array([self._texts_of_held(rows)], pa.large_string())
         if rows is None:
             chunks = [block.texts_array() for block in self.blocks]
         else:
@@ -105,6 +208,24 @@ class Columns:
                       zip(self.blocks, self.starts.tolist(), bounds[:-1].tolist(),
                           bounds[1:].tolist(), strict=False) if b > a]
         return pa.chunked_array(chunks, pa.large_string())
+
+    def _texts_of_held(self, rows: Array | None) -> Any:
+        """``payload_texts`` of held records: written from their payloads (all of them
+        kept, once all were asked for)."""
+        import pyarrow as pa
+
+        assert self.held is not None
+        if self._held_texts is not None:
+            return self._held_texts if rows is None \
+                else self._held_texts.take(pa.array(rows, pa.int64()))
+        held = self.held
+        chosen = held if rows is None else [held[row] for row in rows.tolist()]
+        with gc_paused():
+            texts = [encode_json(payload_of(record)) for record in chosen]
+        array = _large_strings(texts)
+        if rows is None:
+            self._held_texts = array
+        return array
 
     # -- messages ----------------------------------------------------------------------
 
@@ -137,6 +258,10 @@ class Columns:
 
     def messages(self, rows: Array) -> Iterator[Any]:
         """The records of ``rows`` (ascending), equal to the object reader's."""
+        if self.held is not None:
+            held = self.held
+            yield from (held[row] for row in rows.tolist())
+            return
         which = np.searchsorted(self.starts, rows, side="right") - 1
         local = rows - self.starts[which]
         names, sessions = self.methods.names, self.sessions.names
@@ -167,5 +292,20 @@ class Columns:
                                      w, t)
 
     def records(self) -> tuple[Any, ...]:
+        if self.held is not None:
+            return self.held
         with gc_paused():
             return tuple(self.messages(np.arange(len(self))))
+
+    def folded(self, without: Collection[str] = ()) -> Iterator[
+            tuple[Record, BrowserState, BrowserState, tuple[Change, ...]]]:
+        """Each message a reducer rule acts on (``ruled``), with the state before and
+        after it and the changes it made: the reducers' own fold, of every message that
+        can change the state (no other does). ``without``: events whose rules the
+        question does not need (``reducer.CONSOLE_ONLY``)."""
+        before = BrowserState()
+        with gc_paused():  # (consumed whole by the tables and final_state, not by users)
+            for message in self.messages(self.ruled(without)):
+                after, changes = fold(before, message)
+                yield message, before, after, changes
+                before = after

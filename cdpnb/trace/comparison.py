@@ -152,8 +152,6 @@ def _fault_facts(facts: _Facts, trace: Trace) -> None:
 def _facts(trace: Trace) -> _Facts:
     import pandas as pd
 
-    from cdpnb.trace import tables
-
     facts = _Facts()
     facts.put("trace", "backend", trace.backend.get("kind") or pd.NA)
     # (a BiDi trace has no Browser.getVersion reply: the version its backend reported)
@@ -162,10 +160,10 @@ def _facts(trace: Trace) -> _Facts:
     facts.put("trace", "messages", len(trace), count=True)
     facts.put("trace", "duration s", round(trace.duration_s, 3))
     facts.put("trace", "complete", trace.complete)
-    _dialog_facts(facts, tables.dialogs(trace))
-    _frame_facts(facts, tables.frames(trace))
-    _command_facts(facts, tables.commands(trace))
-    _console_facts(facts, tables.console(trace))
+    _dialog_facts(facts, trace.dialogs())
+    _frame_facts(facts, trace.frames())
+    _command_facts(facts, trace.commands())
+    _console_facts(facts, trace.console())
     _fault_facts(facts, trace)
     return facts
 

@@ -2,21 +2,40 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import Any, Protocol
 
 from cdpnb.render import badge, table, text, when
-from cdpnb.state.display import dialogs_html
+from cdpnb.render.state import dialogs_html
+from cdpnb.state import BrowserState
 
-if TYPE_CHECKING:
-    from cdpnb.trace.trace import Trace
+__all__ = ["DIALOGS_SHOWN", "FOLD_IN_REPR_LIMIT", "Shown", "trace_html"]
 
-__all__ = ["DIALOGS_SHOWN", "FOLD_IN_REPR_LIMIT", "trace_html"]
+
+class Shown(Protocol):
+    """What the repr reads of a trace (``Trace`` is one)."""
+
+    @property
+    def path(self) -> Path | None: ...
+    @property
+    def problems(self) -> tuple[str, ...]: ...
+    @property
+    def complete(self) -> bool: ...
+    @property
+    def truncated(self) -> bool: ...
+    @property
+    def label(self) -> str: ...
+    @property
+    def started_at(self) -> float: ...
+    def __len__(self) -> int: ...
+    def summary(self) -> dict[str, Any]: ...
+    def final_state(self) -> BrowserState: ...
 
 #: Above this many messages the repr shows the summary only: a repr must stay quick.
 FOLD_IN_REPR_LIMIT = 20_000
 
 
-def trace_html(trace: Trace) -> str:
+def trace_html(trace: Shown) -> str:
     summary = trace.summary()
     if trace.complete:
         state = badge("complete", "#2a7")
@@ -46,7 +65,7 @@ def trace_html(trace: Trace) -> str:
 DIALOGS_SHOWN = 5
 
 
-def _dialogs_part(trace: Trace) -> str:
+def _dialogs_part(trace: Shown) -> str:
     """How many dialogs opened, how many are still open, and the newest closed ones,
     with one count: the state keeps only the last ``RECENT_DIALOGS_KEPT`` records, so
     the "… N more" line counts every dialog that closed, not the ones kept."""

@@ -3,9 +3,8 @@
 ``datetime64[ns, UTC]`` for wall-clock times, ``float64`` seconds since the trace
 started, categoricals with ``TEXT`` categories for the small vocabularies, nullable
 ``Int64`` / ``Float64`` / ``boolean`` where a number or a flag can be missing, and
-``TEXT`` for every text column. The object tables and the columnar ones build their
-columns with these, so both give the same dtypes; the probe's tables go through
-:func:`with_text_dtype`.
+``TEXT`` for every text column. Every trace table builds its columns with these; the
+probe's tables go through :func:`with_text_dtype`.
 
 ``TEXT`` is pandas 3's default string dtype, ``str``: Arrow-backed, NaN where a value
 is missing. One text dtype, and the one a user's own frames have (``pd.Series(["x"])``,
@@ -38,7 +37,6 @@ __all__ = [
     "float64s",
     "frame_of",
     "int64s",
-    "json_texts",
     "seconds_since",
     "str_or_none",
     "strings",
@@ -127,11 +125,6 @@ def _texts(values: Sequence[Any]) -> pd.api.extensions.ExtensionArray:
 
 def strings(values: Sequence[str | None]) -> pd.api.extensions.ExtensionArray:
     """Text, ``TEXT`` (None is missing: NaN)."""
-    return text_array(_texts, values)
-
-
-def json_texts(values: Sequence[str]) -> pd.api.extensions.ExtensionArray:
-    """JSON text (never missing), ``TEXT`` like any other text."""
     return text_array(_texts, values)
 
 

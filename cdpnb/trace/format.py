@@ -43,6 +43,7 @@ from cdpnb.protocol import (
     opens_connection,
 )
 from cdpnb.protocol.bidi import error_reply, is_bidi_message
+from cdpnb.trace.replies import ReplyMatcher
 
 __all__ = [
     "INT_MAX",
@@ -299,13 +300,13 @@ def _id(line: dict[str, Any], where: str) -> int:
 class LineDecoder:
     """Turns message lines back into protocol messages, in order.
 
-    Replies carry the params of the command they answer (as they do live), so the
-    decoder remembers commands by id; ids restart with each connection, which the
-    ``cdpnb.connected`` note marks.
+    Replies carry the method and params of the command they answer (as they do live),
+    paired by ``ReplyMatcher``'s rule: the latest command with the reply's id since the
+    last ``cdpnb.connected`` note.
     """
 
     def __init__(self) -> None:
-        self._commands: dict[int, Command] = {}
+        self._commands: ReplyMatcher[Command] = ReplyMatcher()
 
     def decode(self, line: dict[str, Any], where: str) -> Record:
         mono = _number(line, "t", where)
@@ -318,7 +319,7 @@ class LineDecoder:
         if direction == "send":
             cmd = Command(_id(line, where), _text(line, "method", where),
                           _object(line, "params", where), _session(line, where), wall, mono)
-            self._commands[cmd.id] = cmd
+            self._commands.sent(cmd.id, cmd)
             return cmd
         if direction == "recv":
             if is_bidi_message(line):
@@ -331,7 +332,7 @@ class LineDecoder:
             note = Note(_text(line, "method", where), _object(line, "params", where),
                         _session(line, where), wall, mono)
             if opens_connection(note):
-                self._commands.clear()
+                self._commands.connected()
             return note
         if direction == "fault":
             return Fault(_text(line, "fault", where), str(line.get("detail", "")),
@@ -345,7 +346,7 @@ class LineDecoder:
             return Event(_text(line, "method", where), _object(line, "params", where), None,
                          wall, mono)
         cid = _id(line, where)
-        cmd = self._commands.pop(cid, None)
+        cmd = self._commands.answered(cid)
         method = cmd.method if cmd is not None else ""
         params = cmd.params if cmd is not None else {}
         if line["type"] == "error":
@@ -354,7 +355,7 @@ class LineDecoder:
 
     def _reply(self, line: dict[str, Any], where: str, wall: float, mono: float) -> Record:
         cid = _id(line, where)
-        cmd = self._commands.pop(cid, None)
+        cmd = self._commands.answered(cid)
         method = line.get("method")
         if not isinstance(method, str):
             method = cmd.method if cmd is not None else ""

@@ -2,20 +2,23 @@
 
 The file holds the events table (payloads as JSON text), the exact ``wall`` and
 ``mono`` floats, and each reply's command params, with the trace's header, footer and
-problems as JSON in the file's key-value metadata.
+problems as JSON in the file's key-value metadata. It writes a trace's columns and
+reads back columns (``Trace.to_parquet`` and ``Trace.from_parquet`` hand them over).
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from cdpnb.protocol import Command, ErrorReply, Event, Fault, Note, Reply
+from cdpnb.trace import columnar
 from cdpnb.trace.blocks import (
     COMMAND,
     ERROR,
@@ -29,31 +32,25 @@ from cdpnb.trace.blocks import (
 )
 from cdpnb.trace.canonical import encode_json
 from cdpnb.trace.columns import Columns
-from cdpnb.trace.dtypes import text_array
 from cdpnb.trace.format import Record, TraceFormatError
 from cdpnb.trace.nogc import gc_paused
 from cdpnb.trace.private import private_file
 from cdpnb.trace.scan import Refused, match_replies
-from cdpnb.trace.trace import Trace
 
-__all__ = ["PARQUET_KEY", "PARQUET_VERSION", "from_parquet", "to_parquet"]
+__all__ = ["PARQUET_KEY", "PARQUET_VERSION", "ParquetTrace", "read_parquet", "to_parquet"]
 
 #: Parquet key-value metadata key holding header, footer and problems (JSON).
 PARQUET_KEY = b"cdpnb.trace"
 PARQUET_VERSION = 1
 
 
-def _pa_strings(values: list[str | None]) -> Any:
-    import pyarrow as pa
-
-    return text_array(lambda v: pa.array(v, pa.string()), values)
-
-
-def to_parquet(trace: Trace, path: str | os.PathLike[str]) -> Path:
+def to_parquet(path: str | os.PathLike[str], columns: Columns, start: float, *,
+               header: dict[str, Any], footer: dict[str, Any] | None,
+               problems: Sequence[str]) -> Path:
     """Write every record to one Parquet file: the events table, plus ``wall`` and
     ``mono`` (the exact floats) and ``params`` (a reply's command params, JSON), with
     the trace's header, footer and problems as JSON in the file's key-value metadata.
-    ``from_parquet`` rebuilds records equal to these (for JSON-valued records, which
+    ``read_parquet`` gives back records equal to these (for JSON-valued records, which
     is every record read from a trace file). The file is created 0600 (the owner's
     alone, as the trace is), the folders it needs 0700."""
     import pyarrow as pa
@@ -62,34 +59,17 @@ def to_parquet(trace: Trace, path: str | os.PathLike[str]) -> Path:
     path = Path(path)
     if path.is_dir():
         raise IsADirectoryError(f"{path} is a directory; to_parquet writes one file")
-    frame, extra = _parts(trace)
+    frame, extra = columnar.parquet_parts(columns, start)
     table = pa.Table.from_pandas(frame, preserve_index=False)
     for name, column in extra.items():
         table = table.append_column(name, column)
-    about = {"version": PARQUET_VERSION, "header": trace.header, "footer": trace.footer,
-             "problems": list(trace.problems)}
+    about = {"version": PARQUET_VERSION, "header": header, "footer": footer,
+             "problems": list(problems)}
     metadata = {**(table.schema.metadata or {}), PARQUET_KEY: encode_json(about).encode()}
     # A trace's tables hold what the trace holds: 0600 from its creation, folders 0700.
     with private_file(path) as file:
         pq.write_table(table.replace_schema_metadata(metadata), file)
     return path
-
-
-def _parts(trace: Trace) -> tuple[Any, dict[str, Any]]:
-    """The events table without payloads, and the columns that follow it: payload,
-    wall, mono, params."""
-    import pyarrow as pa
-
-    from cdpnb.trace import columnar, tables
-
-    if trace._columns is not None:
-        return columnar.parquet_parts(trace._columns, trace.started_mono)
-    columns = tables.event_columns(trace.records, extras=True)
-    frame = tables.events_frame(columns, trace.started_mono).drop(columns=["payload"])
-    return frame, {"payload": _pa_strings(columns["payload"]),
-                   "wall": pa.array(columns["wall"], pa.float64()),
-                   "mono": pa.array(columns["mono"], pa.float64()),
-                   "params": _pa_strings(columns["params"])}
 
 
 _BUILDERS: dict[str, Callable[[Any, Any, Any, Any, Any, float, float], Record]] = {
@@ -116,7 +96,17 @@ def _column_values(column: Any) -> list[Any]:
     return list(column.to_pylist())
 
 
-def from_parquet(path: str | os.PathLike[str]) -> Trace:
+@dataclass(frozen=True)
+class ParquetTrace:
+    """What a Parquet trace holds: header, footer, problems and the messages."""
+
+    header: dict[str, Any]
+    columns: Columns
+    footer: dict[str, Any] | None
+    problems: Sequence[str]
+
+
+def read_parquet(path: str | os.PathLike[str]) -> ParquetTrace:
     """The trace ``to_parquet`` wrote: equal header, footer, problems and records."""
     import pyarrow.parquet as pq
 
@@ -144,8 +134,13 @@ def from_parquet(path: str | os.PathLike[str]) -> Trace:
     header, footer = about.get("header") or {}, about.get("footer")
     problems = about.get("problems") or ()
     columns = _columns_of(table)
-    if columns is not None:
-        return Trace._of_columns(header, columns, footer, problems, path)
+    if columns is None:
+        columns = Columns.of_records(_records_of(table, names, path))
+    return ParquetTrace(header, columns, footer, problems)
+
+
+def _records_of(table: Any, names: list[str], path: Path) -> list[Record]:
+    """The file's rows as records, one by one, as ``to_parquet`` wrote them."""
     loads = json.loads
     records: list[Record] = []
     values = [_column_values(table.column(name)) for name in names]
@@ -157,7 +152,7 @@ def from_parquet(path: str | os.PathLike[str]) -> Trace:
                 raise TraceFormatError(f"{path} row {row}: unknown record kind {kind!r}")
             records.append(build(cid, method, session, loads(body),
                                  loads(params) if params is not None else {}, wall, mono))
-    return Trace(header, records, footer, problems, path)
+    return records
 
 
 def _columns_of(table: Any) -> Columns | None:
@@ -216,10 +211,7 @@ def _columns_of(table: Any) -> Columns | None:
     # params column must say so, or the records would differ from the ones written.
     replies = np.flatnonzero((kinds == REPLY) | (kinds == ERROR))
     if len(replies):
-        matched = columns.cmd_row[replies]
-        texts = pa.chunked_array([b.text for b in blocks], pa.large_string())
-        expected = pc.if_else(pa.array(matched >= 0),
-                              texts.take(np.maximum(matched, 0)), "{}")
+        expected = columns.reply_params(replies)
         said = table.column("params").take(pa.array(replies)).cast(pa.large_string())
         if pc.all(pc.equal(said, expected), skip_nulls=False).as_py() is not True:
             return None

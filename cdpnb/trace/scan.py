@@ -21,7 +21,6 @@ from typing import Any
 
 import numpy as np
 
-from cdpnb.protocol import CONNECTED
 from cdpnb.trace.blocks import (
     COMMAND,
     ERROR,
@@ -195,41 +194,32 @@ def _check_repeats(columns: Columns) -> None:
 
 
 def match_replies(columns: Columns, methods: Vocabulary) -> None:
-    """Each reply's command: the latest with its id since the last ``cdpnb.connected``
-    note (as ``LineDecoder`` matches them), its method for a reply that does not name
-    one, and the checks of ``reader._Integrity`` on ids."""
+    """Each reply's command (``Columns.match_replies``), its method for a reply that
+    does not name one; ``Refused`` for what ``reader._Integrity`` names: a command id
+    sent twice, or answered twice, in one connection, a connection note right after
+    another."""
     kind = columns.kind
-    connected = methods.code_of(CONNECTED)
-    opens = (kind == NOTE) & (columns.method == connected) if connected >= 0 \
-        else np.zeros(len(kind), np.bool_)
+    opens = columns.opens()
     if (opens[1:] & opens[:-1]).any():
         raise Refused("a connection note repeated with nothing between")
-    rows = np.flatnonzero((kind == COMMAND) | (kind == REPLY) | (kind == ERROR) | opens)
-    commands: dict[int, int] = {}
-    sent: set[int] = set()
-    answered: set[int] = set()
-    cmd_row = columns.cmd_row
-    for row, k, cid in zip(rows.tolist(), kind[rows].tolist(), columns.ids[rows].tolist(),
-                           strict=True):
-        if k == COMMAND:
-            if cid in sent:
-                raise Refused("a command id sent twice in one connection")
-            sent.add(cid)
-            commands[cid] = row
-        elif k == NOTE:
-            commands.clear()
-            sent.clear()
-            answered.clear()
-        else:
-            if cid in answered:
-                raise Refused("a command answered twice")
-            answered.add(cid)
-            cmd_row[row] = commands.pop(cid, -1)
+    connection = np.cumsum(opens)
+    if _repeated(connection, columns.ids, kind == COMMAND):
+        raise Refused("a command id sent twice in one connection")
+    if _repeated(connection, columns.ids, (kind == REPLY) | (kind == ERROR)):
+        raise Refused("a command answered twice")
+    columns.match_replies()
     replies = np.flatnonzero(((kind == REPLY) | (kind == ERROR)) & (columns.method < 0))
     if len(replies):
-        matched = cmd_row[replies]
+        matched = columns.cmd_row[replies]
         columns.method[replies] = np.where(
             matched >= 0, columns.method[np.maximum(matched, 0)], methods.code(""))
+
+
+def _repeated(connection: np.ndarray[Any, Any], ids: np.ndarray[Any, Any],
+              which: np.ndarray[Any, Any]) -> bool:
+    """Whether two of the rows ``which`` (a mask) have one id in one connection."""
+    pairs = np.stack([connection[which], ids[which]])
+    return bool(np.unique(pairs, axis=1).shape[1] < pairs.shape[1])
 
 
 _DIRECTION = {COMMAND: "send", REPLY: "recv", ERROR: "recv", EVENT: "recv", NOTE: "note",

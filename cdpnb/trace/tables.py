@@ -1,29 +1,28 @@
-"""A trace as pandas DataFrames with real dtypes (see ``dtypes``), and as Parquet.
+"""A trace as pandas DataFrames with real dtypes (see ``dtypes``).
 
-A trace loaded from a file is held as columns (``Trace.load``'s scan): its events
-and commands tables come straight from them (``columnar``), and the other tables
-build message objects only for the messages they need. A trace made of message
-objects (in memory, from Parquet, or a file the scan left to the object reader)
-gives every table from ``trace.records``, in one pass collecting plain column lists.
-Both give the same frames. Empty traces give the same columns and dtypes with zero
-rows.
+Every table is built from the trace's columns (``Columns``: a file as scanned, or
+message objects held as columns), one way whatever the trace came from; empty traces
+give the same columns and dtypes with zero rows. The events and commands tables come
+straight from the columns (``columnar``); the others make message objects only for the
+messages they need.
 
 The dialog and frame tables fold the messages through the reducers the live
 supervisor uses (``cdpnb.state.fold``), so "who closed this dialog" or "which
 frame is this OOPIF's parent" means here exactly what it meant live; only messages
-a reducer rule acts on can change the state, so only those are folded.
+a reducer rule acts on can change the state, so only those are folded
+(``Columns.folded``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
 import numpy as np
 import pandas as pd
 
-from cdpnb.protocol import Command, ErrorReply, Event, Fault, Note, Reply, opens_connection
+from cdpnb.protocol import Event, Reply
 from cdpnb.state import CLOSED_BY as STATE_CLOSED_BY
 from cdpnb.state import BrowserState, DialogRecord, FrameInfo, PendingDialog
 from cdpnb.state.changes import (
@@ -40,7 +39,8 @@ from cdpnb.state.dialogs import DIALOG_TYPES
 from cdpnb.state.frames import _frame_url
 from cdpnb.state.reducer import CONSOLE_ONLY
 from cdpnb.trace.blocks import DIRECTIONS, KIND_NAMES
-from cdpnb.trace.canonical import encode_json
+from cdpnb.trace.columnar import commands, events
+from cdpnb.trace.columns import Columns
 from cdpnb.trace.dtypes import (
     Convert,
     Rows,
@@ -48,18 +48,12 @@ from cdpnb.trace.dtypes import (
     categorical,
     categories_of,
     float64s,
-    frame_of,
     int64s,
-    json_texts,
-    seconds_since,
     str_or_none,
     strings,
     wall_times,
 )
 from cdpnb.trace.format import Record
-from cdpnb.trace.nogc import gc_paused
-from cdpnb.trace.parquet import from_parquet, to_parquet
-from cdpnb.trace.trace import Trace
 
 __all__ = [
     "CLOSED_BY",
@@ -70,12 +64,8 @@ __all__ = [
     "commands",
     "console",
     "dialogs",
-    "event_columns",
     "events",
-    "events_frame",
     "frames",
-    "from_parquet",
-    "to_parquet",
 ]
 
 KINDS = KIND_NAMES
@@ -88,198 +78,10 @@ FRAME_EVENTS = ("attached", "navigated", "detached", SWAPPED, "oopif_attached",
                 "oopif_detached")
 CONSOLE_KINDS = ("console", "exception", "browser")
 
-# -- events ------------------------------------------------------------------------------
-
-
-def event_columns(records: Sequence[Record], extras: bool) -> dict[str, list[Any]]:
-    """The events table of message objects as plain lists, in one pass. ``extras`` adds
-    what Parquet needs to rebuild every record: the raw wall/mono floats (already
-    there) and reply params."""
-    with gc_paused():
-        return _collect_event_columns(records, extras)
-
-
-def _collect_event_columns(records: Sequence[Record], extras: bool) -> dict[str, list[Any]]:
-    wall: list[float] = []
-    mono: list[float] = []
-    direction: list[str] = []
-    kind: list[str] = []
-    session: list[str | None] = []
-    ids: list[int | None] = []
-    method: list[str | None] = []
-    payload: list[str] = []
-    params: list[str | None] = []
-    encode = encode_json
-    for r in records:
-        wall.append(r.wall)
-        mono.append(r.mono)
-        cls = type(r)
-        if cls is Event or cls is Note:
-            assert isinstance(r, Event | Note)
-            direction.append("recv" if cls is Event else "note")
-            kind.append("event" if cls is Event else "note")
-            session.append(r.session_id)
-            ids.append(None)
-            method.append(r.method)
-            payload.append(encode(r.params))
-            reply_params = None
-        elif cls is Command:
-            assert isinstance(r, Command)
-            direction.append("send")
-            kind.append("command")
-            session.append(r.session_id)
-            ids.append(r.id)
-            method.append(r.method)
-            payload.append(encode(r.params))
-            reply_params = None
-        elif cls is Reply or cls is ErrorReply:
-            assert isinstance(r, Reply | ErrorReply)
-            direction.append("recv")
-            session.append(r.session_id)
-            ids.append(r.id)
-            method.append(r.method)
-            if isinstance(r, Reply):
-                kind.append("reply")
-                payload.append(encode(r.result))
-            else:
-                kind.append("error")
-                payload.append(encode(r.error))
-            reply_params = encode(r.params) if extras else None
-        elif cls is Fault:
-            assert isinstance(r, Fault)
-            direction.append("fault")
-            kind.append("fault")
-            session.append(None)
-            ids.append(None)
-            method.append(None)
-            payload.append(encode({"kind": r.kind, "detail": r.detail, "raw": r.raw}))
-            reply_params = None
-        else:
-            raise TypeError(f"a trace holds protocol messages and faults, got {cls.__name__}")
-        if extras:
-            params.append(reply_params)
-    columns: dict[str, list[Any]] = {
-        "wall": wall, "mono": mono, "direction": direction, "kind": kind,
-        "session_id": session, "id": ids, "method": method, "payload": payload,
-    }
-    if extras:
-        columns["params"] = params
-    return columns
-
-
-def events_frame(columns: Mapping[str, list[Any]], start: float) -> pd.DataFrame:
-    return frame_of({
-        "time": wall_times(columns["wall"]),
-        "t": seconds_since(columns["mono"], start),
-        "direction": categorical(columns["direction"], DIRECTIONS),
-        "kind": categorical(columns["kind"], KINDS),
-        "session_id": categorical(columns["session_id"]),
-        "id": int64s(columns["id"]),
-        "method": categorical(columns["method"]),
-        "payload": json_texts(columns["payload"]),
-    })
-
-
-def events(trace: Trace) -> pd.DataFrame:
-    """One row per record: ``time, t, direction, kind, session_id, id, method, payload``.
-
-    ``payload`` is compact JSON of the params (commands, events, notes), the result
-    (replies), ``{code, message[, data]}`` (error replies) or ``{kind, detail, raw}``
-    (faults). A reply's ``method`` is the method of the command it answers.
-    """
-    if trace._columns is not None:
-        from cdpnb.trace import columnar
-
-        return columnar.events(trace._columns, trace.started_mono)
-    return events_frame(event_columns(trace.records, extras=False), trace.started_mono)
-
-
-# -- commands ----------------------------------------------------------------------------
-
-
-def commands(trace: Trace) -> pd.DataFrame:
-    """One row per command sent, joined with its reply.
-
-    A reply answers the latest command with its id since the last ``cdpnb.connected``
-    note (ids restart with each connection). ``latency_ms`` and ``ok`` are NA for a
-    command that never got a reply.
-    """
-    if trace._columns is not None:
-        from cdpnb.trace import columnar
-
-        return columnar.commands(trace._columns, trace.started_mono)
-    wall: list[float] = []
-    mono: list[float] = []
-    method: list[str] = []
-    session: list[str | None] = []
-    ids: list[int] = []
-    params: list[str] = []
-    latency: list[float | None] = []
-    ok: list[bool | None] = []
-    code: list[int | None] = []
-    error: list[str | None] = []
-    waiting: dict[int, int] = {}  # command id -> row, within this connection
-    encode = encode_json
-    for r in trace.records:
-        cls = type(r)
-        if cls is Command:
-            assert isinstance(r, Command)
-            waiting[r.id] = len(ids)
-            wall.append(r.wall)
-            mono.append(r.mono)
-            method.append(r.method)
-            session.append(r.session_id)
-            ids.append(r.id)
-            params.append(encode(r.params))
-            latency.append(None)
-            ok.append(None)
-            code.append(None)
-            error.append(None)
-        elif cls is Reply or cls is ErrorReply:
-            assert isinstance(r, Reply | ErrorReply)
-            row = waiting.pop(r.id, None)
-            if row is None:
-                continue  # a reply to a command recorded before the trace began
-            latency[row] = (r.mono - mono[row]) * 1000.0
-            if isinstance(r, ErrorReply):
-                ok[row] = False
-                code[row] = r.code
-                error[row] = r.message
-            else:
-                ok[row] = True
-        elif opens_connection(r):
-            waiting.clear()
-    return frame_of({
-        "sent": wall_times(wall),
-        "t": seconds_since(mono, trace.started_mono),
-        "method": categorical(method),
-        "session_id": categorical(session),
-        "id": int64s(ids),
-        "latency_ms": float64s(latency),
-        "ok": booleans(ok),
-        "error_code": int64s(code),
-        "error": strings(error),
-        "params": json_texts(params),
-    })
-
-
-# -- folding helpers ---------------------------------------------------------------------
-
-
-def _folded(trace: Trace) -> Iterable[tuple[Record, BrowserState, BrowserState,
-                                            tuple[Change, ...]]]:
-    """Each message that can change the state, with the state before and after it and
-    the changes it made (the reducers' own fold)."""
-    before = BrowserState()
-    for message, after, changes in trace._state_changes():
-        yield message, before, after, changes
-        before = after
-
-
 # -- dialogs -----------------------------------------------------------------------------
 
 
-def dialogs(trace: Trace) -> pd.DataFrame:
+def dialogs(columns: Columns, start: float) -> pd.DataFrame:
     """One row per dialog ever opened, as the reducers saw it open and close.
 
     ``closed_at`` / ``closed_by`` / ``reason`` / ``accepted`` / ``open_ms`` are NA for a
@@ -290,7 +92,7 @@ def dialogs(trace: Trace) -> pd.DataFrame:
     opened: dict[str, tuple[PendingDialog, Record]] = {}
     closed: dict[str, DialogRecord] = {}
     # (A console message changes nothing a dialog row reads: not folded here.)
-    for message, _, changes in trace._state_changes(without=CONSOLE_ONLY):
+    for message, _, _, changes in columns.folded(without=CONSOLE_ONLY):
         for change in changes:
             if isinstance(change, DialogOpened):
                 opened.setdefault(change.dialog.id, (change.dialog, message))
@@ -298,7 +100,7 @@ def dialogs(trace: Trace) -> pd.DataFrame:
                 # A record may be amended later (an answer that failed after all was
                 # not ours): the newest version of each one wins.
                 closed[change.record.id] = change.record
-    return _dialog_frame(opened, closed, trace.started_mono)
+    return _dialog_frame(opened, closed, start)
 
 
 _DIALOG_SCHEMA: dict[str, Convert] = {
@@ -379,7 +181,7 @@ def _navigated(rows: Rows, msg: Event, after: BrowserState) -> None:
                session=msg.session_id, is_oopif=bool(known and known.is_oopif))
 
 
-def frames(trace: Trace) -> pd.DataFrame:
+def frames(columns: Columns, start: float, protocol: str) -> pd.DataFrame:
     """The frame timeline: ``attached``, ``navigated``, ``detached``, ``swapped`` and
     ``oopif_attached`` / ``oopif_detached`` (an iframe target's session; ``session_id``
     is the child session, ``parent_session_id`` the one that reported it). ``name`` is
@@ -401,11 +203,11 @@ def frames(trace: Trace) -> pd.DataFrame:
     is a ``navigated`` row with the new URL, and the frames a ``Page.getFrameTree``
     reply first names (an existing page's, a reconnect's) are ``attached`` rows.
     """
-    rows = Rows(trace.started_mono, _FRAME_SCHEMA)
+    rows = Rows(start, _FRAME_SCHEMA)
     oopif_sessions: dict[str, str] = {}  # child session -> frame (target) id
     gone: set[str] = set()  # frames a change reported detached (no event of their own)
-    bidi = trace.protocol == "bidi"
-    for msg, before, after, changes in _folded(trace):
+    bidi = protocol == "bidi"
+    for msg, before, after, changes in columns.folded():
         if bidi:
             _bidi_frames(rows, msg, before, after, changes)
             continue
@@ -541,20 +343,20 @@ _CONSOLE_SCHEMA: dict[str, Convert] = {
 }
 
 
-def console(trace: Trace) -> pd.DataFrame:
+def console(columns: Columns, start: float) -> pd.DataFrame:
     """Every ``Runtime.consoleAPICalled`` (all levels: ``level`` is the call's type),
     ``Runtime.exceptionThrown`` (level ``error``) and ``Log.entryAdded`` (the browser's
     own messages, ``kind`` ``browser``: all levels, ``source`` as CDP names it), with the
     full text; over WebDriver BiDi every ``log.entryAdded`` (``level`` as BiDi gives it,
     ``kind`` by ``cdpnb.state.console.bidi_entry_kind``)."""
-    rows = Rows(trace.started_mono, _CONSOLE_SCHEMA)
+    rows = Rows(start, _CONSOLE_SCHEMA)
 
     def add(msg: Event, level: str, kind: str, text: str, where: Mapping[str, Any],
             source: str | None = None) -> None:
         rows.add(msg, msg.session_id, level, kind, source, text, str(where.get("url", "")),
                  _int_or_none(where.get("lineNumber")), _int_or_none(where.get("columnNumber")))
 
-    for r in trace._events(_CONSOLE_EVENTS):
+    for r in columns.messages(columns.rows_of("event", _CONSOLE_EVENTS)):
         if r.method == "Runtime.consoleAPICalled":
             args = r.params.get("args")
             text = " ".join(_describe(a) for a in args or () if isinstance(a, dict))

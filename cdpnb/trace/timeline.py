@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 
 from cdpnb.trace.dtypes import TEXT
 from cdpnb.trace.tables import FRAME_EVENTS, SWAPPED
-
-if TYPE_CHECKING:
-    from cdpnb.trace.trace import Trace
 
 __all__ = ["SWAPPED", "TIMELINE_EVENTS", "timeline"]
 
@@ -24,8 +21,9 @@ def _missing(n: int, dtype: Any = TEXT) -> Any:
     return pd.array([None] * n, dtype=dtype)
 
 
-def timeline(trace: Trace) -> pd.DataFrame:
-    """Dialog and frame events of ``trace`` in time order, one row each.
+def timeline(dialogs: pd.DataFrame, frames: pd.DataFrame) -> pd.DataFrame:
+    """Dialog and frame events of a trace in time order, one row each, from its
+    ``dialogs()`` and ``frames()`` tables.
 
     ``detail`` is the dialog's message or the frame's URL; ``closed_by`` and
     ``open_ms`` are set on ``dialog_closed`` rows. A frame's rows are
@@ -33,8 +31,6 @@ def timeline(trace: Trace) -> pd.DataFrame:
     process (as when it becomes an OOPIF), ``detached`` one removed. Built from
     ``trace.dialogs()`` and ``trace.frames()``, so it agrees with them row for row.
     """
-    dialogs = trace.dialogs()
-    frames = trace.frames()
     opened = pd.DataFrame({
         "time": dialogs["opened_at"], "t": dialogs["t"],
         "session_id": dialogs["session_id"].astype(TEXT),

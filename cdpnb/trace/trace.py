@@ -1,18 +1,24 @@
-"""``cdpnb.Trace``: a recorded run, as DataFrames and as replayed state."""
+"""``cdpnb.Trace``: a recorded run, as DataFrames and as replayed state.
+
+The facade of the trace room: it holds a run's messages as columns (``Columns``) and
+hands them to the modules below it (``tables``, ``columnar``, ``timeline``,
+``parquet``, ``display``), which take columns, frames or a small Protocol and never
+import this module.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
 import os
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cdpnb.protocol import ErrorReply, Event, Fault, Message, Reply
+from cdpnb.protocol import Fault, Message, Reply
 from cdpnb.state import BrowserState, Change, Snapshot, fold, snapshot_of
+from cdpnb.state.stats import replay_stats
 from cdpnb.terminal_text import inert
 from cdpnb.trace.format import Record
-from cdpnb.trace.nogc import gc_paused
 from cdpnb.trace.reader import check_path, read_trace
 
 if TYPE_CHECKING:
@@ -38,7 +44,8 @@ class Trace:
                  path: Path | None = None) -> None:
         self.header = header
         self._records: tuple[Record, ...] | None = tuple(records)
-        #: A loaded trace's messages as columns (None: held as ``_records``).
+        #: The messages as columns: what the tables and the fold read (made from the
+        #: records when first needed, for a trace made of records).
         self._columns: Columns | None = None
         self.footer = footer
         self.problems: tuple[str, ...] = tuple(problems)
@@ -77,6 +84,17 @@ class Trace:
         return trace
 
     @property
+    def _held(self) -> Columns:
+        """The messages as columns (every question below reads these)."""
+        if self._columns is None:
+            # (numpy loads with the first question asked, not with cdpnb)
+            from cdpnb.trace.columns import Columns
+
+            assert self._records is not None
+            self._columns = Columns.of_records(self._records)
+        return self._columns
+
+    @property
     def records(self) -> tuple[Record, ...]:
         """Every message (and fault), in recorded order."""
         if self._records is None:
@@ -103,7 +121,8 @@ class Trace:
         value = self.header.get("browser")
         if isinstance(value, dict) and value:
             return value
-        for record in self._replies("Browser.getVersion"):
+        columns = self._held
+        for record in columns.messages(columns.rows_of("reply", ["Browser.getVersion"])):
             if isinstance(record, Reply):
                 info = record.result
                 return {"Browser": info.get("product", ""),
@@ -133,10 +152,8 @@ class Trace:
         start = self.header.get("started_mono")
         if isinstance(start, int | float):
             return float(start)
-        if not len(self):
-            return 0.0
-        return float(self._columns.mono[0]) if self._columns is not None \
-            else self.records[0].mono
+        mono = self._held.mono
+        return float(mono[0]) if len(mono) else 0.0
 
     @property
     def truncated(self) -> bool:
@@ -162,46 +179,11 @@ class Trace:
 
     @property
     def duration_s(self) -> float:
-        if not len(self):
-            return 0.0
-        last = float(self._columns.mono[-1]) if self._columns is not None \
-            else self.records[-1].mono
-        return last - self.started_mono
+        mono = self._held.mono
+        return float(mono[-1]) - self.started_mono if len(mono) else 0.0
 
     def __len__(self) -> int:
-        return len(self._columns) if self._columns is not None else len(self.records)
-
-    # -- the messages a question needs (a loaded trace makes only those) ---------------
-
-    def _state_changes(self, without: Collection[str] = (),
-                       ) -> Iterator[tuple[Message, BrowserState, tuple[Change, ...]]]:
-        """``replay_changes`` of the messages a reducer rule acts on: no other message
-        changes the state or reports a change. ``without``: events whose rules the
-        question does not need (``reducer.CONSOLE_ONLY``), left out where leaving them
-        out saves making them (a loaded trace)."""
-        if self._columns is None:
-            yield from self.replay_changes()
-            return
-        state = BrowserState()
-        with gc_paused():  # (consumed whole by the tables and final_state, not by users)
-            for message in self._columns.messages(self._columns.ruled(without)):
-                state, changes = fold(state, message)
-                yield message, state, changes
-
-    def _events(self, methods: Sequence[str]) -> Iterator[Event]:
-        """The events with one of ``methods``, in order."""
-        if self._columns is None:
-            yield from (r for r in self.records if type(r) is Event and r.method in methods)
-            return
-        yield from self._columns.messages(self._columns.rows_of("event", methods))
-
-    def _replies(self, method: str) -> Iterator[Record]:
-        """The replies (and error replies) to commands with ``method``, in order."""
-        if self._columns is None:
-            yield from (r for r in self.records
-                        if isinstance(r, Reply | ErrorReply) and r.method == method)
-            return
-        yield from self._columns.messages(self._columns.rows_of("reply", [method]))
+        return len(self._records) if self._records is not None else len(self._held)
 
     # -- replay --------------------------------------------------------------------
 
@@ -231,34 +213,31 @@ class Trace:
     def final_state(self) -> BrowserState:
         if self._final is None:
             final = BrowserState()
-            for _, after, _ in self._state_changes():
+            for _, _, after, _ in self._held.folded():
                 final = after
             self._final = final
         return self._final
 
+    def stats(self) -> dict[str, int]:
+        """``Supervisor.stats()`` as this recording rebuilds it, key by key: the folded
+        counters and the wire counts (``cdpnb.state.stats``). Folds every message."""
+        return replay_stats(self.records)
+
     def state_at(self, t: float | dt.datetime | pd.Timestamp) -> BrowserState:
         """The state after every message up to ``t``: seconds since the trace started,
         or a wall-clock datetime / Timestamp (naive means UTC)."""
-        use_wall, limit = self._time_limit(t)
-        state = BrowserState()
-        if self._columns is not None:
-            import numpy as np
+        import numpy as np
 
-            # Up to the first message past ``t`` (as below), folding those with a rule.
-            columns = self._columns
-            at = columns.wall if use_wall else columns.mono - self.started_mono
-            past = np.flatnonzero(at > limit)
-            end = int(past[0]) if len(past) else len(columns)
-            ruled = columns.ruled()
-            for message in columns.messages(ruled[ruled < end]):
-                state = fold(state, message).state
-            return state
-        for record in self.records:
-            at_ = record.wall if use_wall else record.mono - self.started_mono
-            if at_ > limit:
-                break
-            if not isinstance(record, Fault):
-                state = fold(state, record).state
+        use_wall, limit = self._time_limit(t)
+        # Every message up to the first one past ``t``, folding those with a rule.
+        columns = self._held
+        at = columns.wall if use_wall else columns.mono - self.started_mono
+        past = np.flatnonzero(at > limit)
+        end = int(past[0]) if len(past) else len(columns)
+        ruled = columns.ruled()
+        state = BrowserState()
+        for message in columns.messages(ruled[ruled < end]):
+            state = fold(state, message).state
         return state
 
     def snapshot_at(self, t: float | dt.datetime | pd.Timestamp) -> Snapshot:
@@ -277,56 +256,53 @@ class Trace:
 
     def events(self) -> pd.DataFrame:
         """One row per recorded message (send, recv, note, fault)."""
-        from cdpnb.trace import tables
-        return tables.events(self)
+        from cdpnb.trace import columnar
+        return columnar.events(self._held, self.started_mono)
 
     def commands(self) -> pd.DataFrame:
         """One row per command, joined with its reply: latency and error."""
-        from cdpnb.trace import tables
-        return tables.commands(self)
+        from cdpnb.trace import columnar
+        return columnar.commands(self._held, self.started_mono)
 
     def dialogs(self) -> pd.DataFrame:
         """One row per dialog: opened/closed, type, frame, via, answer, closed_by."""
         from cdpnb.trace import tables
-        return tables.dialogs(self)
+        return tables.dialogs(self._held, self.started_mono)
 
     def frames(self) -> pd.DataFrame:
         """The frame timeline: attached / navigated / detached, with parent and OOPIF flag."""
         from cdpnb.trace import tables
-        return tables.frames(self)
+        return tables.frames(self._held, self.started_mono, self.protocol)
 
     def console(self) -> pd.DataFrame:
         """Console errors and uncaught exceptions."""
         from cdpnb.trace import tables
-        return tables.console(self)
+        return tables.console(self._held, self.started_mono)
 
     def timeline(self) -> pd.DataFrame:
         """Dialogs opening/closing and frame events in time order, per session."""
         from cdpnb.trace.timeline import timeline
-        return timeline(self)
+        return timeline(self.dialogs(), self.frames())
 
     def to_parquet(self, path: str | os.PathLike[str]) -> Path:
         """The whole trace (header and every message) as one Parquet file."""
         from cdpnb.trace import parquet
-        return parquet.to_parquet(self, path)
+        return parquet.to_parquet(path, self._held, self.started_mono, header=self.header,
+                                  footer=self.footer, problems=self.problems)
 
     @classmethod
     def from_parquet(cls, path: str | os.PathLike[str]) -> Trace:
         """A trace written by ``to_parquet``, message for message."""
         from cdpnb.trace import parquet
-        return parquet.from_parquet(path)
+        found = parquet.read_parquet(path)
+        return cls._of_columns(found.header, found.columns, found.footer, found.problems,
+                               Path(path))
 
     # -- display -------------------------------------------------------------------
 
     def summary(self) -> dict[str, Any]:
-        kinds: dict[str, int] = {}
-        if self._columns is not None:
-            kinds = self._columns.kind_counts()
-        else:
-            for record in self.records:
-                name = type(record).__name__
-                kinds[name] = kinds.get(name, 0) + 1
-        return {"label": self.label, "messages": len(self.records), "by_kind": kinds,
+        return {"label": self.label, "messages": len(self),
+                "by_kind": self._held.kind_counts(),
                 "duration_s": round(self.duration_s, 3), "complete": self.complete,
                 "problems": list(self.problems)}
 

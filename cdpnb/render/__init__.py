@@ -1,10 +1,14 @@
 """Bounded, escaped text and HTML for reprs and widgets.
 
-A leaf module (stdlib only) so every layer, the sans-I/O ones included, can render
-itself without reaching up. Everything that comes from a page (dialog messages,
-URLs, console text, frame names) is untrusted: it goes through :func:`text` or
-:func:`cell`, which escape it, and is cut to a length so one huge message cannot
-blow up a notebook.
+A leaf package (stdlib only, nothing from the rest of cdpnb) so every layer, the
+sans-I/O ones included, can render itself without reaching up. Everything that comes
+from a page (dialog messages, URLs, console text, frame names) is untrusted: it goes
+through :func:`text` or :func:`cell`, which escape it, and is cut to a length so one
+huge message cannot blow up a notebook.
+
+Here are the pieces; :mod:`cdpnb.render.state` draws the state's models (dialogs,
+frame trees, snapshots) with them, from the attributes it is given, so that the models
+can call it and it never imports them.
 """
 
 from __future__ import annotations

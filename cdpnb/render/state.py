@@ -1,56 +1,215 @@
-"""Plain and HTML reprs of the state models: bounded, page text escaped."""
+"""Plain and HTML reprs of the state's models (dialogs, frame trees, snapshots):
+bounded, page text escaped.
+
+The models of :mod:`cdpnb.state` call these from their ``__repr__`` and
+``_repr_html_``; this module never imports them (render is a leaf). It reads what it
+is given through the protocols below, each naming the attributes it reads of one model,
+so mypy still checks every call.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Sequence
+from typing import Protocol, TypeAlias, TypeGuard
 
 from cdpnb.render import MAX_ROWS, MAX_TEXT, badge, clip, short_repr, table, text, when
-from cdpnb.state.models import ConsoleEntry, DialogRecord, PendingDialog
 
-if TYPE_CHECKING:
-    from cdpnb.state.snapshot import FrameNode, FrameTree, Snapshot
+__all__ = [
+    "NAME_SHOWN",
+    "TEXT_LINES",
+    "ClosedDialog",
+    "ConsoleLine",
+    "Dialog",
+    "OpenDialog",
+    "PageLine",
+    "SnapshotParts",
+    "Tree",
+    "TreeNode",
+    "dialog_html",
+    "dialog_repr",
+    "dialogs_html",
+    "frame_tree_html",
+    "frame_tree_text",
+    "snapshot_html",
+]
 
-__all__ = ["dialog_html", "dialog_repr", "dialogs_html", "frame_tree_html", "frame_tree_text",
-           "snapshot_html"]
+
+class _AnyDialog(Protocol):
+    @property
+    def id(self) -> str: ...
+    @property
+    def type(self) -> str: ...
+    @property
+    def message(self) -> str: ...
+    @property
+    def frame_id(self) -> str | None: ...
+    @property
+    def via(self) -> str: ...
+    @property
+    def opened_at(self) -> float: ...
+
+
+class OpenDialog(_AnyDialog, Protocol):
+    """What is shown of a dialog open now (``cdpnb.state.PendingDialog``)."""
+
+    @property
+    def unanswerable(self) -> str | None: ...
+
+
+class ClosedDialog(_AnyDialog, Protocol):
+    """What is shown of a closed dialog (``cdpnb.state.DialogRecord``): who closed it,
+    why, and the answer."""
+
+    @property
+    def closed_by(self) -> str: ...
+    @property
+    def reason(self) -> str | None: ...
+    @property
+    def accepted(self) -> bool | None: ...
+    @property
+    def prompt_text(self) -> str | None: ...
+    @property
+    def open_ms(self) -> float: ...
+
+
+Dialog: TypeAlias = OpenDialog | ClosedDialog
+
+
+class TreeNode(Protocol):
+    """What is shown of one frame of a tree (``cdpnb.state.FrameNode``)."""
+
+    @property
+    def frame_id(self) -> str: ...
+    @property
+    def url(self) -> str: ...
+    @property
+    def name(self) -> str | None: ...
+    @property
+    def is_oopif(self) -> bool: ...
+    @property
+    def session_id(self) -> str | None: ...
+    @property
+    def depth(self) -> int: ...
+
+
+class Tree(Protocol):
+    """What is shown of a frame tree (``cdpnb.state.FrameTree``)."""
+
+    @property
+    def top(self) -> TreeNode | None: ...
+    @property
+    def children(self) -> Sequence[TreeNode]: ...
+    @property
+    def truncated(self) -> bool: ...
+    def __len__(self) -> int: ...
+
+
+class PageLine(Protocol):
+    """What is shown of one supervised page (``cdpnb.state.PageNode``)."""
+
+    @property
+    def target_id(self) -> str: ...
+    @property
+    def main(self) -> bool: ...
+    @property
+    def opener_target_id(self) -> str | None: ...
+    @property
+    def url(self) -> str: ...
+    @property
+    def frames(self) -> int: ...
+    @property
+    def pending_dialogs(self) -> int: ...
+    @property
+    def hazard(self) -> str | None: ...
+
+
+class ConsoleLine(Protocol):
+    """What is shown of one console error (``cdpnb.state.ConsoleEntry``)."""
+
+    @property
+    def at(self) -> float: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def source(self) -> str | None: ...
+    @property
+    def level(self) -> str: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def url(self) -> str: ...
+    @property
+    def line(self) -> int | None: ...
+
+
+class SnapshotParts(Protocol):
+    """What is shown of a snapshot (``cdpnb.state.Snapshot``)."""
+
+    @property
+    def connected(self) -> bool: ...
+    @property
+    def page_target_id(self) -> str | None: ...
+    @property
+    def pending_dialogs(self) -> Sequence[OpenDialog]: ...
+    @property
+    def pending_total(self) -> int: ...
+    @property
+    def recent_dialogs(self) -> Sequence[ClosedDialog]: ...
+    @property
+    def frame_tree(self) -> Tree: ...
+    @property
+    def console_errors(self) -> Sequence[ConsoleLine]: ...
+    @property
+    def pages(self) -> Sequence[PageLine]: ...
+    @property
+    def pages_truncated(self) -> bool: ...
+    @property
+    def page_gone(self) -> str | None: ...
+
+
+def _closed(d: Dialog) -> TypeGuard[ClosedDialog]:
+    # Only a closed dialog says who closed it (an open one has no such attribute).
+    return hasattr(d, "closed_by")
+
+
+def _open(d: Dialog) -> TypeGuard[OpenDialog]:
+    return not _closed(d)
+
 
 _CLOSED_BY_COLOUR = {"agent": "#2a7", "auto_policy": "#27a", "watchdog": "#c70",
                      "remote": "#a33", "browser": "#777", "cdpnb": "#74a"}
 
 
-def dialog_repr(d: PendingDialog | DialogRecord) -> str:
+def dialog_repr(d: Dialog) -> str:
     kind = type(d).__name__
     extra = ""
-    if isinstance(d, DialogRecord):
+    if _closed(d):
         why = f" reason={d.reason}" if d.reason else ""
         extra = (f" closed_by={d.closed_by}{why} accepted={d.accepted} "
                  f"open_ms={d.open_ms:.1f}")
-    elif d.unanswerable:
+    elif _open(d) and d.unanswerable:
         extra = f" unanswerable={d.unanswerable}"
     frame = f" frame={clip(d.frame_id, 12)}" if d.frame_id else ""
     via = " via=bridge" if d.via == "bridge" else ""
     return f"<{kind} {d.id} {d.type} {short_repr(d.message)}{frame}{via}{extra}>"
 
 
-def _status(d: PendingDialog | DialogRecord) -> str:
-    if isinstance(d, DialogRecord):
+def _status(d: Dialog) -> str:
+    if _closed(d):
         label = f"{d.closed_by}: {d.reason}" if d.reason else d.closed_by
         return badge(label, _CLOSED_BY_COLOUR.get(d.closed_by, "#555"))
-    if d.unanswerable:
+    if _open(d) and d.unanswerable:
         return badge(f"unanswerable: {d.unanswerable}", "#a33")
     return badge("open", "#b50")
 
 
-def _dialog_row(d: PendingDialog | DialogRecord) -> list[object]:
-    closed_by = getattr(d, "closed_by", None)
+def _dialog_row(d: Dialog) -> list[object]:
     status = _status(d)
     answer = ""
-    if closed_by is not None:
-        accepted = getattr(d, "accepted", None)
-        answer = {True: "accept", False: "dismiss", None: ""}[accepted]
-        prompt = getattr(d, "prompt_text", None)
-        if prompt is not None:
-            answer += f" {prompt!r}"
+    if _closed(d):
+        answer = {True: "accept", False: "dismiss", None: ""}[d.accepted]
+        if d.prompt_text is not None:
+            answer += f" {d.prompt_text!r}"
     return [d.id, d.type, status, d.message, clip(d.frame_id, 12), d.via, when(d.opened_at),
             answer]
 
@@ -59,12 +218,12 @@ _DIALOG_COLUMNS = ("id", "type", "status", "message", "frame", "via", "opened (U
 _RAW = frozenset({2})
 
 
-def dialog_html(d: PendingDialog | DialogRecord) -> str:
+def dialog_html(d: Dialog) -> str:
     return dialogs_html([d])
 
 
-def dialogs_html(dialogs: Iterable[PendingDialog | DialogRecord],
-                 max_rows: int = MAX_ROWS, total: int | None = None) -> str:
+def dialogs_html(dialogs: Iterable[Dialog], max_rows: int = MAX_ROWS,
+                 total: int | None = None) -> str:
     return table(_DIALOG_COLUMNS, map(_dialog_row, dialogs), raw_columns=_RAW,
                  max_rows=max_rows, total=total)
 
@@ -73,7 +232,7 @@ def dialogs_html(dialogs: Iterable[PendingDialog | DialogRecord],
 NAME_SHOWN = 40
 
 
-def _node_line(node: FrameNode) -> str:
+def _node_line(node: TreeNode) -> str:
     kind = badge("OOPIF", "#7a3") if node.is_oopif else ""
     # A name is page-controlled text: escaped and clipped like a URL.
     name = (f' <b title="{text(node.name, 400)}">{text(node.name, NAME_SHOWN)}</b>'
@@ -84,7 +243,7 @@ def _node_line(node: FrameNode) -> str:
             f"{name} {kind} {text(node.url)}{session}</div>")
 
 
-def frame_tree_html(tree: FrameTree) -> str:
+def frame_tree_html(tree: Tree) -> str:
     if tree.top is None:
         return '<div style="color:#777">no frames yet</div>'
     lines = [_node_line(n) for n in (tree.top, *tree.children)]
@@ -104,7 +263,7 @@ def _plain(value: str, limit: int) -> str:
     return repr(clip(value, limit))[1:-1]
 
 
-def frame_tree_text(tree: FrameTree) -> str:
+def frame_tree_text(tree: Tree) -> str:
     """``str(tree)``: one frame a line, indented by depth; ``name='…'`` where the frame
     has a name, ``OOPIF`` for an out-of-process one."""
     if tree.top is None:
@@ -126,13 +285,13 @@ def frame_tree_text(tree: FrameTree) -> str:
     return "\n".join(lines)
 
 
-def _console_row(e: ConsoleEntry) -> list[object]:
+def _console_row(e: ConsoleLine) -> list[object]:
     where = f"{e.url}:{e.line}" if e.url and e.line is not None else e.url
     kind = e.kind if e.source is None else f"{e.kind} ({e.source})"  # browser (network)
     return [when(e.at), kind, e.level, e.text, where]
 
 
-def _pages_html(s: Snapshot) -> str:
+def _pages_html(s: SnapshotParts) -> str:
     if len(s.pages) <= 1 and s.page_gone is None and not any(p.hazard for p in s.pages):
         return ""
     rows = [[clip(p.target_id, 12), "own page" if p.main else "popup",
@@ -146,7 +305,7 @@ def _pages_html(s: Snapshot) -> str:
             + "</div>")
 
 
-def snapshot_html(s: Snapshot) -> str:
+def snapshot_html(s: SnapshotParts) -> str:
     state = badge("connected", "#2a7") if s.connected else badge("disconnected", "#a33")
     pending = dialogs_html(s.pending_dialogs, total=s.pending_total or None)
     # newest first: the last ones are what a reader looks for

@@ -1,0 +1,70 @@
+"""What ``Supervisor.start`` is given to connect to: a URL, or a backend (anything with
+a ``cdp_url``), resolved into the URL, the backend's description and what a replay
+brings along (its recording's bridge key and script, its in-memory transport)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from cdpnb.transport import Connector
+
+__all__ = ["AUTO_DISMISSING_KINDS", "Endpoint", "HasCdpUrl", "bridge_reason", "endpoint_of"]
+
+#: Backend kinds known to close native dialogs themselves: "auto" bridges them.
+AUTO_DISMISSING_KINDS = frozenset({"chromium+playwright"})
+
+
+class HasCdpUrl(Protocol):
+    """A backend from ``cdpnb.launch`` (or anything with a ``cdp_url``)."""
+
+    @property
+    def cdp_url(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    url: str
+    #: The backend's ``describe()`` (kind, versions, ...), when a backend was given.
+    backend: dict[str, Any] | None
+    #: The transport to connect with (None: the WebSocket).
+    transport: Connector | None
+    #: A replay plays its recording's bridge key and script.
+    bridge_key: str | None = None
+    bridge_script: str | None = None
+
+    @property
+    def kind(self) -> Any:
+        return (self.backend or {}).get("kind")
+
+
+def _str_or_none(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def endpoint_of(url: str | HasCdpUrl, transport: Connector | None) -> Endpoint:
+    """``url`` (a string or a backend) and ``transport`` as one checked Endpoint."""
+    if transport is not None and not callable(transport):
+        raise TypeError(f"transport must be an async callable (url, timeout) -> "
+                        f"transport, got {transport!r}")
+    if not isinstance(url, str) and isinstance(getattr(url, "cdp_url", None), str):
+        describe = getattr(url, "describe", None)
+        connect = getattr(url, "connect_transport", None)
+        if transport is None and callable(connect):
+            transport = connect  # e.g. cdpnb.testing.ScriptedBrowser
+        return Endpoint(url.cdp_url, describe() if callable(describe) else None, transport,
+                        _str_or_none(getattr(url, "bridge_key", None)),
+                        _str_or_none(getattr(url, "bridge_script", None)))
+    if not isinstance(url, str) or not url:
+        raise TypeError(f"url must be a CDP URL string or a backend, got {url!r}")
+    return Endpoint(url, None, transport)
+
+
+def bridge_reason(bridge: object, kind: object) -> str | None:
+    """Why the dialog bridge is on from the start (None: it is not, until an
+    auto-dismissing client is seen)."""
+    if bridge is True:
+        return "bridge=True"
+    if bridge == "auto" and kind in AUTO_DISMISSING_KINDS:
+        return f"bridge='auto': {kind} auto-dismisses native dialogs"
+    return None

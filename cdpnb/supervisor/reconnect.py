@@ -1,0 +1,103 @@
+"""After a dropped connection: reconnect with backoff, resume through the driver, or
+give up. Written once above the protocol drivers (each resumes in its own words).
+
+The connection's life is folded (``cdpnb.state.connection``): the core tells
+``on_lost`` only of a loss that moves it to ``lost`` (the connection in use), never of
+an older generation's or of the connection an attempt opened and has not made good
+(that is the attempt's business: it fails, tries again or gives up), and news that
+come after the giving up do not change why the supervisor is down.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+from collections.abc import Callable
+
+from cdpnb.errors import EndpointError
+from cdpnb.protocol.credentials import redact_url
+from cdpnb.supervisor.bidi import SessionHeld
+from cdpnb.supervisor.core import Core
+from cdpnb.supervisor.driver import ProtocolDriver
+
+__all__ = ["Reconnector"]
+
+log = logging.getLogger("cdpnb.supervisor")
+
+
+class Reconnector:
+    """One supervisor's reconnects (its methods run on the engine loop)."""
+
+    def __init__(self, core: Core, driver: ProtocolDriver, *, attempts: int, backoff_s: float,
+                 adopted: Callable[[], str | None], stopped: Callable[[], bool],
+                 dropped: Callable[[], None], down_for_good: Callable[[], None],
+                 hint: Callable[[str], None]) -> None:
+        self.core = core
+        self.driver = driver
+        self.attempts = attempts
+        self.backoff_s = backoff_s
+        #: The page cdpnb did not create (a resume never replaces it as wedged).
+        self.adopted = adopted
+        self.stopped = stopped
+        #: Told of each loss that is news (per-connection work ends).
+        self.dropped = dropped
+        #: Told once nothing more will come (no reconnect, or it gave up).
+        self.down_for_good = down_for_good
+        self.hint = hint
+        self.task: concurrent.futures.Future[None] | None = None
+
+    @property
+    def reconnecting(self) -> bool:
+        return self.task is not None and not self.task.done()
+
+    def cancel(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
+
+    def on_lost(self, reason: str, generation: int) -> None:
+        """``Core.on_lost``: the connection in use (``generation``) ended."""
+        self.dropped()
+        if self.stopped() or self.attempts == 0:
+            if not self.stopped():
+                self.down_for_good()
+            return
+        target = self.core.state.page_target_id
+        self.task = self.core.spawn(self._reconnect(target), name="cdpnb-reconnect")
+
+    async def _reconnect(self, target_id: str | None) -> None:
+        core = self.core
+        url = redact_url(core.url)
+        dropped = core.last_disconnect_reason
+        for attempt in range(self.attempts):
+            await asyncio.sleep(self.backoff_s * 2**attempt)
+            if self.stopped():
+                return
+            try:
+                opened = await core.connect()
+                if core.protocol != self.driver.name:
+                    raise EndpointError(f"{url} spoke {self.driver.name} and now speaks "
+                                        f"{core.protocol}")
+                await self.driver.resume(target_id, adopted=self.adopted())
+            except SessionHeld as exc:
+                await core.end_connection()
+                self._give_up(f"{dropped}; {exc}")
+                self.hint(str(exc))
+                return
+            except Exception as exc:  # any failure to set up: close what it opened
+                log.info("cdpnb: reconnect %d to %s failed: %s: %s", attempt + 1, url,
+                         type(exc).__name__, exc)
+                await core.end_connection()  # (opened, but not set up)
+                continue
+            if not core.connection_ready(opened):
+                # Lost again as its last reply landed: that loss is this attempt's
+                # business (the core did not tell on_lost): try again.
+                log.info("cdpnb: reconnect %d to %s was lost as it finished", attempt + 1, url)
+                continue
+            log.info("cdpnb: reconnected to %s", url)
+            return
+        self._give_up(f"{dropped}; gave up after {self.attempts} reconnect attempts")
+
+    def _give_up(self, reason: str) -> None:
+        self.core.give_up(reason)
+        self.down_for_good()

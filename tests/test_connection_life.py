@@ -1,0 +1,199 @@
+"""The connection's life as a table machine (``cdpnb.state.connection``): folded from
+cdpnb's notes, so news of an older connection cannot change a newer one's phase, and
+giving up is a phase of its own; the supervisor's core reads its generation, why it is
+down and when to reconnect from it (a scripted peer makes the races exact)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any, get_args
+
+import pytest
+
+import cdpnb
+from cdpnb.protocol import Note
+from cdpnb.state import BrowserState, fold
+from cdpnb.state.changes import Counted, PhaseChanged
+from cdpnb.state.connection import COUNTED_MOVES, MOVES
+from cdpnb.state.models import ConnectionPhase, Phase
+from cdpnb.testing import ScriptedBrowser, ScriptedCommand, ScriptedError
+
+T0 = 1_700_000_000.0
+
+
+def note(method: str, **params: Any) -> Note:
+    return Note(f"cdpnb.{method}", params, None, T0, 0.0)
+
+
+def life(state: BrowserState) -> tuple[str, int, str | None]:
+    c = state.connection
+    return c.phase, c.generation, c.reason
+
+
+#: A drop, an attempt whose own connection is lost, a second attempt made good, and the
+#: late news of the first attempt's connection: (note, the phase after it).
+RECONNECT_WALK: list[tuple[Note, tuple[str, int, str | None]]] = [
+    (note("connected", url="ws://x", generation=1), ("connecting", 1, None)),
+    (note("connectionReady", generation=1), ("up", 1, None)),
+    (note("disconnected", reason="connection dropped", generation=1),
+     ("lost", 1, "connection dropped")),
+    (note("connected", url="ws://x", generation=2), ("reconnecting", 2, "connection dropped")),
+    # The attempt's own connection ends: its business; the reason stays the drop.
+    (note("disconnected", reason="attempt failed", generation=2),
+     ("reconnecting", 2, "connection dropped")),
+    (note("connected", url="ws://x", generation=3), ("reconnecting", 3, "connection dropped")),
+    (note("connectionReady", generation=3), ("up", 3, "connection dropped")),
+]
+
+
+def test_a_reconnect_walks_the_table_and_counts_once() -> None:
+    state = BrowserState()
+    assert state.connection == ConnectionPhase()  # down, none opened
+    for message, expected in RECONNECT_WALK:
+        before = state.connection
+        state, changes = fold(state, message)
+        assert life(state) == expected, message
+        moved = [c.connection for c in changes if isinstance(c, PhaseChanged)]
+        assert moved == ([state.connection] if state.connection != before else []), message
+    assert state.connected and state.counters == {"reconnects": 1}
+
+
+@pytest.mark.parametrize("late", [
+    note("disconnected", reason="late news", generation=2),
+    note("disconnected", reason="late news", generation=1),
+    note("connectionReady", generation=2),
+    note("connected", url="ws://x", generation=2),
+])
+def test_news_of_an_older_connection_changes_nothing(late: Note) -> None:
+    state = BrowserState()
+    for message, _ in RECONNECT_WALK:
+        state = fold(state, message).state
+    after = fold(state, late)
+    assert after.state is state and after.changes == ()
+
+
+def test_news_of_an_older_connection_while_reconnecting_changes_nothing() -> None:
+    state = BrowserState()
+    for message, _ in RECONNECT_WALK[:-1]:  # the third connection open, not set up yet
+        state = fold(state, message).state
+    for late in (note("disconnected", reason="late", generation=2),
+                 note("connectionReady", generation=2)):
+        assert fold(state, late).state is state
+    assert life(state) == ("reconnecting", 3, "connection dropped") and state.connected
+
+
+def test_a_connection_lost_as_its_set_up_finished_is_not_made_ready() -> None:
+    state = BrowserState()
+    for message, _ in RECONNECT_WALK[:4]:
+        state = fold(state, message).state
+    state = fold(state, note("disconnected", reason="gone again", generation=2)).state
+    assert fold(state, note("connectionReady", generation=2)).state is state
+    assert life(state) == ("reconnecting", 2, "connection dropped")
+
+
+def test_giving_up_is_a_phase_and_later_news_does_not_change_why() -> None:
+    state = BrowserState()
+    for message, _ in RECONNECT_WALK[:5]:
+        state = fold(state, message).state
+    why = "connection dropped; gave up after 1 reconnect attempts"
+    state, changes = fold(state, note("reconnectGaveUp", reason=why))
+    assert life(state) == ("gave_up", 2, why)
+    assert Counted("reconnect-gave-up", 1) in changes
+    assert state.counters == {"reconnect-gave-up": 1}
+    for late in (note("disconnected", reason="the attempt's link", generation=2),
+                 note("connectionReady", generation=2)):
+        state = fold(state, late).state
+        assert life(state) == ("gave_up", 2, why)
+
+
+def test_the_first_connection_lost_before_it_was_set_up_is_lost() -> None:
+    state = fold(BrowserState(), note("connected", url="ws://x", generation=1)).state
+    state = fold(state, note("disconnected", reason="refused", generation=1)).state
+    assert life(state) == ("lost", 1, "refused") and not state.connected
+
+
+def test_notes_without_generations_count_from_the_previous_connection() -> None:
+    """Traces from before the generations: each connection is the next."""
+    state = BrowserState()
+    for message, expected in [(note("connected", url="ws://x"), ("connecting", 1, None)),
+                              (note("disconnected", reason="gone"), ("lost", 1, "gone")),
+                              (note("connected", url="ws://x"), ("reconnecting", 2, "gone"))]:
+        state = fold(state, message).state
+        assert life(state) == expected
+
+
+def test_the_tables_agree() -> None:
+    phases = set(get_args(Phase))
+    assert set(MOVES.values()) <= phases
+    assert {frm for frm, _ in MOVES} <= phases
+    made = {(frm, to) for (frm, _), to in MOVES.items()}
+    assert set(COUNTED_MOVES) <= made  # every counted move is one the table makes
+
+
+# -- the supervisor's core reads its connection from the state (a scripted peer) ----------
+
+
+async def _until(condition: Any, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "never came"
+        await asyncio.sleep(0.01)
+
+
+async def test_a_late_loss_of_an_old_connection_leaves_the_current_one_up() -> None:
+    b = ScriptedBrowser()
+    sup = await cdpnb.Supervisor.start(b, reconnect_attempts=2)
+    core = sup._core
+    try:
+        first = b._transport
+        assert core.generation == 1 and sup.connected
+        await b.drop()
+        await _until(lambda: sup.stats().get("reconnects") == 1 and sup.connected)
+        assert (core.connection.phase, core.generation) == ("up", 2)
+        assert core.last_disconnect_reason == "connection dropped"  # (the last loss)
+        # The first connection's end, told again and late: by the core (whose guard
+        # stops it), and as a note straight into the fold (which ignores it).
+        core._lost("late news of the first connection", first, 1)
+        changes = core.apply(Note("cdpnb.disconnected",
+                                  {"reason": "late news", "generation": 1}, None,
+                                  time.time(), time.monotonic()))
+        assert changes == ()
+        await asyncio.sleep(0.3)  # (a reconnect it wrongly started would show by now)
+        assert (core.connection.phase, core.generation, b.connections) == ("up", 2, 2)
+        assert sup.alive and sup.stats()["reconnects"] == 1
+        assert await sup.cdp("Runtime.evaluate", {"expression": "1"}) == {}
+    finally:
+        await sup.stop()
+    assert core.connection.phase == "lost" and not sup.connected
+
+
+async def test_giving_up_is_a_phase_the_core_reads_why_from() -> None:
+    b = ScriptedBrowser()
+
+    @b.on("Target.getTargets")
+    def targets(command: ScriptedCommand) -> Any:
+        if b.connections > 1:  # every reconnect attempt fails to set up
+            raise ScriptedError(-32000, "not today")
+        return {"targetInfos": [{"targetId": b.page_target_id, "type": "page"}]}
+
+    sup = await cdpnb.Supervisor.start(b, reconnect_attempts=1)
+    core = sup._core
+    try:
+        await b.drop()
+        await _until(lambda: core.connection.phase == "gave_up")
+        why = core.connection.reason
+        assert why == "connection dropped; gave up after 1 reconnect attempts"
+        assert core.last_disconnect_reason == why and core.generation == 2
+        stats = sup.stats()
+        assert stats["reconnect-gave-up"] == 1 and "reconnects" not in stats
+        assert not sup.alive
+        # The attempt's connection's end, told late: the phase and why stay.
+        core.apply(Note("cdpnb.disconnected", {"reason": "late", "generation": 2}, None,
+                        time.time(), time.monotonic()))
+        assert (core.connection.phase, core.last_disconnect_reason) == ("gave_up", why)
+        with pytest.raises(cdpnb.ConnectionLost, match="gave up after 1 reconnect"):
+            await sup.cdp("Runtime.evaluate", {"expression": "1"})
+    finally:
+        await sup.stop()
+    assert core.connection.phase == "gave_up"
