@@ -15,7 +15,8 @@ from cdpnb.protocol import ErrorReply, Note
 from cdpnb.state.changes import Change, Counted
 from cdpnb.state.models import BrowserState
 
-__all__ = ["DURATION_BUCKETS_MS", "OCCURRENCES", "REFUSALS", "count", "duration_bucket",
+__all__ = ["DURATION_BUCKETS_MS", "OCCURRENCES", "REFUSALS", "count", "count_all",
+           "duration_bucket",
            "evaluated", "occurred", "orphaned", "refused"]
 
 Out = list[Change]
@@ -58,6 +59,17 @@ def count(state: BrowserState, name: str, out: Out, by: int = 1) -> BrowserState
     return state.evolve(counters={**state.counters, name: state.counters.get(name, 0) + by})
 
 
+def count_all(state: BrowserState, moves: dict[str, int], out: Out) -> BrowserState:
+    """``count`` for several counters in one new state (an evaluate moves four: one
+    copy of the state instead of four is a quarter of the note's cost, measured)."""
+    counters = dict(state.counters)
+    for name, by in moves.items():
+        if by:
+            out.append(Counted(name, by))
+            counters[name] = counters.get(name, 0) + by
+    return state.evolve(counters=counters)
+
+
 def duration_bucket(ms: int) -> str:
     """The counter of an evaluate call that took ``ms`` milliseconds."""
     fits = next((b for b in DURATION_BUCKETS_MS if ms <= b), None)
@@ -74,16 +86,15 @@ def evaluated(state: BrowserState, msg: Note, out: Out) -> BrowserState:
     """``cdpnb.evaluated {ms}``: one evaluate call ended (answered, thrown or timed out;
     not cut short by the connection's end), with how long it took; over WebDriver BiDi
     ``{}``, counted as it starts, with no duration."""
-    state = count(state, "evaluate-calls", out)
     if "ms" not in msg.params:
-        return state
+        return count(state, "evaluate-calls", out)
     ms = msg.params["ms"]
     if not isinstance(ms, int) or isinstance(ms, bool) or ms < 0:
         raise ValueError(f"cdpnb.evaluated: ms must be a whole number >= 0, got {ms!r}")
-    state = count(state, "evaluate-ms-total", out, ms)
-    state = count(state, "evaluate-ms-max", out, max(0, ms - state.counters.get(
-        "evaluate-ms-max", 0)))
-    return count(state, duration_bucket(ms), out)
+    longest = state.counters.get("evaluate-ms-max", 0)
+    return count_all(state, {"evaluate-calls": 1, "evaluate-ms-total": ms,
+                             "evaluate-ms-max": max(0, ms - longest),
+                             duration_bucket(ms): 1}, out)
 
 
 def orphaned(state: BrowserState, msg: Note, out: Out) -> BrowserState:

@@ -144,22 +144,29 @@ def settle(future: asyncio.Future[T] | BlockedReply, value: T | None = None, *,
         loop.call_soon_threadsafe(set_now)
 
 
+_NO_KINDS: frozenset[type] = frozenset()
+
+
 @dataclass(slots=True)
 class _Subscription:
     listener: Listener
     methods: frozenset[str] | None
-    changes: tuple[type, ...] | None
+    #: The kinds of change asked for (exact types: changes are plain classes, none a
+    #: subclass of another).
+    changes: frozenset[type] | None
     now: bool
 
-    def wants(self, method: str | None, changes: tuple[Change, ...]) -> bool:
+    def wants(self, method: str | None, kinds: frozenset[type]) -> bool:
+        """``kinds``: the types of the message's changes, made once for every listener
+        (a note that moves four counters was otherwise looked through seven times)."""
         # Asked for every message by every subscription: most messages change nothing.
         if self.methods is None and self.changes is None:
             return True
         if self.methods is not None and method in self.methods:
             return True
-        if self.changes is None or not changes:
+        if self.changes is None or not kinds:
             return False
-        return any(isinstance(c, self.changes) for c in changes)
+        return not kinds.isdisjoint(self.changes)
 
 
 class Core:
@@ -422,7 +429,7 @@ class Core:
         neither ``methods`` nor ``changes``): on the engine loop, or with ``now`` on the
         receiving thread, under the fold lock (quick, thread-safe work only)."""
         sub = _Subscription(listener, frozenset(methods) if methods is not None else None,
-                            tuple(changes) if changes is not None else None, now)
+                            frozenset(changes) if changes is not None else None, now)
         with self._lock:
             self._subscriptions = [*self._subscriptions, sub]
 
@@ -535,8 +542,9 @@ class Core:
         self.state, changes = fold(self.state, message)
         later: list[_Subscription] = []
         method = getattr(message, "method", None)
+        kinds = frozenset(map(type, changes)) if changes else _NO_KINDS
         for sub in self._subscriptions:
-            if not sub.wants(method, changes):
+            if not sub.wants(method, kinds):
                 continue
             if sub.now:
                 self._call(sub.listener, message, changes)
