@@ -96,11 +96,14 @@ def supervised(method: Callable[Concatenate[Supervisor, P], Coroutine[Any, Any, 
     supervisor is stopped, a page's script error with cdpnb's frames cut. Its body
     checks its arguments and does the work; there is no private twin."""
 
-    @functools.wraps(method)
     async def call(self: Supervisor, /, *args: P.args, **kwargs: P.kwargs) -> T:
         return await self._call(method(self, *args, **kwargs))
 
-    return call
+    # A traceback names the frame after its code: "in evaluate", as the user called it,
+    # not "in call" for every method.
+    call.__code__ = call.__code__.replace(co_name=method.__name__,
+                                          co_qualname=method.__qualname__)
+    return functools.wraps(method)(call)
 
 
 class Supervisor:
