@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "COMMAND_FAILURES",
     "BackendNotStarted",
     "BlockedByDialog",
     "BrowserNotFound",
@@ -244,3 +245,9 @@ class CdpnbWarning(UserWarning):
     """Advice about the endpoint or the page (an auto-dismissing client, a page the
     browser would crash on, a page cdpnb replaced). Filter it with ``warnings``;
     ``Supervisor.hints`` keeps every one."""
+
+
+#: How a command to a browser ends in the browser's ordinary life (an error reply, no
+#: reply in time, the connection or the target gone): what clean-up and best-effort
+#: work (closing a page, releasing a dialog) catches and logs, never more.
+COMMAND_FAILURES = (CDPError, CommandTimeout, ConnectionLost, TargetGone)

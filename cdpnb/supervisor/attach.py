@@ -11,7 +11,13 @@ import asyncio
 import logging
 from typing import Any
 
-from cdpnb.errors import CDPError, CommandTimeout, ConnectionLost, PageBlocked, TargetGone
+from cdpnb.errors import (
+    COMMAND_FAILURES,
+    CDPError,
+    CommandTimeout,
+    PageBlocked,
+    TargetGone,
+)
 from cdpnb.protocol import Event, Message
 from cdpnb.runtime.waits import wait_for
 from cdpnb.state import Change
@@ -217,5 +223,5 @@ class ChildAttacher:
             if waiting:
                 try:
                     await core.send("Runtime.runIfWaitingForDebugger", session_id=session_id)
-                except (CDPError, CommandTimeout, ConnectionLost, TargetGone) as exc:
+                except COMMAND_FAILURES as exc:
                     log.info("cdpnb: releasing child session %s failed: %s", session_id, exc)

@@ -29,6 +29,7 @@ from collections.abc import Awaitable, Callable, Collection
 from typing import Any
 
 from cdpnb.errors import (
+    COMMAND_FAILURES,
     CDPError,
     CommandTimeout,
     ConnectionLost,
@@ -169,7 +170,7 @@ class BiDiSession:
             try:
                 await core.send("browsingContext.close", {"context": page.target_id},
                                 timeout=STOP_TIMEOUT_S)
-            except (CDPError, CommandTimeout, ConnectionLost, TargetGone) as exc:
+            except COMMAND_FAILURES as exc:
                 log.info("cdpnb: closing browsing context %s failed: %s", page.target_id, exc)
         with contextlib.suppress(CDPError, CommandTimeout, ConnectionLost):
             await core.send("session.end", {}, timeout=STOP_TIMEOUT_S)
@@ -274,7 +275,7 @@ async def abandon_bidi_page(core: Core, page: PageInfo) -> None:
     try:
         cdp = await cdp_of_tab(core, page.target_id)
         await cdp("Page.setWebLifecycleState", {"state": "frozen"})
-    except (CDPError, CommandTimeout, ConnectionLost, TargetGone, LookupError, TypeError) as exc:
+    except (*COMMAND_FAILURES, LookupError, TypeError) as exc:
         log.info("cdpnb: freezing page %s failed: %s", page.target_id, exc)
     core.note("cdpnb.pageAbandoned", {"context": page.target_id}, page.session_id)
 

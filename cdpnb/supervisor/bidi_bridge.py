@@ -32,12 +32,11 @@ import logging
 from collections.abc import Awaitable
 from typing import Any
 
-from cdpnb.errors import CDPError
+from cdpnb.errors import COMMAND_FAILURES, CDPError
 from cdpnb.protocol import Event, Message
 from cdpnb.state import BrowserState, Change, PendingDialog
 from cdpnb.state.bidi import page_of_context
 from cdpnb.supervisor.bridge import (
-    _EXPECTED,
     BRIDGE_HEADER,
     BRIDGE_HOST,
     MAX_REQUEST_BYTES,
@@ -151,7 +150,7 @@ class BiDiDialogBridge(DialogBridge):
                     await self.core.send("script.evaluate", {
                         "expression": self.script, "target": {"context": frame},
                         "awaitPromise": False})
-            except _EXPECTED as exc:
+            except COMMAND_FAILURES as exc:
                 log.info("cdpnb: installing the dialog bridge on %s failed: %s", page, exc)
             finally:
                 self._installing.discard(page)
@@ -210,14 +209,14 @@ class BiDiDialogBridge(DialogBridge):
     async def _continue(self, session_id: str | None, request_id: str) -> None:
         try:
             await self.core.send("network.continueRequest", {"request": request_id})
-        except _EXPECTED as exc:
+        except COMMAND_FAILURES as exc:
             log.info("cdpnb: continuing paused request %s failed: %s", request_id, exc)
 
     async def _refuse(self, session_id: str | None, request_id: str, reason: str) -> None:
         # An error status: cdpnb's own script falls back to the native dialog on it.
         try:
             await self._respond(request_id, 403, json.dumps({"error": reason}))
-        except _EXPECTED as exc:
+        except COMMAND_FAILURES as exc:
             log.info("cdpnb: refusing bridge request %s failed: %s", request_id, exc)
 
     async def fulfil(self, dialog: PendingDialog, accept: bool, prompt_text: str | None) -> None:

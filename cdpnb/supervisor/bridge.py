@@ -32,7 +32,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 from urllib.parse import urlsplit
 
-from cdpnb.errors import CDPError, CommandTimeout, ConnectionLost, TargetGone
+from cdpnb.errors import COMMAND_FAILURES, CDPError
 from cdpnb.protocol import Event, Message
 from cdpnb.state import Change, PendingDialog
 from cdpnb.state.changes import BridgeRequestAbandoned, BridgeRequestRefused
@@ -49,7 +49,6 @@ BRIDGE_PATH = "/dialog"
 PATTERNS = [{"urlPattern": f"*://{BRIDGE_HOST}/*", "requestStage": "Request"}]
 #: A bridged call's JSON is page-made: bounded before it is parsed.
 MAX_REQUEST_BYTES = 64 * 1024
-_EXPECTED = (CDPError, CommandTimeout, ConnectionLost, TargetGone)
 #: The changes a bridge answers in the page (on the reader's thread: subscribe now=True).
 BRIDGE_CHANGES = (BridgeRequestRefused, BridgeRequestAbandoned)
 
@@ -254,7 +253,7 @@ class DialogBridge:
                 # script registration).
                 await self.core.send("Runtime.evaluate", {"expression": self.script},
                                      session_id=session_id)
-            except _EXPECTED as exc:
+            except COMMAND_FAILURES as exc:
                 log.info("cdpnb: installing the dialog bridge on %s failed: %s", session_id, exc)
 
     def forget_sessions(self) -> None:
@@ -321,7 +320,7 @@ class DialogBridge:
         try:
             await self.core.send("Fetch.continueRequest", {"requestId": request_id},
                                  session_id=session_id)
-        except _EXPECTED as exc:
+        except COMMAND_FAILURES as exc:
             log.info("cdpnb: continuing paused request %s failed: %s", request_id, exc)
 
     async def _refuse(self, session_id: str | None, request_id: str, reason: str) -> None:
@@ -333,7 +332,7 @@ class DialogBridge:
                 "responseHeaders": [{"name": "Content-Type", "value": "application/json"},
                                     {"name": "Access-Control-Allow-Origin", "value": "*"}],
                 "body": base64.b64encode(body).decode("ascii")}, session_id=session_id)
-        except _EXPECTED as exc:
+        except COMMAND_FAILURES as exc:
             log.info("cdpnb: refusing bridge request %s failed: %s", request_id, exc)
 
     def _release(self, session_id: str | None, request_id: str) -> None:

@@ -16,12 +16,10 @@ from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from cdpnb.errors import (
+    COMMAND_FAILURES,
     CDPError,
-    CommandTimeout,
-    ConnectionLost,
     FrameNotRoutable,
     NavigationError,
-    TargetGone,
     UnknownFrame,
     WaitTimeout,
 )
@@ -57,7 +55,6 @@ CLOSE_TIMEOUT_S = 2.0
 #: Ending a page recovery replaces gets this long.
 END_TIMEOUT_S = 5.0
 
-_EXPECTED = (CDPError, CommandTimeout, ConnectionLost, TargetGone)
 
 
 class CDPDriver(ProtocolDriver):
@@ -133,7 +130,7 @@ class CDPDriver(ProtocolDriver):
                 else:
                     await core.send("Target.closeTarget", {"targetId": page.target_id},
                                     timeout=CLOSE_TIMEOUT_S)
-            except _EXPECTED as exc:
+            except COMMAND_FAILURES as exc:
                 log.info("cdpnb: closing page target %s failed: %s", page.target_id, exc)
 
     # -- pages ----------------------------------------------------------------------------
@@ -149,7 +146,7 @@ class CDPDriver(ProtocolDriver):
                                  timeout=END_TIMEOUT_S)
 
     async def _abandon(self, page: PageInfo, timeout: float) -> None:
-        with contextlib.suppress(*_EXPECTED):
+        with contextlib.suppress(*COMMAND_FAILURES):
             await self.core.send("Page.setWebLifecycleState", {"state": "frozen"},
                                  session_id=page.session_id, timeout=timeout)
         await self.core.send("Target.detachFromTarget", {"sessionId": page.session_id},

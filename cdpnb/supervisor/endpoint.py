@@ -47,16 +47,19 @@ def endpoint_of(url: str | HasCdpUrl, transport: Connector | None) -> Endpoint:
     if transport is not None and not callable(transport):
         raise TypeError(f"transport must be an async callable (url, timeout) -> "
                         f"transport, got {transport!r}")
-    if not isinstance(url, str) and isinstance(getattr(url, "cdp_url", None), str):
+    cdp_url = None if isinstance(url, str) else getattr(url, "cdp_url", None)
+    if isinstance(cdp_url, str) and cdp_url:
         describe = getattr(url, "describe", None)
         connect = getattr(url, "connect_transport", None)
         if transport is None and callable(connect):
             transport = connect  # e.g. cdpnb.testing.ScriptedBrowser
-        return Endpoint(url.cdp_url, describe() if callable(describe) else None, transport,
+        return Endpoint(cdp_url, describe() if callable(describe) else None, transport,
                         _str_or_none(getattr(url, "bridge_key", None)),
                         _str_or_none(getattr(url, "bridge_script", None)))
     if not isinstance(url, str) or not url:
-        raise TypeError(f"url must be a CDP URL string or a backend, got {url!r}")
+        # (a backend not started yet says so itself, from its cdp_url)
+        raise TypeError(f"url must be a CDP URL string or a backend from cdpnb.launch "
+                        f"(anything with a cdp_url), got {url!r}")
     return Endpoint(url, None, transport)
 
 

@@ -273,11 +273,11 @@ class PageControl:
             await engine.run(self.recovery.settled(REPLACEMENT_WAIT_S))
         if not self.core.connected:
             raise self.core.down(call)
-        page = self._own_page()
+        page = self._page_named(None)
         if page.hazard is not None:
             await engine.run(self.recovery.replace(
                 page, f"{call} was asked on a page Chromium would crash on"))
-            return self._own_page()
+            return self._page_named(None)
         state = self.core.state
         native = [d for d in state.pending_dialogs
                   if d.via == "native" and d.page_session_id == page.session_id
@@ -287,15 +287,8 @@ class PageControl:
             await engine.run(self.recovery.replace(
                 page, f"{call} was asked while a dialog the browser cannot answer blocks "
                       "the page"))
-            return self._own_page()
+            return self._page_named(None)
         await self._dismiss_before_navigating(native, page.session_id)
-        return page
-
-    def _own_page(self) -> PageInfo:
-        state = self.core.state
-        page = state.pages.get(state.page_session_id or "")
-        if page is None or state.page_target_id is None:
-            raise TargetGone(f"the supervisor's page is gone ({state.page_gone or 'not attached'})")
         return page
 
     async def _dismiss_before_navigating(self, native: list[PendingDialog],

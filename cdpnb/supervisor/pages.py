@@ -23,7 +23,7 @@ import contextlib
 import logging
 from typing import Any
 
-from cdpnb.errors import CDPError, CommandTimeout, ConnectionLost, TargetGone
+from cdpnb.errors import COMMAND_FAILURES, CDPError
 from cdpnb.protocol import Event, Message
 from cdpnb.runtime.waits import wait_for
 from cdpnb.state import Change
@@ -44,7 +44,6 @@ PAGE_AUTO_ATTACH: dict[str, Any] = {"autoAttach": True, "waitForDebuggerOnStart"
                                     "flatten": True}
 #: How long a page we create may take to be announced by the auto-attach.
 CLAIM_TIMEOUT_S = 5.0
-_EXPECTED = (CDPError, CommandTimeout, ConnectionLost, TargetGone)
 
 
 class PageAttacher:
@@ -136,18 +135,18 @@ class PageAttacher:
                 bridge.installed.add(session_id)
             await core.send("Page.getFrameTree", session_id=session_id)
             core.note("cdpnb.pageAdopted", {}, session_id)
-        except _EXPECTED as exc:
+        except COMMAND_FAILURES as exc:
             core.note("cdpnb.pageSetupFailed", {}, session_id)
             if strict:
                 raise
             log.info("cdpnb: setting up page session %s failed: %s", session_id, exc)
             if waiting:
-                with contextlib.suppress(*_EXPECTED):
+                with contextlib.suppress(*COMMAND_FAILURES):
                     await core.send("Runtime.runIfWaitingForDebugger", session_id=session_id)
 
     async def _let_go(self, session_id: str, waiting: bool) -> None:
         core = self.core
-        with contextlib.suppress(*_EXPECTED):
+        with contextlib.suppress(*COMMAND_FAILURES):
             if waiting:
                 await core.send("Runtime.runIfWaitingForDebugger", session_id=session_id)
             await core.send("Target.detachFromTarget", {"sessionId": session_id})

@@ -30,7 +30,7 @@ import json
 import logging
 from collections.abc import Callable
 
-from cdpnb.errors import CDPError, CommandTimeout, ConnectionLost, TargetGone
+from cdpnb.errors import COMMAND_FAILURES
 from cdpnb.protocol import Message
 from cdpnb.state import Change, DialogRecord, PageInfo, PendingDialog
 from cdpnb.state.changes import PageHazard
@@ -48,7 +48,6 @@ BROWSER_CLOSE_GRACE_S = 1.0
 RELEASE_WAIT_S = 2.0
 #: How long closing (or detaching from) a page may take to show in the state.
 CLOSE_WAIT_S = 5.0
-_EXPECTED = (CDPError, CommandTimeout, ConnectionLost, TargetGone)
 
 
 class Recovery:
@@ -172,10 +171,10 @@ class Recovery:
                 lambda s: all(d.id != dialog.id for d in s.pending_dialogs), RELEASE_WAIT_S)
             ok = True
             if target != url:
-                with contextlib.suppress(*_EXPECTED):
+                with contextlib.suppress(*COMMAND_FAILURES):
                     restore = f"history.replaceState(history.state, '', {json.dumps(url)})"
                     await send("Runtime.evaluate", {"expression": restore})
-        except (*_EXPECTED, TimeoutError, LookupError, TypeError) as exc:
+        except (*COMMAND_FAILURES, TimeoutError, LookupError, TypeError) as exc:
             log.info("cdpnb: releasing %s failed: %s", dialog.id, exc)
         finally:
             core.note("cdpnb.dialogAnswered", {"dialog_id": dialog.id, "ok": ok,
@@ -197,7 +196,7 @@ class Recovery:
             await self.driver.end_page(page)
             with contextlib.suppress(TimeoutError):
                 await core.wait_until(lambda s: sid not in s.pages, CLOSE_WAIT_S)
-        except _EXPECTED as exc:
+        except COMMAND_FAILURES as exc:
             log.info("cdpnb: ending page %s failed: %s", page.target_id, exc)
         core.note("cdpnb.pageReplaced" if page.main else "cdpnb.popupClosed",
                   {"target_id": page.target_id, "reason": why}, sid)

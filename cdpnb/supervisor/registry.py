@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from typing import Any, Literal, TypedDict, Unpack
 
 from cdpnb.runtime.engine import engine
+from cdpnb.supervisor.endpoint import endpoint_of as resolve_endpoint
 from cdpnb.supervisor.options import PAGE_CHOICES, Policy
 from cdpnb.supervisor.supervisor import HasCdpUrl, Supervisor
 from cdpnb.transport import Connector
@@ -48,14 +49,7 @@ class StartOptions(TypedDict, total=False):
 def endpoint_of(url: str | HasCdpUrl) -> str:
     """The endpoint URL a supervisor started on ``url`` connects to: the string
     itself, or a backend's ``cdp_url``; TypeError naming ``url`` for anything else."""
-    if isinstance(url, str):
-        endpoint: object = url
-    else:
-        endpoint = getattr(url, "cdp_url", None)  # (a launch not started says so itself)
-    if not isinstance(endpoint, str) or not endpoint:
-        raise TypeError(f"url must be a CDP URL string or a backend from cdpnb.launch "
-                        f"(anything with a cdp_url), got {url!r}")
-    return endpoint
+    return resolve_endpoint(url, None).url
 
 
 class Registry:
