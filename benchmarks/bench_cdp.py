@@ -301,9 +301,51 @@ def timed_sync(call: Callable[[], Any]) -> float:
 
 # -- event ingest ------------------------------------------------------------------------
 
-EVENT = {"method": "Runtime.consoleAPICalled",
-         "params": {"type": "log", "args": [{"type": "string", "value": "x" * 40}],
-                    "executionContextId": 1, "timestamp": 1.0}}
+#: Distinct events the ingest stream cycles through.
+STREAM_EVENTS = 4096
+WORDS = ("fetch", "user", "render", "cache", "miss", "hit", "timeout", "retry", "ok", "id",
+         "session", "frame", "layout", "paint", "script", "token", "query", "row", "done")
+
+
+def stream_events(count: int = STREAM_EVENTS, seed: int = 7) -> list[bytes]:
+    """What a busy page's DevTools stream carries, made up but shaped like Chromium's:
+    console calls with varied text, numbers and stack frames, and network requests
+    and responses with headers and URLs, with times spelt as Chromium spells them
+    (epoch milliseconds with an exponent). Varied, so parsing and compression see text
+    like a real stream's (one repeated event compressed 10x better than this)."""
+    rng = random.Random(seed)
+    events = []
+    for i in range(count):
+        words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(2, 12)))
+        stamp = f"{1.795636643825e12 + i * 13.7 + rng.random():.15e}"
+        if i % 3:
+            text = json.dumps({"method": "Runtime.consoleAPICalled", "params": {
+                "type": rng.choice(("log", "info", "warning")),
+                "args": [{"type": "string", "value": f"{words} #{i}"},
+                         {"type": "number", "value": rng.randint(0, 10**6),
+                          "description": str(rng.randint(0, 10**6))}],
+                "executionContextId": 1, "timestamp": 0.0,
+                "stackTrace": {"callFrames": [
+                    {"functionName": rng.choice(WORDS), "scriptId": str(rng.randint(5, 90)),
+                     "url": f"http://127.0.0.1:8000/app/{rng.choice(WORDS)}.js",
+                     "lineNumber": rng.randint(0, 900), "columnNumber": rng.randint(0, 80)}
+                    for _ in range(rng.randint(1, 3))]}}}, separators=(",", ":"))
+        else:
+            url = f"http://127.0.0.1:8000/api/{rng.choice(WORDS)}?{rng.choice(WORDS)}={i}"
+            text = json.dumps({"method": "Network.requestWillBeSent", "params": {
+                "requestId": f"{rng.randint(1000, 9999)}.{i}", "loaderId": f"L{i % 17:030X}",
+                "documentURL": "http://127.0.0.1:8000/app", "request": {
+                    "url": url, "method": rng.choice(("GET", "POST")), "headers": {
+                        "Accept": "*/*", "User-Agent": "Mozilla/5.0 (X11; Linux x86_64)",
+                        "sec-ch-ua": '"Chromium";v="156", "Not.A/Brand";v="99"',
+                        "Referer": "http://127.0.0.1:8000/app"},
+                    "initialPriority": "High", "referrerPolicy": "strict-origin"},
+                "timestamp": 0.0, "wallTime": 0.0, "initiator": {"type": "script"},
+                "type": "Fetch", "frameId": f"F{i % 5:031X}"}}, separators=(",", ":"))
+        # Chromium's spelling of its epoch-millisecond floats (1.795636643825172e+12).
+        events.append(text.replace('"timestamp":0.0', f'"timestamp":{stamp}', 1)
+                      .replace('"wallTime":0.0', f'"wallTime":{stamp}', 1).encode())
+    return events
 
 
 #: Frames per write of the stream server: the burst a browser's DevTools writes when a
@@ -312,17 +354,19 @@ STREAM_BURST = 64
 
 
 def _stream_server(port_out: Any, count: int) -> None:
-    """A child process: each connection gets ``count`` events as fast as the socket
-    takes them. websockets (sans-I/O) does the opening handshake; the frames are made
-    once and written in bursts, so the server costs next to nothing per message and
-    the figure is the client's (a Python server writing frame by frame was itself
-    the limit at 140-190k/s, and how eagerly a client read changed its speed)."""
+    """A child process: each connection gets ``count`` events (``stream_events`` over
+    and over) as fast as the socket takes them. websockets (sans-I/O) does
+    the opening handshake; the frames are made once and written in bursts, so the
+    server costs next to nothing per message and the figure is the client's (a Python
+    server writing frame by frame was itself the limit at 140-190k/s, and how eagerly a
+    client read changed its speed)."""
     from websockets.frames import Frame, Opcode
     from websockets.server import ServerProtocol
 
-    frame = Frame(Opcode.TEXT, json.dumps(EVENT).encode()).serialize(mask=False,
-                                                                     extensions=[])
-    burst = frame * STREAM_BURST
+    frames = [Frame(Opcode.TEXT, event).serialize(mask=False, extensions=[])
+              for event in stream_events()]
+    bursts = [b"".join(frames[i:i + STREAM_BURST])
+              for i in range(0, len(frames) - STREAM_BURST + 1, STREAM_BURST)]
     listener = socket.create_server(("127.0.0.1", 0))
     port_out.send(listener.getsockname()[1])
     while True:
@@ -341,9 +385,9 @@ def _stream_server(port_out: Any, count: int) -> None:
                 continue
             protocol.send_response(protocol.accept(events[0]))
             sock.sendall(b"".join(protocol.data_to_send()))
-            for _ in range(count // STREAM_BURST):
-                sock.sendall(burst)
-            sock.sendall(frame * (count % STREAM_BURST))
+            for i in range(count // STREAM_BURST):
+                sock.sendall(bursts[i % len(bursts)])
+            sock.sendall(b"".join(frames[:count % STREAM_BURST]))
             # The client's closing handshake: websockets answers it.
             while data := sock.recv(65536):
                 protocol.receive_data(data)
@@ -382,7 +426,7 @@ async def ingest_cdpnb(url: str, count: int, record_to: Path | None) -> float:
             if seen[0] == count:
                 settle(done, None)
 
-    core.subscribe(counted, methods=["Runtime.consoleAPICalled"], now=True)
+    core.subscribe(counted, now=True)
     started = time.perf_counter()
     await core.connect()
     await done
@@ -393,6 +437,10 @@ async def ingest_cdpnb(url: str, count: int, record_to: Path | None) -> float:
     return rate
 
 
+#: The trace formats the recorder writes, by the suffix that picks them.
+RECORDED_FORMATS = (".jsonl", ".jsonl.gz", ".jsonl.zst")
+
+
 async def event_ingest(count: int, rounds: int) -> dict[str, Any]:
     parent, child = multiprocessing.Pipe()
     server = multiprocessing.get_context("spawn").Process(
@@ -400,26 +448,33 @@ async def event_ingest(count: int, rounds: int) -> dict[str, Any]:
     server.start()
     try:
         url = f"ws://127.0.0.1:{parent.recv()}/devtools/browser/bench"
-        rates: dict[str, list[float]] = {"cdpnb": [], "cdpnb, not recording": [], "bare": []}
+        rates: dict[str, list[float]] = {"bare": [], "not recording": [],
+                                         **{suffix: [] for suffix in RECORDED_FORMATS}}
         with tempfile.TemporaryDirectory() as tmp:
             for i in range(rounds):
                 for name in random.sample(list(rates), len(rates)):
                     if name == "bare":
                         rates[name].append(await ingest_bare(url, count))
                     else:
-                        trace = Path(tmp) / f"{i}.jsonl" if name == "cdpnb" else None
+                        trace = Path(tmp) / f"{i}{name}" if name.startswith(".") else None
                         rates[name].append(await ingest_cdpnb(url, count, trace))
     finally:
         server.kill()
         server.join()
-    cdpnb_rate, bare_rate = statistics.median(rates["cdpnb"]), statistics.median(rates["bare"])
-    unrecorded = statistics.median(rates["cdpnb, not recording"])
-    return {"messages": count, "cdpnb_per_s": round(cdpnb_rate),
-            "cdpnb_not_recording_per_s": round(unrecorded),
-            "bare_per_s": round(bare_rate), "ratio_to_bare": round(cdpnb_rate / bare_rate, 3),
-            "ratio_not_recording_to_bare": round(unrecorded / bare_rate, 3),
-            "cdpnb_does": "parse, record to a JSONL trace (the wire bytes as they came, "
-                          "flushed per batch read), fold into state"}
+    median = {name: statistics.median(r) for name, r in rates.items()}
+    bare_rate = median["bare"]
+    return {"messages": count, "cdpnb_per_s": round(median[".jsonl"]),
+            "cdpnb_not_recording_per_s": round(median["not recording"]),
+            "bare_per_s": round(bare_rate), "ratio_to_bare": round(median[".jsonl"] / bare_rate, 3),
+            "ratio_not_recording_to_bare": round(median["not recording"] / bare_rate, 3),
+            "recording": {suffix: {"per_s": round(median[suffix]),
+                                   "ratio_to_bare": round(median[suffix] / bare_rate, 3),
+                                   "ratio_range": [round(min(r) / bare_rate, 3),
+                                                   round(max(r) / bare_rate, 3)]}
+                          for suffix, r in rates.items() if suffix.startswith(".")},
+            "cdpnb_does": "parse, record to a trace (the wire bytes as they came, "
+                          "flushed per batch read; .gz and .zst compressed on the reader "
+                          "thread), fold into state"}
 
 
 # -- run ---------------------------------------------------------------------------------
@@ -466,9 +521,10 @@ def table(results: dict[str, Any]) -> str:
         ("prompt() in page JS, bridge / native",
          f"{bridge['bridge_ms']:.3f} / {bridge['native_ms']:.3f} ms",
          f"{bridge['ratio_bridge_to_native']:.2f}× native"),
-        ("event ingest, cdpnb / bare",
-         f"{ingest['cdpnb_per_s']:,} / {ingest['bare_per_s']:,} msg/s",
-         f"{ingest['ratio_to_bare']:.2f}× bare"),
+        *((f"event ingest, cdpnb recording {suffix} / bare",
+           f"{ingest['recording'][suffix]['per_s']:,} / {ingest['bare_per_s']:,} msg/s",
+           f"{ingest['recording'][suffix]['ratio_to_bare']:.2f}× bare")
+          for suffix in RECORDED_FORMATS),
         ("event ingest, cdpnb not recording",
          f"{ingest['cdpnb_not_recording_per_s']:,} msg/s",
          f"{ingest['ratio_not_recording_to_bare']:.2f}× bare"),

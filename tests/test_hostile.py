@@ -172,7 +172,8 @@ def test_a_gzip_trace_cut_mid_line_keeps_every_whole_line(tmp_path: Path) -> Non
     recorder = Recorder(path)
     for i in range(50):
         recorder(Event("Runtime.consoleAPICalled", {"i": i}, None, float(i), float(i)))
-    recorder._file.flush()  # what a crash leaves: every line sync-flushed, no footer
+    # What a crash leaves: every line sync-flushed (each ends in an empty stored block,
+    # 5 bytes), no footer; 7 bytes off cuts into the last line.
     data = path.read_bytes()
     cut = tmp_path / "crashed.jsonl.gz"
     cut.write_bytes(data[:-7])

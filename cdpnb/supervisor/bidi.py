@@ -43,6 +43,7 @@ from cdpnb.protocol import bidi_error_name
 from cdpnb.protocol.credentials import redact_url
 from cdpnb.state import BrowserState, PageInfo, PendingDialog
 from cdpnb.supervisor.core import Core
+from cdpnb.supervisor.driver import Command
 from cdpnb.supervisor.evaluation import MAX_DEPTH, Budget
 from cdpnb.supervisor.existing import choose_bidi_context
 from cdpnb.supervisor.values import RemoteObject, Undefined, from_remote_value
@@ -197,13 +198,13 @@ class BiDiSession:
 
     # -- prompts ------------------------------------------------------------------------
 
-    async def answer(self, dialog: PendingDialog, accept: bool, prompt_text: str | None) -> None:
+    def answer(self, dialog: PendingDialog, accept: bool, prompt_text: str | None) -> Command:
         """``browsingContext.handleUserPrompt`` on the prompt's own context (Firefox
         answers the tab's shown prompt, which the state keeps as the answerable one)."""
         params: dict[str, Any] = {"context": dialog.frame_id, "accept": accept}
         if prompt_text is not None:
             params["userText"] = prompt_text
-        await self.core.send("browsingContext.handleUserPrompt", params)
+        return Command("browsingContext.handleUserPrompt", params, None)
 
     # -- script -------------------------------------------------------------------------
 

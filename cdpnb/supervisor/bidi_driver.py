@@ -156,9 +156,9 @@ class BiDiDriver(ProtocolDriver):
 
     # -- dialogs --------------------------------------------------------------------------
 
-    async def answer_natively(self, dialog: PendingDialog, accept: bool,
-                              prompt_text: str | None) -> None:
-        await self.session.answer(dialog, accept, prompt_text)
+    def native_answer(self, dialog: PendingDialog, accept: bool,
+                      prompt_text: str | None) -> Command:
+        return self.session.answer(dialog, accept, prompt_text)
 
     # -- commands -------------------------------------------------------------------------
 

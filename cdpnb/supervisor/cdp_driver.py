@@ -244,12 +244,12 @@ class CDPDriver(ProtocolDriver):
 
     # -- dialogs --------------------------------------------------------------------------
 
-    async def answer_natively(self, dialog: PendingDialog, accept: bool,
-                              prompt_text: str | None) -> None:
+    def native_answer(self, dialog: PendingDialog, accept: bool,
+                      prompt_text: str | None) -> Command:
         params: dict[str, Any] = {"accept": accept}
         if prompt_text is not None:
             params["promptText"] = prompt_text
-        await self.core.send("Page.handleJavaScriptDialog", params, session_id=dialog.session_id)
+        return Command("Page.handleJavaScriptDialog", params, dialog.session_id)
 
     # -- commands -------------------------------------------------------------------------
 

@@ -191,6 +191,8 @@ class Core:
         self._transport: Transport | None = None
         self._lock = threading.RLock()  # the fold: one message at a time, in order
         self._replies: dict[int, asyncio.Future[dict[str, Any]] | BlockedReply] = {}
+        #: What listeners asked to run after the message being folded (a fold's own).
+        self._after: list[Callable[[], None]] | None = None
         self._subscriptions: list[_Subscription] = []
         #: Futures of callers waiting on the stream; they end at once on stop or loss.
         self._waiters: set[asyncio.Future[Any]] = set()
@@ -306,6 +308,34 @@ class Core:
         timeout: float | None = None,
     ) -> dict[str, Any]:
         """Send one command and await its result; errors become CDPError."""
+        loop = asyncio.get_running_loop()
+        # A blocking call on its thread's private loop (cdpnb.sync from a script) waits
+        # for the reply by blocking that thread: nothing else runs on that loop, and a
+        # woken thread is quicker than a woken loop (1.21× a bare client's round trip
+        # through the loop, ≈1.0× blocked; benchmarks/README.md).
+        future: asyncio.Future[dict[str, Any]] | BlockedReply = (
+            BlockedReply() if engine.blocks_here() else loop.create_future())
+        command_id, transport = self._write(method, params, session_id, future)
+        limit = self.command_timeout_s if timeout is None else timeout
+        if type(future) is BlockedReply:
+            return self._wait_blocked(future, transport, command_id, method, session_id, limit)
+        assert isinstance(future, asyncio.Future)
+        return await self._reply(future, transport, command_id, method, session_id, limit)
+
+    def dispatch(self, method: str, params: dict[str, Any] | None, session_id: str | None,
+                 loop: asyncio.AbstractEventLoop) -> Coroutine[Any, Any, dict[str, Any]]:
+        """Write one command now, from whatever thread calls (a listener on the
+        receiving thread), and return what to await on ``loop`` for its result: for an
+        answer that must not wait for a loop to wake before it goes out. Raises as
+        ``send`` would if it cannot be written."""
+        future: asyncio.Future[dict[str, Any]] = loop.create_future()
+        command_id, transport = self._write(method, params, session_id, future)
+        return self._reply(future, transport, command_id, method, session_id,
+                           self.command_timeout_s)
+
+    def _write(self, method: str, params: dict[str, Any] | None, session_id: str | None,
+               future: asyncio.Future[dict[str, Any]] | BlockedReply) -> tuple[int, Transport]:
+        """Record, fold and write one command whose reply will settle ``future``."""
         if self.stopping:
             raise SupervisorStopped(f"supervisor for {redact_url(self.url)} is stopped; "
                                     f"cannot send {method}")
@@ -316,13 +346,6 @@ class Core:
             # A crashed renderer answers nothing until it is reloaded.
             raise TargetGone(f"{method}: the renderer behind session {session_id} crashed; "
                              "navigate (or Page.reload) to bring the page back")
-        loop = asyncio.get_running_loop()
-        # A blocking call on its thread's private loop (cdpnb.sync from a script) waits
-        # for the reply by blocking that thread: nothing else runs on that loop, and a
-        # woken thread is quicker than a woken loop (1.21× a bare client's round trip
-        # through the loop, ≈1.0× blocked; benchmarks/README.md).
-        future: asyncio.Future[dict[str, Any]] | BlockedReply = (
-            BlockedReply() if engine.blocks_here() else loop.create_future())
         conn = self._conn
         with self._lock:
             cmd, text = conn.command(method, params, session_id, wall=time.time(),
@@ -341,22 +364,31 @@ class Core:
             if isinstance(future, asyncio.Future):
                 future.cancel()
             raise
-        limit = self.command_timeout_s if timeout is None else timeout
-        if type(future) is BlockedReply:
-            return self._wait_blocked(future, cmd.id, method, session_id, limit)
-        assert isinstance(future, asyncio.Future)
+        return cmd.id, transport
+
+    async def _reply(self, future: asyncio.Future[dict[str, Any]], transport: Transport,
+                     command_id: int, method: str, session_id: str | None,
+                     limit: float) -> dict[str, Any]:
+        loop = asyncio.get_running_loop()
         timer = loop.call_later(limit, _expire, future)
+        lead_from = getattr(transport, "lead_from", None)
+        # This loop reads the socket while it waits, when nobody else reads: the reply
+        # wakes this loop alone, not the reader thread and then this loop
+        # (cdpnb.transport.turns). Not if the reply is already in.
+        end_turn = lead_from(loop) if lead_from is not None and not future.done() else None
         try:
             return await future
         except _Expired:
-            raise self._no_reply(cmd.id, method, session_id, limit) from None
+            raise self._no_reply(command_id, method, session_id, limit) from None
         except asyncio.CancelledError:
-            self._abandon(cmd.id)
+            self._abandon(command_id)
             raise
         finally:
+            if end_turn is not None:
+                end_turn()
             timer.cancel()
             with self._lock:
-                self._replies.pop(cmd.id, None)
+                self._replies.pop(command_id, None)
 
     def post(self, method: str, params: dict[str, Any] | None = None,
              session_id: str | None = None) -> bool:
@@ -383,10 +415,16 @@ class Core:
             return False
         return True
 
-    def _wait_blocked(self, future: BlockedReply, command_id: int, method: str,
-                      session_id: str | None, limit: float) -> dict[str, Any]:
+    def _wait_blocked(self, future: BlockedReply, transport: Transport, command_id: int,
+                      method: str, session_id: str | None, limit: float) -> dict[str, Any]:
+        deadline = time.monotonic() + limit
+        read_while = getattr(transport, "read_while", None)
         try:
-            reply: dict[str, Any] = future.result(limit)
+            if read_while is not None:
+                # The socket's reads on this thread while it waits, when nobody else
+                # reads: the reply wakes this thread alone (cdpnb.transport.wire).
+                read_while(lambda: not future.done(), deadline)
+            reply: dict[str, Any] = future.result(deadline - time.monotonic())
             return reply
         except _Expired:
             raise self._no_reply(command_id, method, session_id, limit) from None
@@ -543,16 +581,33 @@ class Core:
         later: list[_Subscription] = []
         method = getattr(message, "method", None)
         kinds = frozenset(map(type, changes)) if changes else _NO_KINDS
-        for sub in self._subscriptions:
-            if not sub.wants(method, kinds):
-                continue
-            if sub.now:
-                self._call(sub.listener, message, changes)
-            else:
-                later.append(sub)
-        if later:
-            engine.loop.call_soon_threadsafe(self._dispatch, later, message, changes)
+        outer, self._after = self._after, []
+        try:
+            for sub in self._subscriptions:
+                if not sub.wants(method, kinds):
+                    continue
+                if sub.now:
+                    self._call(sub.listener, message, changes)
+                else:
+                    later.append(sub)
+            if later:
+                engine.loop.call_soon_threadsafe(self._dispatch, later, message, changes)
+        finally:
+            after, self._after = self._after, outer
+        for then in after:
+            then()
         return changes
+
+    def after_this_message(self, then: Callable[[], None]) -> None:
+        """From a listener called ``now``: run ``then`` once every listener has been
+        given the message being folded (and the engine's are on their way), so what
+        ``then`` folds (a note, a command) comes after it for everyone; at once outside
+        a fold."""
+        with self._lock:  # (a fold on another thread ends first: then at once)
+            if self._after is None:
+                then()
+            else:
+                self._after.append(then)
 
     def _dispatch(self, subs: list[_Subscription], message: Message,
                   changes: tuple[Change, ...]) -> None:

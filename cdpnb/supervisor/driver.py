@@ -175,9 +175,9 @@ class ProtocolDriver(abc.ABC):
     # -- dialogs --------------------------------------------------------------------------
 
     @abc.abstractmethod
-    async def answer_natively(self, dialog: PendingDialog, accept: bool,
-                              prompt_text: str | None) -> None:
-        """Answer a native dialog with the protocol's own command."""
+    def native_answer(self, dialog: PendingDialog, accept: bool,
+                      prompt_text: str | None) -> Command:
+        """The protocol's own command that answers a native dialog."""
 
     # -- commands -------------------------------------------------------------------------
 

@@ -26,9 +26,7 @@ from cdpnb.state import (
     PendingDialog,
     Snapshot,
 )
-from cdpnb.state.changes import (
-    PageHazard,
-)
+from cdpnb.state.changes import DialogOpened, PageHazard
 from cdpnb.state.snapshot import (
     FRAME_TREE_ENTRIES,
     FRAME_TREE_OOPIF_DEPTH,
@@ -145,13 +143,15 @@ class Supervisor:
                                   self._hint, lambda: self._stopped)
         self._dialogs = DialogControl(
             self._core, options.policy, options.dialog_timeout_s, self._bridge,
-            self._driver.answer_natively, on_fast_remote=reactions.fast_remote_close,
+            self._driver.native_answer, on_fast_remote=reactions.fast_remote_close,
             on_unanswerable=self._recovery.on_unanswerable, on_closed=self._recovery.on_closed)
         #: navigate, reload, set_content, close_page (cdpnb.supervisor.page_control).
         self._page_control = PageControl(self._core, self._dialogs, self._recovery,
                                          self._driver, policy=options.policy,
                                          reopen_page=options.reopen_page)
         self._core.subscribe(self._dialogs, changes=DialogControl.CHANGES)
+        if options.policy in ("auto_accept", "auto_dismiss"):
+            self._core.subscribe(self._dialogs.answer_at_once, changes=[DialogOpened], now=True)
         self._core.subscribe(self._recovery.freeze_at_once, changes=[PageHazard], now=True)
         self._core.subscribe(reactions, changes=PageReactions.CHANGES)
         #: Events for sup.on() / sup.events(), from the fold's changes.

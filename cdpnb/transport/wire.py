@@ -9,6 +9,12 @@ thread. websockets' own ``sync`` client does the same with one more thread betwe
 the socket and the consumer; here the consumer (the supervisor's fold) runs on the
 reader thread itself.
 
+While a caller waits for a reply and nobody else reads, the caller reads the socket
+itself (``read_while`` for a blocked thread, ``lead_from`` for a loop): the reply then
+wakes one thread, not two (``cdpnb.transport.turns``). Linux plain sockets only
+(``MSG_DONTWAIT``, epoll; a TLS socket buffers bytes epoll cannot see): elsewhere the
+reader thread reads alone, blocking.
+
 Frames are cut out of the bytes by ``FrameSplitter`` (``cdpnb.transport.frames``): a
 whole text message in one plain frame (nearly all a browser sends) directly, every
 other frame through websockets' parser, whole.
@@ -20,7 +26,9 @@ second is only reported.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import select
 import socket
 import ssl
 import threading
@@ -38,12 +46,15 @@ from cdpnb.errors import ConnectionLost, EndpointError
 from cdpnb.protocol import TransportFault
 from cdpnb.protocol.credentials import redact_url
 from cdpnb.transport.frames import FrameSplitter, Received
+from cdpnb.transport.turns import Read, ReadTurns
 
 __all__ = ["MAX_MESSAGE_BYTES", "WireSocket"]
 
 #: CDP replies can be large (screenshots, DOM snapshots, response bodies) but not
 #: unbounded: a bigger message closes the connection (code 1009). Puppeteer's limit too.
 MAX_MESSAGE_BYTES = 256 * 1024 * 1024
+#: Reads that do not block and an epoll to watch the socket: a waiting caller can read.
+_NON_BLOCKING_READS = hasattr(select, "epoll") and hasattr(socket, "MSG_DONTWAIT")
 #: One read takes what the kernel has, up to this much (Chromium writes a burst of
 #: events in one go; one read, one fold batch, one trace flush).
 RECV_BYTES = 1 << 20
@@ -74,6 +85,13 @@ class WireSocket:
         self._binary = False
         #: The protocol the endpoint speaks, ``cdp`` or ``bidi`` (set by the connector).
         self.protocol = "cdp"
+        #: Whose turn it is to read (None: the reader thread reads alone, blocking).
+        self._turns: ReadTurns | None = None
+        self._on_frames: OnFrames | None = None
+        # One buffer for every read (only the baton's holder uses it): a fresh 1 MiB
+        # for each (sock.recv) costs more than the few frames a read usually brings.
+        self._into = bytearray(RECV_BYTES)
+        self._view = memoryview(self._into)
 
     # -- opening ----------------------------------------------------------------------
 
@@ -158,9 +176,23 @@ class WireSocket:
     def start(self, on_frames: OnFrames, on_closed: OnClosed) -> None:
         """Start the reader thread: ``on_frames`` gets each batch of messages read in
         one go, ``on_closed`` the reason once the connection has ended."""
+        self._on_frames = on_frames
+        if _NON_BLOCKING_READS and not isinstance(self._sock, ssl.SSLSocket):
+            self._turns = ReadTurns(self._sock.fileno(), self._read_once)
         self._reader = threading.Thread(target=self._run, args=(on_frames, on_closed),
                                         name="cdpnb-reader", daemon=True)
         self._reader.start()
+
+    def read_while(self, waiting: Callable[[], bool], deadline: float) -> None:
+        """While ``waiting()`` and before ``deadline`` (``time.monotonic()``), read on
+        this thread if nobody else reads (``ReadTurns.read_while``)."""
+        if self._turns is not None:
+            self._turns.read_while(waiting, deadline)
+
+    def lead_from(self, loop: asyncio.AbstractEventLoop) -> Callable[[], None] | None:
+        """Let ``loop`` read while it awaits a reply, if nobody else reads; call what
+        this returns when the wait ends (``ReadTurns.lead_from``)."""
+        return None if self._turns is None else self._turns.lead_from(loop)
 
     # -- writing (any thread) ----------------------------------------------------------
 
@@ -218,42 +250,70 @@ class WireSocket:
 
     def _run(self, on_frames: OnFrames, on_closed: OnClosed) -> None:
         try:
-            early, self._early = self._early, []
-            batch = self._messages([*early, *self._splitter.receive(b"")])
-            if batch:
-                on_frames(batch)
-            # One buffer for every read: a fresh 1 MiB for each (sock.recv) costs more
-            # than the few frames a read usually brings.
-            into = bytearray(RECV_BYTES)
-            view = memoryview(into)
-            while True:
-                try:
-                    data = bytes(view[:self._sock.recv_into(into)])
-                except OSError:
-                    data = b""
-                if data:
-                    events = self._splitter.receive(data)
-                else:
-                    with self._mutex:
-                        self._protocol.receive_eof()
-                        events = [e for e in self._protocol.events_received()
-                                  if isinstance(e, Frame)]
-                        self._flush_locked()
-                refused = self._protocol.parser_exc
-                batch = self._messages(events)
-                if isinstance(refused, PayloadTooBig):
-                    detail = f"{self._too_big()}; the connection was closed (code 1009)"
-                    batch.append(TransportFault("oversized-message", detail))
-                    self._reason = f"closed by cdpnb: {self._too_big()} (code 1009)"
+            turns = self._turns
+            with turns.baton if turns is not None else contextlib.nullcontext():
+                early, self._early = self._early, []
+                batch = self._messages([*early, *self._splitter.receive(b"")])
                 if batch:
                     on_frames(batch)
-                if not data or refused is not None or self._protocol.state is State.CLOSED:
-                    break
+            if turns is not None:
+                turns.run_reader()
+            else:
+                self._read_alone(on_frames)
         finally:
             self._reason = self._ending_reason()
             self._shutdown()
             self._closed.set()
             on_closed(self._reason)
+
+    def _read_alone(self, on_frames: OnFrames) -> None:
+        while True:
+            try:
+                size = self._sock.recv_into(self._into)
+            except OSError:
+                size = 0
+            if not self._take(bytes(self._view[:size]), on_frames):
+                return
+
+    def _read_once(self, by_reader: bool) -> Read:
+        """One read that does not block, handed on (holding the turns' baton). The
+        connection's end is the reader thread's to take: a caller leaves it there."""
+        on_frames = self._on_frames
+        assert on_frames is not None
+        try:
+            size = self._sock.recv_into(self._into, 0, socket.MSG_DONTWAIT)
+        except BlockingIOError:
+            return Read.NOTHING
+        except OSError:
+            size = 0
+        if not size and not by_reader:
+            return Read.END
+        if self._take(bytes(self._view[:size]), on_frames):
+            return Read.READ
+        if not by_reader:
+            self._shutdown()  # wakes the reader thread, to end it all
+        return Read.OVER
+
+    def _take(self, data: bytes, on_frames: OnFrames) -> bool:
+        """Hand on what one read brought (``b""``: the end); False once reading is
+        over (the end, a refused message, the connection closed)."""
+        if data:
+            events = self._splitter.receive(data)
+        else:
+            with self._mutex:
+                self._protocol.receive_eof()
+                events = [e for e in self._protocol.events_received()
+                          if isinstance(e, Frame)]
+                self._flush_locked()
+        refused = self._protocol.parser_exc
+        batch = self._messages(events)
+        if isinstance(refused, PayloadTooBig):
+            detail = f"{self._too_big()}; the connection was closed (code 1009)"
+            batch.append(TransportFault("oversized-message", detail))
+            self._reason = f"closed by cdpnb: {self._too_big()} (code 1009)"
+        if batch:
+            on_frames(batch)
+        return bool(data) and refused is None and self._protocol.state is not State.CLOSED
 
     def _feed(self, data: bytes) -> list[Received]:
         """The splitter's way into websockets' protocol: its frames, its writes sent."""

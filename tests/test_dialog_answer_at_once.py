@@ -1,0 +1,110 @@
+"""An auto policy answers a native dialog as it is folded, on the receiving thread.
+
+The answer must not wait for cdpnb's engine loop to wake (a wake-up is what a busy
+machine makes slow), and the trace must still read in order: the dialog opened, cdpnb
+said it answers it, then the answer. Played against a scripted browser with the engine
+loop held busy, so "without waiting for the engine" is exact, not a timing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import cdpnb
+from cdpnb.errors import ConnectionLost
+from cdpnb.runtime.engine import engine
+from cdpnb.testing import ScriptedBrowser, ScriptedCommand
+from cdpnb.trace import Trace
+
+
+def chromium_like() -> ScriptedBrowser:
+    b = ScriptedBrowser(has_browser_handler=True)
+
+    @b.on("Page.handleJavaScriptDialog")
+    def answer(command: ScriptedCommand) -> dict[str, Any]:
+        b.push("Page.javascriptDialogClosed", {
+            "frameId": b.page_frame_id, "result": command.params["accept"],
+            "userInput": command.params.get("promptText", "")}, command.session_id)
+        return {}
+
+    return b
+
+
+@pytest.mark.parametrize(("policy", "kind", "expected"), [
+    ("auto_accept", "alert", {"accept": True}),
+    ("auto_accept", "prompt", {"accept": True, "promptText": "the default"}),
+    ("auto_dismiss", "confirm", {"accept": False}),
+])
+async def test_an_auto_policy_answers_while_the_engine_is_busy(
+        tmp_path: Path, policy: str, kind: str, expected: dict[str, Any]) -> None:
+    b = chromium_like()
+    trace = tmp_path / "t.jsonl"
+    sup = await cdpnb.Supervisor.start(b, policy=policy, record=trace)
+    engine_free = threading.Event()
+    engine_busy = threading.Event()
+
+    def hold_the_engine() -> None:
+        engine_busy.set()
+        engine_free.wait(30)
+
+    try:
+        engine.loop.call_soon_threadsafe(hold_the_engine)
+        assert await asyncio.to_thread(engine_busy.wait, 10)
+        await b.open_dialog(kind, "hello", default_prompt="the default")
+        # The engine loop is still held: the answer went out from the receiving thread.
+        answers = b.commands("Page.handleJavaScriptDialog")
+        assert [a.params for a in answers] == [expected]
+        assert not engine_free.is_set()
+    finally:
+        engine_free.set()
+    await sup.wait_for(lambda s: not s.pending_dialogs and len(s.recent_dialogs) == 1,
+                       timeout=10)
+    record = sup.state.recent_dialogs[0]
+    assert (record.type, record.closed_by, record.accepted) == (kind, "auto_policy",
+                                                                expected["accept"])
+    await sup.stop()
+    methods = [(type(m).__name__, m.method) for m in Trace.load(trace).messages
+               if m.method in ("Page.javascriptDialogOpening", "cdpnb.dialogAnswering",
+                               "Page.handleJavaScriptDialog", "Page.javascriptDialogClosed",
+                               "cdpnb.dialogAnswered")]
+    assert methods == [("Event", "Page.javascriptDialogOpening"),
+                       ("Note", "cdpnb.dialogAnswering"),
+                       ("Command", "Page.handleJavaScriptDialog"),
+                       ("Event", "Page.javascriptDialogClosed"),
+                       ("Reply", "Page.handleJavaScriptDialog"),
+                       ("Note", "cdpnb.dialogAnswered")]
+
+
+async def test_an_answer_that_cannot_be_written_is_said_not_lost(tmp_path: Path) -> None:
+    b = chromium_like()
+    trace = tmp_path / "t.jsonl"
+    sup = await cdpnb.Supervisor.start(b, policy="auto_accept", record=trace)
+    transport = sup._core._transport
+    assert transport is not None
+    write = transport.send
+
+    def refusing(data: bytes) -> None:
+        if b"Page.handleJavaScriptDialog" in data:
+            raise ConnectionLost("the write failed")
+        write(data)
+
+    transport.send = refusing  # type: ignore[method-assign]
+    await b.open_dialog("alert", "hello")
+    # Being answered as it was folded; then the engine ends the answer, and says how.
+    await sup.wait_for(lambda s: len(s.pending_dialogs) == 1
+                       and s.pending_dialogs[0].answering is None, timeout=10)
+    await sup.stop()
+    said = [(m.method, m.params) for m in Trace.load(trace).messages
+            if m.method in ("cdpnb.dialogAnswering", "cdpnb.dialogAnswered",
+                            "Page.handleJavaScriptDialog", "cdpnb.taskFailed")]
+    # The command is recorded as it is written (as every command is, a failed write
+    # abandons it), and the answer's end says it failed and why.
+    assert [method for method, _ in said] == [
+        "cdpnb.dialogAnswering", "Page.handleJavaScriptDialog", "cdpnb.dialogAnswered"]
+    assert said[2][1] == {"dialog_id": "d-1", "ok": False,
+                          "error": "ConnectionLost('the write failed')"}
