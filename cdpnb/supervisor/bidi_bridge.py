@@ -32,7 +32,7 @@ import logging
 from collections.abc import Awaitable
 from typing import Any
 
-from cdpnb.errors import COMMAND_FAILURES, CDPError
+from cdpnb.errors import COMMAND_FAILURES
 from cdpnb.protocol import Event, Message
 from cdpnb.state import BrowserState, Change, PendingDialog
 from cdpnb.state.bidi import page_of_context
@@ -94,6 +94,8 @@ class BiDiDialogBridge(DialogBridge):
     """The bridge on the supervisor's BiDi pages: one intercept of the bridge host for
     the whole session (every context), and one preload script per page (top-level
     context) that covers its frames."""
+
+    ANSWER_METHOD = "network.provideResponse"
 
     def __init__(self, core: Core, *, bypass_csp: bool = False, key: str | None = None,
                  script: str | None = None) -> None:
@@ -219,14 +221,8 @@ class BiDiDialogBridge(DialogBridge):
         except COMMAND_FAILURES as exc:
             log.info("cdpnb: refusing bridge request %s failed: %s", request_id, exc)
 
-    async def fulfil(self, dialog: PendingDialog, accept: bool, prompt_text: str | None) -> None:
-        if not dialog.request_id:
-            raise CDPError(-32000, f"no paused bridge request is known for {dialog.id}",
-                           "network.provideResponse", None)
-        text = prompt_text
-        if accept and dialog.type == "prompt" and text is None:
-            text = ""
-        await self.core.send(*self._fulfil_command(dialog.request_id, accept, text))
+    def _answer_session(self, dialog: PendingDialog) -> None:
+        return None  # (BiDi has no sessions on the wire: the request id names it.)
 
     def _release(self, session_id: str | None, request_id: str) -> None:
         # (BiDi has no sessions on the wire: the request id names it.)

@@ -165,6 +165,9 @@ def spawn_bridge_replies(
 class DialogBridge:
     """Installs the bridge on sessions, checks paused bridge requests, answers them."""
 
+    #: The command that answers a paused bridge request.
+    ANSWER_METHOD = "Fetch.fulfillRequest"
+
     def __init__(self, core: Core, *, bypass_csp: bool = False, key: str | None = None,
                  script: str | None = None) -> None:
         self.core = core
@@ -359,16 +362,21 @@ class DialogBridge:
 
     # -- answering ----------------------------------------------------------------------
 
-    async def fulfil(self, dialog: PendingDialog, accept: bool, prompt_text: str | None) -> None:
-        """Answer a bridged dialog: the page's XHR returns, and with it the call."""
+    def answer_command(self, dialog: PendingDialog, accept: bool, prompt_text: str | None
+                       ) -> tuple[str, dict[str, Any], str | None]:
+        """The command (method, params, session) that answers a bridged dialog: the
+        page's XHR returns, and with it the call. CDPError if its request is unknown."""
+        session = self._answer_session(dialog)
         if not dialog.request_id:
             raise CDPError(-32000, f"no paused bridge request is known for {dialog.id}",
-                           "Fetch.fulfillRequest", dialog.session_id)
+                           self.ANSWER_METHOD, session)
         text = prompt_text
         if accept and dialog.type == "prompt" and text is None:
             text = ""
-        await self.core.send(*self._fulfil_command(dialog.request_id, accept, text),
-                             session_id=dialog.session_id)
+        return (*self._fulfil_command(dialog.request_id, accept, text), session)
+
+    def _answer_session(self, dialog: PendingDialog) -> str | None:
+        return dialog.session_id
 
 
 def _post_data(request: dict[str, Any]) -> str:

@@ -121,25 +121,23 @@ class DialogControl:
         answers is answered as it is folded, from this thread: the answer goes out
         without waiting for the engine loop to wake (a wake-up on a busy machine: the
         reaction took 200-250 µs on the engine loop under load, 2026-11-26), and the
-        engine awaits the reply. Bridged dialogs are answered on the engine as before
-        (their answer is a request's response, made there)."""
+        engine awaits the reply. A bridged dialog's answer (its paused request's
+        response) goes out the same way."""
         for change in changes:
             if type(change) is not DialogOpened:
                 continue
             assert isinstance(change, DialogOpened)
             dialog = change.dialog
-            if dialog.answerable and dialog.via == "native":
+            if dialog.answerable:
                 self._answered_at_once.add(dialog.id)
                 self.core.after_this_message(functools.partial(self._answer_now, dialog))
 
     def _answer_now(self, dialog: PendingDialog) -> None:
         accept, text = self._policy_answer(dialog)
         self._note_answering(dialog, accept, text, "auto_policy", None)
-        command = self.native_answer(dialog, accept, text)
         sent: Awaitable[Any]
         try:
-            sent = self.core.dispatch(command.method, command.params, command.session_id,
-                                      engine.loop)
+            sent = self.core.dispatch(*self._answer_command(dialog, accept, text), engine.loop)
         except BaseException as exc:  # (not written: the answer's end says why)
             sent = _raised(exc)
         self.core.spawn(self.answer(dialog, accept, text, "auto_policy", sent=sent),
@@ -295,13 +293,9 @@ class DialogControl:
                 self._refuse(current)
             self._note_answering(dialog, accept, prompt_text, closed_by, reason)
         try:
-            if sent is not None:
-                await sent
-            elif dialog.via == "bridge":
-                await self.bridge.fulfil(dialog, accept, prompt_text)
-            else:
-                command = self.native_answer(dialog, accept, prompt_text)
-                await core.send(command.method, command.params, command.session_id)
+            if sent is None:
+                sent = core.send(*self._answer_command(dialog, accept, prompt_text))
+            await sent
         except CDPError as exc:
             core.note("cdpnb.dialogAnswered", {"dialog_id": dialog.id, "ok": False,
                                                "error": exc.message}, dialog.session_id)
@@ -325,6 +319,14 @@ class DialogControl:
         if record is None:
             raise DialogError(f"{dialog.id} was answered but its record is missing")
         return record
+
+    def _answer_command(self, dialog: PendingDialog, accept: bool, prompt_text: str | None
+                        ) -> tuple[str, dict[str, Any], str | None]:
+        """The command that answers ``dialog``: the protocol's own for a native one, its
+        paused request's response for a bridged one."""
+        if dialog.via == "bridge":
+            return self.bridge.answer_command(dialog, accept, prompt_text)
+        return self.native_answer(dialog, accept, prompt_text)
 
     def _note_answering(self, dialog: PendingDialog, accept: bool, prompt_text: str | None,
                         closed_by: str, reason: str | None) -> None:
