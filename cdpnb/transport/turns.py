@@ -196,7 +196,14 @@ class ReadTurns:
             turn.waiters -= 1
             if turn.waiters:
                 return
-        self._end_turn(turn)
+        # The turn ends once this loop has gone round: the caller's next command, sent
+        # as soon as this one is answered, keeps it (no epoll and selector changes, four
+        # system calls, between calls in a row).
+        turn.loop.call_soon(self._end_if_unused, turn)
+
+    def _end_if_unused(self, turn: _LoopTurn) -> None:
+        if not turn.waiters:
+            self._end_turn(turn)
 
     def _end_turn(self, turn: _LoopTurn) -> None:
         with self._turn_lock:
