@@ -113,12 +113,30 @@ class BlockedReply:
         return self._value
 
 
-def settle(future: asyncio.Future[T] | BlockedReply, value: T | None = None, *,
-           error: BaseException | None = None) -> None:
+class ReplyCallback:
+    """A reply handed to a function on the thread that folds it (``Core.dispatch``):
+    nobody waits, no loop wakes. Called once: with the result, or with the error."""
+
+    __slots__ = ("_set", "_then")
+
+    def __init__(self, then: Callable[[Any, BaseException | None], None]) -> None:
+        self._then = then
+        self._set = threading.Lock()  # taken by the first setter, for good
+
+    def done(self) -> bool:
+        return self._set.locked()
+
+    def set(self, value: Any = None, error: BaseException | None = None) -> None:
+        if self._set.acquire(blocking=False):
+            self._then(value, error)
+
+
+def settle(future: asyncio.Future[T] | BlockedReply | ReplyCallback, value: T | None = None,
+           *, error: BaseException | None = None) -> None:
     """Set ``future`` from any thread (an asyncio one on its own loop); a done future is
     left alone."""
-    if type(future) is BlockedReply:
-        future.set(value, error)  # the blocked thread wakes
+    if type(future) is BlockedReply or type(future) is ReplyCallback:
+        future.set(value, error)  # the blocked thread wakes / the function runs here
         return
     assert isinstance(future, asyncio.Future)
 
@@ -190,7 +208,8 @@ class Core:
         self.protocol = "cdp"
         self._transport: Transport | None = None
         self._lock = threading.RLock()  # the fold: one message at a time, in order
-        self._replies: dict[int, asyncio.Future[dict[str, Any]] | BlockedReply] = {}
+        self._replies: dict[int, asyncio.Future[dict[str, Any]] | BlockedReply
+                            | ReplyCallback] = {}
         #: What listeners asked to run after the message being folded (a fold's own).
         self._after: list[Callable[[], None]] | None = None
         self._subscriptions: list[_Subscription] = []
@@ -332,18 +351,47 @@ class Core:
                                  end_turn)
 
     def dispatch(self, method: str, params: dict[str, Any] | None, session_id: str | None,
-                 loop: asyncio.AbstractEventLoop) -> Coroutine[Any, Any, dict[str, Any]]:
-        """Write one command now, from whatever thread calls (a listener on the
-        receiving thread), and return what to await on ``loop`` for its result: for an
-        answer that must not wait for a loop to wake before it goes out. Raises as
-        ``send`` would if it cannot be written."""
-        future: asyncio.Future[dict[str, Any]] = loop.create_future()
-        command_id, transport = self._write(method, params, session_id, future)
-        return self._reply(future, transport, command_id, method, session_id,
-                           self.command_timeout_s)
+                 then: Callable[[Any, BaseException | None], None]) -> None:
+        """Write one command now, from whatever thread calls (a listener called
+        ``now``), and hand its result or error to ``then`` on the thread that folds the
+        reply (under the fold lock: quick, thread-safe work only): for an answer that
+        must neither wait for a loop to wake before it goes out nor wake one when its
+        reply comes. ``then`` gets CommandTimeout after ``command_timeout_s`` without a
+        reply, ConnectionLost if the connection goes first. Raises as ``send`` would if
+        the command cannot be written."""
+        callback = ReplyCallback(then)
+        command_id, _ = self._write(method, params, session_id, callback)
+        limit = self.command_timeout_s
+        # The timer lives on the engine loop; it is armed while the browser works on
+        # the command, so that wake-up is off the reply's path.
+        engine.loop.call_soon_threadsafe(
+            lambda: engine.loop.call_later(limit, self._expire_dispatched, callback,
+                                           command_id, method, session_id, limit))
+
+    def _expire_dispatched(self, callback: ReplyCallback, command_id: int, method: str,
+                           session_id: str | None, limit: float) -> None:
+        if callback.done():
+            return
+        with self._lock:
+            self._replies.pop(command_id, None)
+        callback.set(error=self._no_reply(command_id, method, session_id, limit))
+
+    def report_failure(self, name: str, exc: BaseException) -> None:
+        """A piece of background work ``name`` failed with ``exc``: noted and logged
+        (ConnectionLost and SupervisorStopped are the connection's or the user's end,
+        said elsewhere)."""
+        if isinstance(exc, ConnectionLost | SupervisorStopped):
+            return
+        self.note("cdpnb.taskFailed", {"task": name, "error": type(exc).__name__})
+        # A CDP error or a target that went meanwhile (an OOPIF removed during its
+        # own set-up) is the browser's ordinary life, not something to warn about.
+        expected = isinstance(exc, CDPError | TargetGone | CommandTimeout)
+        level = logging.INFO if expected else logging.WARNING
+        log.log(level, "cdpnb background task %s failed: %r", name, exc)
 
     def _write(self, method: str, params: dict[str, Any] | None, session_id: str | None,
-               future: asyncio.Future[dict[str, Any]] | BlockedReply) -> tuple[int, Transport]:
+               future: asyncio.Future[dict[str, Any]] | BlockedReply | ReplyCallback,
+               ) -> tuple[int, Transport]:
         """Record, fold and write one command whose reply will settle ``future``."""
         if self.stopping:
             raise SupervisorStopped(f"supervisor for {redact_url(self.url)} is stopped; "
@@ -611,7 +659,12 @@ class Core:
         finally:
             after, self._after = self._after, outer
         for then in after:
-            then()
+            try:
+                then()
+            except Exception:  # never into the read loop, never lost
+                log.exception("cdpnb: work after %s failed", method)
+                if method != "cdpnb.listenerFailed":
+                    self.note("cdpnb.listenerFailed", {"method": method})
         return changes
 
     def after_this_message(self, then: Callable[[], None]) -> None:
@@ -751,13 +804,8 @@ class Core:
         if task.cancelled():
             return
         exc = task.exception()
-        if exc is not None and not isinstance(exc, ConnectionLost | SupervisorStopped):
-            self.note("cdpnb.taskFailed", {"task": name, "error": type(exc).__name__})
-            # A CDP error or a target that went meanwhile (an OOPIF removed during its
-            # own set-up) is the browser's ordinary life, not something to warn about.
-            expected = isinstance(exc, CDPError | TargetGone | CommandTimeout)
-            level = logging.INFO if expected else logging.WARNING
-            log.log(level, "cdpnb background task %s failed: %r", name, exc)
+        if exc is not None:
+            self.report_failure(name, exc)
 
     def counters(self) -> dict[str, int]:
         """``stats()``: the wire counts and the folded counters, as a replay of the

@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import threading
 from collections.abc import Callable
 
 from cdpnb.errors import COMMAND_FAILURES
@@ -59,6 +60,7 @@ class Recovery:
         self.driver = driver
         self.hint = hint
         self._busy: set[str] = set()
+        self._busy_lock = threading.Lock()
         #: Replaced pages of our own: the target that replaced each one.
         self.replacements: list[tuple[str, str]] = []
 
@@ -69,6 +71,7 @@ class Recovery:
             self.schedule(dialog.page_session_id)
 
     def on_closed(self, record: DialogRecord) -> None:
+        """(On the thread that folded the close.) Free the page if it is stuck now."""
         page = record.page_session_id
         if page is not None and self._stuck(page):
             self.schedule(page)
@@ -86,9 +89,10 @@ class Recovery:
                   "its script runs again, so it cannot open that dialog) and abandons it: "
                   "it is left open, never navigated, reloaded or closed.")
         # (counted by the fold, with the PageHazard change: pages-hazardous)
-        if page.session_id in self._busy:
-            return
-        self._busy.add(page.session_id)
+        with self._busy_lock:
+            if page.session_id in self._busy:
+                return
+            self._busy.add(page.session_id)
         self.core.spawn(self._abandon(page), name=f"cdpnb-abandon-{page.session_id[:8]}")
 
     async def _abandon(self, page: PageInfo) -> None:
@@ -113,9 +117,10 @@ class Recovery:
             await self.core.wait_until(lambda s: not self._busy, timeout)
 
     def schedule(self, page_session_id: str) -> None:
-        if page_session_id in self._busy:
-            return
-        self._busy.add(page_session_id)
+        with self._busy_lock:  # (from the engine, and from the folding thread's close)
+            if page_session_id in self._busy:
+                return
+            self._busy.add(page_session_id)
         self.core.spawn(self._free(page_session_id), name=f"cdpnb-free-{page_session_id[:8]}")
 
     # -- what is stuck ------------------------------------------------------------------

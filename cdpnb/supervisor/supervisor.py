@@ -26,7 +26,7 @@ from cdpnb.state import (
     PendingDialog,
     Snapshot,
 )
-from cdpnb.state.changes import DialogOpened, PageHazard
+from cdpnb.state.changes import PageHazard
 from cdpnb.state.snapshot import (
     FRAME_TREE_ENTRIES,
     FRAME_TREE_OOPIF_DEPTH,
@@ -149,9 +149,7 @@ class Supervisor:
         self._page_control = PageControl(self._core, self._dialogs, self._recovery,
                                          self._driver, policy=options.policy,
                                          reopen_page=options.reopen_page)
-        self._core.subscribe(self._dialogs, changes=DialogControl.CHANGES)
-        if options.policy in ("auto_accept", "auto_dismiss"):
-            self._core.subscribe(self._dialogs.answer_at_once, changes=[DialogOpened], now=True)
+        self._core.subscribe(self._dialogs.on_fold, changes=DialogControl.CHANGES, now=True)
         self._core.subscribe(self._recovery.freeze_at_once, changes=[PageHazard], now=True)
         self._core.subscribe(reactions, changes=PageReactions.CHANGES)
         #: Events for sup.on() / sup.events(), from the fold's changes.
