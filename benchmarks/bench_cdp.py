@@ -1,24 +1,21 @@
-"""cdpnb against the raw limit and against Playwright, side by side in one run.
+"""cdpnb's own figures against the raw limit, side by side in one run.
 
-Every figure is a ratio of two (or three) clients measured on the same browser and
-page, interleaved round by round, so machine load hits them alike:
+Every figure is a ratio of clients measured on the same browser and page (or the same
+stream), interleaved round by round, so machine load hits them alike. The round trip
+and the dialog round trip against the peer libraries are ``bench_contenders.py``'s
+(every client in a process of its own, woken alike); here:
 
-- **command round trip**: ``sup.cdp("Runtime.evaluate", {"expression": "1"})`` from
-  the caller's loop and from ``cdpnb.sync`` in a script's thread, vs a bare
-  ``websockets`` client on the same page, Playwright's ``CDPSession.send``, and the
-  peer libraries cdp-use and pydoll (in their own environment, see ``PEERS_PYTHON``;
-  skipped with a message when absent);
 - **dialog detection**: ``alert()`` sent → the dialog in cdpnb's state vs → the
-  ``Page.javascriptDialogOpening`` event read by the bare client (both listening to
-  the same page; cdpnb answers);
+  ``Page.javascriptDialogOpening`` event read by a bare client (both listening to the
+  same page; cdpnb answers);
 - **bridge**: a ``prompt()`` round trip timed inside page JS, native vs bridged;
-- **event ingest**: a loopback server (its own process) streams events as fast as
-  it can; messages/s taken in by cdpnb's core (parse, record to a trace, fold) vs a
-  bare ``websockets`` + ``json.loads`` loop;
+- **event ingest**: a loopback server (its own process) streams events as fast as it
+  can; messages/s taken in by cdpnb's core (parse, record to a trace in each format,
+  fold) vs a bare ``websockets`` + ``json.loads`` loop;
 - **attach**: ``Supervisor.start`` on a running browser (connect → ready), and
   ``sup.snapshot()`` on a page with 300 frames.
 
-    .venv/bin/python benchmarks/bench_cdp.py [--rounds 300]
+    .venv/bin/python benchmarks/bench_cdp.py [--rounds 300] [--out FILE]
 
 Prints a table and writes ``benchmarks/results/cdp.json``. Not a test: speed is
 measured here, never asserted.
@@ -39,7 +36,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -98,109 +95,7 @@ def median_ms(samples: list[float]) -> float:
     return statistics.median(samples) * 1000
 
 
-async def timed(call: Callable[[], Awaitable[Any]]) -> float:
-    started = time.perf_counter()
-    await call()
-    return time.perf_counter() - started
-
-
-# -- command round trip and dialog detection ----------------------------------------------
-
-
-#: Where the peer libraries live (their own virtualenv: cdp-use, pydoll-python); made by
-#: ``python3 -m venv benchmarks/.peers && benchmarks/.peers/bin/pip install cdp-use
-#: pydoll-python``. Absent, the peers are skipped with a message.
-PEERS_PYTHON = Path(os.environ.get("CDPNB_PEERS_PYTHON",
-                                   Path(__file__).resolve().parent / ".peers" / "bin" / "python"))
-PEER_CLIENT = Path(__file__).resolve().parent / "peer_client.py"
-
-
-class Peer:
-    """A peer library's client in its own process; one timed call per request."""
-
-    def __init__(self, name: str, process: asyncio.subprocess.Process) -> None:
-        self.name = name
-        self.process = process
-
-    @classmethod
-    async def start(cls, name: str, browser_url: str, target: str) -> Peer | None:
-        if not await asyncio.to_thread(PEERS_PYTHON.exists):
-            return None
-        process = await asyncio.create_subprocess_exec(
-            str(PEERS_PYTHON), str(PEER_CLIENT), name, browser_url, target,
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL)
-        assert process.stdout is not None
-        ready = await asyncio.wait_for(process.stdout.readline(), 30)
-        if ready.strip() != b"ready":
-            process.kill()
-            return None
-        return cls(name, process)
-
-    async def call(self) -> float:
-        assert self.process.stdin is not None and self.process.stdout is not None
-        self.process.stdin.write(b"call\n")
-        await self.process.stdin.drain()
-        return float(await self.process.stdout.readline())
-
-    async def close(self) -> None:
-        if self.process.stdin is not None:
-            self.process.stdin.close()
-        await self.process.wait()
-
-
-async def command_round_trip(sup: cdpnb.Supervisor, bare: BareClient, backend: cdpnb.Backend,
-                             rounds: int) -> dict[str, Any]:
-    from playwright.async_api import async_playwright
-
-    params = {"expression": "1"}
-    blocking = cdpnb.sync.Supervisor.of(sup)
-
-    def sync_call() -> float:
-        # The blocking face from a script's thread (no loop running there): the command
-        # goes out from this thread and the reply wakes it.
-        started = time.perf_counter()
-        blocking.cdp("Runtime.evaluate", params)
-        return time.perf_counter() - started
-
-    async def sync_face() -> float:
-        return await asyncio.to_thread(sync_call)
-
-    clients: dict[str, Callable[[], Awaitable[Any]]] = {
-        "cdpnb": lambda: sup.cdp("Runtime.evaluate", params),
-        "bare websockets": lambda: bare.send("Runtime.evaluate", params),
-    }
-    timed_inside: dict[str, Callable[[], Awaitable[float]]] = {"cdpnb.sync (script)": sync_face}
-    peers = [p for p in [await Peer.start(name, backend.cdp_url, sup.page_target_id or "")
-                         for name in ("cdp-use", "pydoll")] if p is not None]
-    skipped = [] if peers else [f"cdp-use and pydoll: no peer environment at {PEERS_PYTHON}"]
-    for peer in peers:
-        timed_inside[peer.name] = peer.call
-    async with async_playwright() as pw:
-        browser = await pw.chromium.connect_over_cdp(backend.http_url)
-        page = next(p for c in browser.contexts for p in c.pages
-                    if p.url == sup.state.frames[sup.state.page_target_id or ""].url)
-        cdp_session = await page.context.new_cdp_session(page)
-        clients["playwright CDPSession"] = lambda: cdp_session.send("Runtime.evaluate", params)
-        names = [*clients, *timed_inside]
-        samples: dict[str, list[float]] = {name: [] for name in names}
-        for _ in range(20):  # warm-up
-            for name in names:
-                await (clients[name]() if name in clients else timed_inside[name]())
-        for _ in range(rounds):
-            for name in random.sample(names, len(names)):
-                samples[name].append(await timed(clients[name]) if name in clients
-                                     else await timed_inside[name]())
-        await cdp_session.detach()
-        await browser.close()  # disconnects; the browser is ours
-    for peer in peers:
-        await peer.close()
-    bare_ms = median_ms(samples["bare websockets"])
-    out: dict[str, Any] = {name: {"median_ms": round(median_ms(s), 4),
-                                  "ratio_to_bare": round(median_ms(s) / bare_ms, 3)}
-                           for name, s in samples.items()}
-    out["skipped"] = skipped
-    return out
+# -- dialog detection ---------------------------------------------------------------------
 
 
 async def dialog_detection(sup: cdpnb.Supervisor, bare: BareClient,
@@ -491,8 +386,6 @@ async def run(rounds: int, ingest_messages: int) -> dict[str, Any]:
             bare = await BareClient.open(page_ws)
             try:
                 results["dialog_detection"] = await dialog_detection(sup, bare, rounds // 3)
-                results["command_round_trip"] = await command_round_trip(sup, bare, backend,
-                                                                         rounds)
             finally:
                 await bare.close()
                 await sup.stop()
@@ -504,17 +397,11 @@ async def run(rounds: int, ingest_messages: int) -> dict[str, Any]:
 
 
 def table(results: dict[str, Any]) -> str:
-    rtt = results["command_round_trip"]
     dialog = results["dialog_detection"]
     bridge = results["bridge_prompt"]
     ingest = results["event_ingest"]
     attach = results["attach"]
-    contenders = [name for name in rtt if name not in ("skipped", "bare websockets")]
-    rows = [(f"command round trip, {name}", f"{rtt[name]['median_ms']:.3f} ms",
-             f"{rtt[name]['ratio_to_bare']:.2f}× bare") for name in contenders]
-    rows += [
-        ("command round trip, bare websockets",
-         f"{rtt['bare websockets']['median_ms']:.3f} ms", "1.00×"),
+    rows = [
         ("alert() → in cdpnb's state / bare event",
          f"{dialog['cdpnb_state_ms']:.3f} / {dialog['bare_event_ms']:.3f} ms",
          f"{dialog['ratio_to_bare']:.2f}× bare"),
@@ -532,7 +419,6 @@ def table(results: dict[str, Any]) -> str:
         ("sup.snapshot(), 300 frames", f"{attach['snapshot_300_frames_ms']:.3f} ms",
          f"truncated={attach['snapshot_truncated']}"),
     ]
-    rows += [("skipped", reason, "") for reason in rtt.get("skipped", [])]
     width = max(len(r[0]) for r in rows)
     return "\n".join(f"{a:<{width}}  {b:>26}  {c}" for a, b, c in rows)
 
@@ -540,7 +426,7 @@ def table(results: dict[str, Any]) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=300,
-                        help="round trips per client (dialogs: a third, prompts: a sixth)")
+                        help="dialogs: a third of it, prompts: a sixth")
     parser.add_argument("--ingest-messages", type=int, default=200_000)
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--busy", type=int, default=0, metavar="N",
