@@ -12,6 +12,14 @@ Measured on firefox-esr 153.7.0esr (Debian 12):
   id from ``application.ini``, never from ``session.new``.
 - The pid stays the browser's (no relaunch with a fresh profile); its content
   processes are its children, in its process group.
+- Where a launch's time goes: the BiDi port is known 0.4–0.8 s after the start (2
+  cores, load 3–5), and ``session.new`` is answered only once the first window's idle
+  start-up tasks are done (WebDriverBiDi.sys.mjs waits for
+  ``browser-idle-startup-tasks-finished``): 1.8–2.4 s after the start, with ≈2 CPU s
+  spent, most of it in the parent process. A bare client and Puppeteer wait as long.
+  No preference tried changed it (new-tab preloading and process prelaunch off, push,
+  sync, translations, search suggestions, Pocket, backups and ≈30 more), nor did a
+  startupCache carried over from an earlier profile.
 - Network: with a fresh profile and no prefs it looks up
   firefox.settings.services.mozilla.com (36 DNS queries in 25 s), aus5.mozilla.org and
   update.googleapis.com. With :data:`FIREFOX_PREFS` in ``user.js`` and
@@ -28,6 +36,7 @@ import os
 import re
 import shutil
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,8 +44,8 @@ from typing import Any
 from cdpnb.backends.process import LocalProcess, chosen_binary, spawn
 from cdpnb.errors import BrowserNotFound, BrowserStartError
 
-__all__ = ["FIREFOX_ENV", "FIREFOX_PREFS", "FirefoxProcess", "find_firefox", "firefox_version",
-           "user_js"]
+__all__ = ["FIREFOX_ENV", "FIREFOX_PREFS", "FirefoxProcess", "find_firefox",
+           "firefox_command_line", "firefox_version", "user_js"]
 
 #: Where Firefox would reach the network, pointed at a loopback port nothing serves
 #: (a refused connection at once, never a DNS query).
@@ -169,6 +178,14 @@ def user_js(prefs: dict[str, str | int | bool] = FIREFOX_PREFS) -> str:
     return "".join(f"user_pref({json.dumps(k)}, {json.dumps(v)});\n" for k, v in prefs.items())
 
 
+def firefox_command_line(binary: str, profile: Path,
+                         extra_args: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """Firefox's arguments: headless, ``profile`` (which holds :func:`user_js`), the
+    WebDriver BiDi port the kernel chooses, the caller's flags, ``about:blank``."""
+    return (binary, "--headless", "--no-remote", "--profile", str(profile),
+            "--remote-debugging-port=0", *extra_args, "about:blank")
+
+
 def firefox_version(binary: str, timeout: float = 10.0) -> dict[str, Any]:
     """What ``binary --version`` and its ``application.ini`` say, without starting a
     browser: ``{"Browser": "Firefox/153.7.0esr", "Product": "Mozilla Firefox
@@ -208,17 +225,30 @@ class FirefoxProcess(LocalProcess):
             profile = workdir / "profile"
             profile.mkdir()
             (profile / "user.js").write_text(user_js())
-            return (binary, "--headless", "--no-remote", "--profile", str(profile),
-                    "--remote-debugging-port=0", *extra_args, "about:blank")
+            return firefox_command_line(binary, profile, extra_args)
 
         def listening(log_path: Path) -> int | None:
             found = _LISTENING.search(log_path.read_bytes())
             return None if found is None else int(found[1])
 
         env = {**os.environ, **FIREFOX_ENV}
-        started = spawn("firefox", binary, build_args, listening,
-                        "'WebDriver BiDi listening on ws://127.0.0.1:…' on stderr", timeout, env)
+        # `--version` (a process of its own: 30 ms alone, 0.04–0.16 s after the port was
+        # known beside a starting Firefox, 2 cores, load 5–7) runs while it starts.
+        with ThreadPoolExecutor(1, thread_name_prefix="cdpnb-firefox-version") as pool:
+            version = pool.submit(firefox_version, binary)
+            started = spawn("firefox", binary, build_args, listening,
+                            "'WebDriver BiDi listening on ws://127.0.0.1:…' on stderr",
+                            timeout, env)
         port = started.ready
-        return cls.adopt(started, kind="firefox", executable=binary, port=port,
-                         cdp_url=f"ws://127.0.0.1:{port}/session", protocol="bidi",
-                         profile_dir=started.workdir / "profile")
+        process = cls.adopt(started, kind="firefox", executable=binary, port=port,
+                            cdp_url=f"ws://127.0.0.1:{port}/session", protocol="bidi",
+                            profile_dir=started.workdir / "profile")
+        try:
+            info = version.result()
+        except BaseException:
+            process.close()
+            raise
+        # Not from a BiDi session: Firefox has only one, and it is the client's.
+        process.version_info = {**info, "Protocol": "WebDriver BiDi",
+                                "webSocketUrl": process.cdp_url}
+        return process

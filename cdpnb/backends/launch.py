@@ -14,7 +14,7 @@ from typing import Any
 from cdpnb.backends import bidi_mapper, npm, puppeteer_attach
 from cdpnb.backends.bidi_mapper import ChromiumBidiProcess
 from cdpnb.backends.chromium import KINDS, BrowserProcess, chromium_version, find_executable
-from cdpnb.backends.firefox import FirefoxProcess, find_firefox, firefox_version
+from cdpnb.backends.firefox import FirefoxProcess, find_firefox
 from cdpnb.backends.lightpanda import INSTALL_HINT as LIGHTPANDA_INSTALL_HINT
 from cdpnb.backends.lightpanda import LightpandaProcess, find_lightpanda
 from cdpnb.backends.node import NodeProcess, find_node
@@ -67,6 +67,8 @@ class _Started:
     started_in_s: float
     attachment: PlaywrightAttachment | None = None
     puppeteer: PuppeteerProcess | None = None
+    #: ``time.monotonic()`` when the launch began.
+    began: float = 0.0
 
     def close(self) -> None:
         # The client in front lets go first, so it sees an orderly disconnect, not a
@@ -158,6 +160,16 @@ class Backend(Closing):
         """Seconds from the start until usable: endpoint up, the version read, and for
         ``chromium+playwright`` / ``chromium+puppeteer`` the client attached."""
         return self._started.started_in_s
+
+    @property
+    def phases(self) -> dict[str, float]:
+        """Where the launch's time went, in seconds from its start: ``spawned`` (the
+        program started in its fresh work dir), ``endpoint`` (its port known),
+        ``usable`` (``started_in_s``: the version read, clients attached)."""
+        started, process = self._started, self._browser
+        return {"spawned": process.spawned_at - started.began,
+                "endpoint": process.endpoint_at - started.began,
+                "usable": started.started_in_s}
 
     def describe(self) -> dict[str, Any]:
         """What this backend is and how it was started (for matrices and traces)."""
@@ -259,11 +271,8 @@ def _start(kind: str, executable: str | os.PathLike[str] | None, args: tuple[str
         if kind == "node":
             process = NodeProcess.start(executable, args, timeout)
         elif kind == "firefox":
+            # (its version read while it starts: FirefoxProcess.start)
             process = FirefoxProcess.start(executable, args, timeout)
-            # Not from a BiDi session: Firefox has only one, and it is the client's.
-            process.version_info = {**firefox_version(process.executable),
-                                    "Protocol": "WebDriver BiDi",
-                                    "webSocketUrl": process.cdp_url}
         elif kind == "chromium+bidi":
             bidi = ChromiumBidiProcess.start(executable, args, timeout)
             process = bidi
@@ -303,7 +312,7 @@ def _start(kind: str, executable: str | os.PathLike[str] | None, args: tuple[str
         if process is not None:
             process.close()
         raise
-    return _Started(kind, process, time.monotonic() - began, attachment, puppeteer)
+    return _Started(kind, process, time.monotonic() - began, attachment, puppeteer, began)
 
 
 class launch:

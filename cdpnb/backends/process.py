@@ -64,6 +64,10 @@ class LocalProcess:
     reaper: Reaper | None = None
     version_info: dict[str, Any] = field(default_factory=dict)
     protocol: str = "cdp"
+    #: ``time.monotonic()`` when the program was started, and when its endpoint was
+    #: known (the port read): where a launch's time goes (``Backend.phases``).
+    spawned_at: float = 0.0
+    endpoint_at: float = 0.0
 
     @property
     def url(self) -> str:
@@ -92,7 +96,8 @@ class LocalProcess:
         adopted = cls(kind=kind, executable=executable, process=started.process,
                       workdir=started.workdir, cdp_url=cdp_url,
                       http_url=f"http://127.0.0.1:{port}", port=port, args=started.args,
-                      started_in_s=started.started_in_s, reaper=started.reaper, **more)
+                      started_in_s=started.started_in_s, reaper=started.reaper,
+                      spawned_at=started.spawned_at, endpoint_at=started.ready_at, **more)
         with _live_lock:
             _live[started.process.pid] = adopted
         return adopted
@@ -144,6 +149,9 @@ class Spawned(NamedTuple, Generic[T]):
     ready: T
     started_in_s: float
     reaper: Reaper | None
+    #: ``time.monotonic()`` when the program was started and when ``ready`` said so.
+    spawned_at: float
+    ready_at: float
 
 
 class Reaper:
@@ -202,7 +210,6 @@ def spawn(
     and stalls the program. On any failure (also KeyboardInterrupt) the process is
     ended and the work dir removed before the exception propagates.
     """
-    sweep_stale_workdirs()
     workdir = Path(tempfile.mkdtemp(prefix=f"{WORKDIR_PREFIX}{kind}-"))
     _write_owner(workdir, None)
     log_path = workdir / "output.log"
@@ -214,6 +221,7 @@ def spawn(
                 args, stdin=subprocess.DEVNULL, stdout=log_file, stderr=log_file,
                 start_new_session=True, env=None if env is None else dict(env),
             )
+        spawned_at = time.monotonic()
     except OSError as exc:
         shutil.rmtree(workdir, ignore_errors=True)
         raise BrowserStartError(f"cannot run {binary}: {exc}") from exc
@@ -227,6 +235,10 @@ def spawn(
         # network processes all stay in it, measured).
         _write_owner(workdir, process.pid)
         guard = Reaper(process.pid, workdir)
+        # While the program starts: what dead owners left is cleared here, off the
+        # launch's path (it took 20–40 ms with 1,400 other cdpnb-* folders in /tmp
+        # before the program was even started: `spawned` 28–30 ms, now 2–8 ms).
+        sweep_stale_workdirs()
         value = _wait_until_ready(process, log_path, ready, evidence, timeout, binary)
     except BaseException:
         _end(process, None if guard is None else guard.pgid_start)
@@ -234,7 +246,8 @@ def spawn(
         if guard is not None:
             guard.dismiss()
         raise
-    return Spawned(process, workdir, args, value, time.monotonic() - began, guard)
+    ready_at = time.monotonic()
+    return Spawned(process, workdir, args, value, ready_at - began, guard, spawned_at, ready_at)
 
 
 def _write_owner(workdir: Path, pgid: int | None) -> None:
@@ -283,15 +296,21 @@ def sweep_stale_workdirs(where: str | os.PathLike[str] | None = None) -> list[Pa
     base = Path(tempfile.gettempdir() if where is None else where)
     removed: list[Path] = []
     here = _pid_namespace()
+    # Plain paths and scandir, not pathlib: the temp dir may hold many other cdpnb-*
+    # folders (1,400 of `cdpnb probe`'s traces here: a median 24 ms against 40 ms,
+    # 15 sweeps each, interleaved, load 10).
     try:
-        candidates = [p for p in base.iterdir() if p.name.startswith(WORKDIR_PREFIX)]
+        with os.scandir(base) as entries:
+            candidates = [e.path for e in entries if e.name.startswith(WORKDIR_PREFIX)]
     except OSError:
         return removed
-    for workdir in candidates:
+    for path in candidates:
         try:
-            owner = json.loads((workdir / OWNER_FILE).read_text())
+            with open(os.path.join(path, OWNER_FILE), "rb") as owner_file:
+                owner = json.loads(owner_file.read())
         except (OSError, ValueError):
             continue  # not ours to judge: being created right now, or not cdpnb's
+        workdir = Path(path)
         if not isinstance(owner, dict) or owner.get("pid_namespace") != here \
                 or _alive(owner.get("owner"), owner.get("owner_start")):
             continue  # another container's pids mean nothing here; a live owner cleans up
@@ -317,7 +336,9 @@ def _wait_until_ready(process: subprocess.Popen[bytes], log_path: Path,
         value = ready(log_path)
         if value is not None:
             return value
-        time.sleep(0.01)
+        # A look is a stat or a read of a small file: every 5 ms costs nothing, and the
+        # endpoint is known 2.5 ms sooner on average than at the 10 ms steps before.
+        time.sleep(0.005)
     raise BrowserStartError(f"{binary} did not open DevTools within {timeout:g} s "
                             f"(waited for {evidence})")
 
