@@ -1,18 +1,25 @@
-"""Trace throughput: record, load, fold through the reducers, build each DataFrame.
+"""Trace throughput: load, fold through the reducers, build each DataFrame, Parquet.
 
-Synthesises a realistic trace of ``--messages`` messages (default 1,000,000):
-navigations with lifecycle events, Network-like noise, console calls, evaluate
-commands with replies, frames coming and going, an OOPIF now and then, and a
-few dialogs answered the way the supervisor answers them. It is written with
-``cdpnb.trace.Recorder`` to a temporary file (and copied to zstd and gzip), then each
-step is measured in a forked child, so every step gets a fresh peak-memory reading
-(``ru_maxrss`` growth; a fork starts its own high-water mark): the bare limit
+The trace is made of real recordings by default (``--trace cdp``): the CDP probe
+traces of ``datasets/probes`` and Chromium's Network and console traffic
+(``data/browsing.jsonl.gz``) tiled to ``--messages`` lines, each tile a connection of
+its own (``tiled_trace.py`` says what each tile renumbers so the whole is one valid
+trace). ``--trace bidi`` tiles the WebDriver BiDi probe traces; ``--trace synthetic``
+synthesises one with ``cdpnb.trace.Recorder`` (navigations, network-like noise,
+console calls, evaluates, frames, OOPIFs, dialogs: its payloads are nearly all the
+text Python writes already, which real ones are not).
+
+Each step is measured in a forked child, so every step gets a fresh peak-memory
+reading (``ru_maxrss`` growth; a fork starts its own high-water mark): the bare limit
 (reading, and decompressing, the file and nothing else), ``Trace.load`` of each,
 each table "from the file" (load and table in a process that has not read the
 trace), and each table and the fold in children of a process that has loaded it
-once. Prints a table against the targets and writes ``benchmarks/results/trace.json``.
+once. It counts the payloads whose recorded text is not what the tables show (written
+again whole, or only their numbers). Prints a table against the targets and writes
+``benchmarks/results/trace.json``.
 
-    python benchmarks/bench_trace.py --messages 200000
+    python benchmarks/bench_trace.py --messages 1000000
+    python benchmarks/bench_trace.py --messages 10000000 --steps core   # 5 GB of JSONL
 
 Not a test: speed is measured here, never asserted (see benchmarks/README.md).
 """
@@ -34,7 +41,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
+from tiled_trace import write_tiled
 
 import cdpnb
 from cdpnb.protocol import Command, ErrorReply, Event, Message, Note, Reply
@@ -267,8 +276,8 @@ def measure(step: Callable[[], Any]) -> dict[str, Any]:
     return result
 
 
-TARGETS = {  # issue 16: seconds, on the development machine (2 cores)
-    "events()": 1.5, "dialogs()": 1.0, "to_parquet": 1.5,
+TARGETS = {  # issues 16 and 27: seconds for 1M messages, on the development machine
+    "events()": 1.5, "dialogs()": 1.0, "frames()": 1.0, "to_parquet": 2.0,
     "file → events()": 1.5, "file → dialogs()": 1.0, "file → to_parquet": 1.5,
     "Parquet file → events()": 1.5, "Parquet file → dialogs()": 1.0,
 }
@@ -309,7 +318,7 @@ def _bare_inflate(path: Path) -> int:
     return total
 
 
-def _compressed_copies(path: Path) -> tuple[Path, Path]:
+def _compressed_copies(path: Path, where: Path) -> tuple[Path, Path]:
     """The trace as .jsonl.zst (zstd level 3, as the recorder writes it) and .jsonl.gz
     (level 6; the recorder's level 9 takes ten times as long to write and inflates as
     fast)."""
@@ -318,7 +327,7 @@ def _compressed_copies(path: Path) -> tuple[Path, Path]:
 
     import zstandard
 
-    zst, gz = path.with_suffix(".jsonl.zst"), path.with_suffix(".jsonl.gz")
+    zst, gz = where / "bench.jsonl.zst", where / "bench.jsonl.gz"
     with open(path, "rb") as source, open(zst, "wb") as sink:
         zstandard.ZstdCompressor(level=3, write_checksum=True).copy_stream(source, sink)
     with open(path, "rb") as source, gzip.open(gz, "wb", compresslevel=6) as packed:
@@ -326,45 +335,109 @@ def _compressed_copies(path: Path) -> tuple[Path, Path]:
     return zst, gz
 
 
+def _synthetic(path: Path, messages: int) -> tuple[float, float]:
+    """Record the synthetic trace; (wall, CPU) seconds it took."""
+    synth = Synth()
+    recorder = Recorder(path, backend={"kind": "synthetic"})
+    start, cpu = time.perf_counter(), time.process_time()
+    for message in synth.messages(messages):
+        recorder(message)
+    recorder.close()
+    return time.perf_counter() - start, time.process_time() - cpu
+
+
+def _kept(path: Path | None, messages: int, kind: str) -> bool:
+    """Whether ``path`` holds a tiled trace of ``kind`` and ``messages`` lines already."""
+    if path is None or not path.exists():
+        return False
+    with open(path, "rb") as file:
+        head = json.loads(file.readline())
+        file.seek(max(path.stat().st_size - 4096, 0))
+        end = json.loads(file.read().splitlines()[-1])
+    return bool(head.get("protocol") == kind and head.get("backend") == {"kind": "tiled"}
+                and sum(end.get("counts", {}).values()) == messages)
+
+
+def payload_census(trace: Trace) -> dict[str, int]:
+    """How many payloads the tables show as recorded, and how many they write again:
+    whole (parsed and written by json) or only their numbers."""
+    columns = trace._held
+    whole = rows = tokens = 0
+    try:
+        from cdpnb.trace.canonical import edits
+    except ImportError:  # (a cdpnb from before issue 27: every such payload written whole)
+        from cdpnb.trace.canonical import noncanonical  # type: ignore[attr-defined]
+
+        whole = sum(int(noncanonical(bytes(block.raw), block.offsets).sum())
+                    for block in columns.blocks)
+    else:
+        for block in columns.blocks:
+            found = edits(bytes(block.raw), block.offsets, frozenset(block.texts))
+            whole += len(found.whole)
+            rows += len(np.unique(found.rows))
+            tokens += len(found.rows)
+    return {"payloads": len(columns), "as_recorded": len(columns) - whole - rows,
+            "written_whole": whole, "numbers_rewritten": rows,
+            "number_tokens_rewritten": tokens}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=int, default=1_000_000,
-                        help="how many messages to synthesise (default 1,000,000)")
+                        help="how many message lines (default 1,000,000)")
+    parser.add_argument("--trace", choices=("cdp", "bidi", "synthetic"), default="cdp",
+                        help="real recordings tiled (cdp, bidi) or the synthetic trace")
+    parser.add_argument("--steps", choices=("all", "core"), default=None,
+                        help="core: load, the tables, Parquet both ways (no compressed "
+                             "copies, no 'file →' steps, no records); default all up to "
+                             "2M messages, core above")
+    parser.add_argument("--skip", type=lambda text: set(text.split(",")), default=set(),
+                        help="steps to leave out, by name, comma-separated ('frames(),"
+                             "dialogs()')")
     parser.add_argument("--out", type=Path, default=RESULTS, help="where to write the JSON")
     parser.add_argument("--keep", type=Path, default=None,
-                        help="keep the recorded trace at this path (default: a temp file)")
+                        help="keep the trace at this path (default: a temp file); a tiled "
+                             "trace kept there before, of as many lines, is used again")
+    parser.add_argument("--dir", type=Path, default=None,
+                        help="where the temporary files go (default: the system's)")
     args = parser.parse_args(argv)
     if args.messages < 10:
         parser.error("--messages must be at least 10")
+    every = (args.steps or ("all" if args.messages <= 2_000_000 else "core")) == "all"
 
-    with tempfile.TemporaryDirectory(prefix="cdpnb-bench-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="cdpnb-bench-", dir=args.dir) as tmp:
         path = args.keep or Path(tmp) / "bench.jsonl"
-        synth = Synth()
-        recorder = Recorder(path, backend={"kind": "synthetic"})
-        start, cpu = time.perf_counter(), time.process_time()
-        for message in synth.messages(args.messages):
-            recorder(message)
-        recorder.close()
-        record_s, record_cpu = time.perf_counter() - start, time.process_time() - cpu
+        steps: dict[str, dict[str, Any]] = {}
+        start = time.perf_counter()
+        if args.trace == "synthetic":
+            record_s, record_cpu = _synthetic(path, args.messages)
+            steps["record (Recorder)"] = {"seconds": record_s, "cpu_s": record_cpu,
+                                          "peak_mb": None, "rows": args.messages}
+        elif not _kept(args.keep, args.messages, args.trace):
+            write_tiled(path, args.messages, args.trace)
+        made_s = time.perf_counter() - start
         size_mb = path.stat().st_size / 1e6
-        zst, gz = _compressed_copies(path)
         parquet = Path(tmp) / "bench.parquet"
 
-        steps: dict[str, dict[str, Any]] = {}
-        steps["record (Recorder)"] = {"seconds": record_s, "cpu_s": record_cpu,
-                                      "peak_mb": None, "rows": args.messages}
         steps["bare limit: read .jsonl"] = measure(lambda: _bare_read(path))
-        steps["bare limit: read + inflate .jsonl.gz"] = measure(lambda: _bare_inflate(gz))
-        steps["bare limit: read + decompress .jsonl.zst"] = measure(lambda: _bare_inflate(zst))
         steps["Trace.load .jsonl"] = measure(lambda: Trace.load(path))
-        steps["Trace.load .jsonl.gz"] = measure(lambda: Trace.load(gz))
-        steps["Trace.load .jsonl.zst"] = measure(lambda: Trace.load(zst))
-        # From the file: each in a process that has not read the trace.
-        steps["file → events()"] = measure(lambda: Trace.load(path).events())
-        steps["file → dialogs()"] = measure(lambda: Trace.load(path).dialogs())
-        steps["file → to_parquet"] = measure(lambda: Trace.load(path).to_parquet(parquet))
+        zst_mb = gz_mb = None
+        if every:
+            zst, gz = _compressed_copies(path, Path(tmp))
+            zst_mb, gz_mb = zst.stat().st_size / 1e6, gz.stat().st_size / 1e6
+            steps["bare limit: read + inflate .jsonl.gz"] = measure(lambda: _bare_inflate(gz))
+            steps["bare limit: read + decompress .jsonl.zst"] = measure(
+                lambda: _bare_inflate(zst))
+            steps["Trace.load .jsonl.gz"] = measure(lambda: Trace.load(gz))
+            steps["Trace.load .jsonl.zst"] = measure(lambda: Trace.load(zst))
+            # From the file: each in a process that has not read the trace.
+            steps["file → events()"] = measure(lambda: Trace.load(path).events())
+            steps["file → dialogs()"] = measure(lambda: Trace.load(path).dialogs())
+            steps["file → to_parquet"] = measure(lambda: Trace.load(path).to_parquet(parquet))
 
         trace = Trace.load(path)  # the children below share this copy
+        scanned = trace._records is None  # (the columnar scan vouched for the file)
+        census = payload_census(trace)
 
         def fold() -> Trace:
             trace.final_state()
@@ -374,20 +447,23 @@ def main(argv: list[str] | None = None) -> int:
             trace.to_parquet(parquet)
             return trace
 
-        steps["fold (final_state)"] = measure(fold)
+        def run(name: str, step: Callable[[], Any]) -> None:
+            if name not in args.skip:
+                steps[name] = measure(step)
+
+        run("fold (final_state)", fold)
         for table in ("events", "commands", "dialogs", "frames", "console"):
-            steps[f"{table}()"] = measure(getattr(trace, table))
-        steps["to_parquet"] = measure(write_parquet)
-        steps["records (every message object)"] = measure(lambda: trace.records)
+            run(f"{table}()", getattr(trace, table))
+        run("to_parquet", write_parquet)
+        if every:
+            run("records (every message object)", lambda: trace.records)
         trace.to_parquet(parquet)
-        steps["from_parquet"] = measure(lambda: Trace.from_parquet(parquet))
+        run("from_parquet", lambda: Trace.from_parquet(parquet))
         # A trace kept as Parquet, read by a process that has not read it.
-        steps["Parquet file → events()"] = measure(lambda: Trace.from_parquet(parquet).events())
-        steps["Parquet file → dialogs()"] = measure(
-            lambda: Trace.from_parquet(parquet).dialogs())
-        steps["bare limit: read .parquet"] = measure(lambda: _bare_parquet(parquet))
+        run("Parquet file → events()", lambda: Trace.from_parquet(parquet).events())
+        run("Parquet file → dialogs()", lambda: Trace.from_parquet(parquet).dialogs())
+        run("bare limit: read .parquet", lambda: _bare_parquet(parquet))
         parquet_mb = parquet.stat().st_size / 1e6
-        zst_mb, gz_mb = zst.stat().st_size / 1e6, gz.stat().st_size / 1e6
 
     n = len(trace)
     for name, step in steps.items():
@@ -395,12 +471,16 @@ def main(argv: list[str] | None = None) -> int:
         step["target_s"] = TARGETS.get(name)
     report = {
         "benchmark": "trace",
+        "trace": args.trace,
         "messages": n,
+        "scanned": scanned,
+        "payloads": census,
+        "made_s": round(made_s, 1),
         "jsonl_mb": round(size_mb, 1),
-        "zst_mb": round(zst_mb, 1),
-        "gz_mb": round(gz_mb, 1),
+        "zst_mb": None if zst_mb is None else round(zst_mb, 1),
+        "gz_mb": None if gz_mb is None else round(gz_mb, 1),
         "parquet_mb": round(parquet_mb, 1),
-        "dialogs": synth.dialogs,
+        "dialogs": int(trace.final_state().dialog_seq),
         "cdpnb": cdpnb.__version__,
         "python": platform.python_version(),
         "pandas": pd.__version__,
@@ -409,8 +489,13 @@ def main(argv: list[str] | None = None) -> int:
         "steps": {name: {k: (round(v, 4) if isinstance(v, float) else v)
                          for k, v in step.items()} for name, step in steps.items()},
     }
-    print(f"{n:,} messages, {size_mb:.0f} MB JSONL ({zst_mb:.0f} MB zstd, {gz_mb:.0f} MB "
-          f"gzip), {parquet_mb:.0f} MB Parquet, {synth.dialogs} dialogs")
+    sizes = "" if zst_mb is None else f" ({zst_mb:.0f} MB zstd, {gz_mb:.0f} MB gzip)"
+    print(f"{n:,} messages ({args.trace}), {size_mb:.0f} MB JSONL{sizes}, {parquet_mb:.0f} MB "
+          f"Parquet, {report['dialogs']} dialogs; "
+          f"{'scanned' if scanned else 'read line by line'}")
+    print(f"payloads: {census['as_recorded']:,} shown as recorded, "
+          f"{census['numbers_rewritten']:,} with numbers written again, "
+          f"{census['written_whole']:,} written again whole")
     print(f"(wall seconds and CPU seconds; load average {os.getloadavg()[0]:.1f} on "
           f"{os.cpu_count()} cpus: wall time grows when other work shares them)")
     print(f"{'step':<42}{'seconds':>9}{'cpu s':>8}{'target':>8}{'peak MB':>9}{'rows':>11}")

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
@@ -249,7 +250,19 @@ _ENCODERS = {
     "spaced": lambda v: json.dumps(v),
     "msgspec": lambda v: msgspec.json.encode(v).decode(),
     "digits": lambda v: json.dumps(v).replace(".0,", ".00,").replace("e-", "E-"),
+    # Chromium's writer: large and small floats with an exponent (1.795636643825172e+12)
+    "exponents": lambda v: _exponents(v),
 }
+
+
+def _exponents(value: Any) -> str:
+    if isinstance(value, float):
+        return str(np.format_float_scientific(value, unique=True, trim="-"))
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{json.dumps(k)}:{_exponents(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(map(_exponents, value)) + "]"
+    return json.dumps(value)
 
 
 @given(params=st.lists(st.dictionaries(st.text(max_size=5), _JSON, max_size=4), min_size=1,

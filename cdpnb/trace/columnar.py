@@ -127,10 +127,12 @@ def parquet_parts(columns: Columns, start: float) -> tuple[pd.DataFrame, dict[st
 
     kind = columns.kind
     reply = (kind == REPLY) | (kind == ERROR)
+    # (Every payload's text first: the commands' the replies take are then picked from it.)
+    payload = columns.payload_texts().cast(pa.string())
     params = pc.replace_with_mask(pa.nulls(len(kind), pa.large_string()), pa.array(reply),
                                   columns.reply_params(np.flatnonzero(reply)))
     return _frame(columns, start, payloads=False), {
-        "payload": columns.payload_texts().cast(pa.string()),
+        "payload": payload,
         "wall": pa.array(columns.wall, pa.float64()),
         "mono": pa.array(columns.mono, pa.float64()),
         "params": params.cast(pa.string()),

@@ -16,7 +16,9 @@ one way for every trace.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Sequence
+import os
+from collections.abc import Callable, Collection, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,6 +61,18 @@ def _large_strings(texts: list[str]) -> Any:
 
 
 _CLASS_NAMES = ("Command", "Reply", "ErrorReply", "Event", "Note", "Fault")
+
+
+def _each_block(work: Callable[[Block], Any], blocks: list[Block]) -> list[Any]:
+    """``work`` of each block, in order, on as many threads as there are cores (up to
+    four): finding and writing a block's payload texts is numpy and RE2, which let go
+    of the GIL. Each block is one thread's. Measured on a million real messages, two
+    cores: 1.26-1.39 s against 1.95-1.99 s on one thread (0.1 CPU s more)."""
+    workers = min(len(blocks), os.cpu_count() or 1, 4)
+    if workers < 2:
+        return [work(block) for block in blocks]
+    with ThreadPoolExecutor(workers, thread_name_prefix="cdpnb-texts") as pool:
+        return list(pool.map(work, blocks))
 
 
 @dataclass
@@ -200,7 +214,7 @@ class Columns:
         if self.held is not None:
             return pa.chunked_array([self._texts_of_held(rows)], pa.large_string())
         if rows is None:
-            chunks = [block.texts_array() for block in self.blocks]
+            chunks = _each_block(Block.texts_array, self.blocks)
         else:
             which = np.searchsorted(self.starts, rows, side="right") - 1
             bounds = np.searchsorted(which, np.arange(len(self.blocks) + 1))
