@@ -38,6 +38,9 @@ class LoopbackPeer:
         self._protocol = ServerProtocol()
         self._ready = threading.Event()
         self._lock = threading.Lock()
+        #: While set, replies wait for ``release`` (so a test decides when one comes).
+        self.holding = False
+        self._held: list[bytes] = []
         self._thread = threading.Thread(target=self._serve, daemon=True)
         self._thread.start()
 
@@ -59,8 +62,11 @@ class LoopbackPeer:
                             protocol.send_response(protocol.accept(event))  # type: ignore[arg-type]
                             self._ready.set()
                         elif isinstance(event, Frame) and event.opcode is Opcode.TEXT:
-                            sent = json.loads(event.data)
-                            protocol.send_text(json.dumps({"id": sent["id"]}).encode())
+                            reply = json.dumps({"id": json.loads(event.data)["id"]}).encode()
+                            if self.holding:
+                                self._held.append(reply)
+                            else:
+                                protocol.send_text(reply)
                     sock.sendall(b"".join(protocol.data_to_send()))
 
     def send(self, texts: Sequence[str]) -> None:
@@ -70,6 +76,18 @@ class LoopbackPeer:
             for text in texts:
                 self._protocol.send_text(text.encode())
             self._sock.sendall(b"".join(self._protocol.data_to_send()))
+
+    def release(self) -> None:
+        """Send the replies held back, in one go, once there is one (waiting for the
+        command to arrive if need be)."""
+        deadline = time.monotonic() + 10
+        while True:
+            with self._lock:
+                held, self._held = self._held, []
+            if held or time.monotonic() > deadline:
+                break
+            time.sleep(0.001)
+        self.send([reply.decode() for reply in held])
 
     def drop(self) -> None:
         """End the connection without a close frame (a crash): FIN at once."""
@@ -139,14 +157,23 @@ def test_a_blocked_thread_reads_its_own_reply(
     received.wait(1)
     assert received.threads == ["cdpnb-reader"]
     here = threading.current_thread().name
+    peer.holding = True  # each reply comes once this thread's turn has begun
+
+    released: set[int] = set()
+
+    def waiting(command_id: int) -> bool:
+        if command_id not in released:  # first asked once the turn is taken
+            released.add(command_id)
+            peer.release()
+        return not received.has_reply(command_id)
+
     for command_id in range(1, 21):
         command(wire, command_id)
-        wire.read_while(lambda i=command_id: not received.has_reply(i),  # type: ignore[misc]
+        wire.read_while(lambda i=command_id: waiting(i),  # type: ignore[misc]
                         time.monotonic() + 10)
         assert received.has_reply(command_id)
-    # Read here (one wake each), but for a reply quicker than the few microseconds
-    # between the command's write and the turn's start, which the reader thread reads.
-    assert received.threads[1:].count(here) >= 10, received.threads
+    assert received.threads[1:] == [here] * 20  # every reply read here: one wake each
+    peer.holding = False
     peer.send(['{"method":"after"}'])  # nobody waits: the reader thread reads again
     received.wait(22)
     assert received.threads[-1] == "cdpnb-reader"
@@ -225,7 +252,6 @@ def test_frames_come_whole_in_order_and_once_whoever_reads(
     assert events == list(range(len(events)))  # whole, in order, once
     replies = sorted(m["id"] for m in received.messages if "id" in m)
     assert replies == [*range(1000, 1050), *range(2000, 2050), *range(3000, 3050)]
-    assert len({name for name in received.threads}) >= 3  # the turns were taken
 
 
 @pytest.mark.timeout(60)
