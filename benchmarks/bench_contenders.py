@@ -28,6 +28,20 @@ processes (``cdpnb.busy``), with the load average of each.
 
     .venv/bin/python benchmarks/bench_contenders.py [--repeats 3] [--rounds 60] [--batch 10]
 
+Three more measures, each only when asked for (``contenders/more_measures.py``), per
+phase and repeat as the above; ``--backends none`` runs only them:
+
+- ``--memory [N]``: the RSS of each dialog contender's process tree (Playwright's node
+  driver included), idle after a warm-up and after N dialogs (10000), each alone on
+  headless-shell;
+- ``--bidi``: ``script.evaluate`` of ``1`` over WebDriver BiDi on Firefox: a bare
+  client, cdpnb's ``sup.bidi`` (async and ``cdpnb.sync``) and Selenium's own BiDi
+  client, each in a Firefox of its own (it takes one session at a time) beside a bare
+  client in another;
+- ``--ingest [N]``: events taken in per second from bench_cdp.py's stream server, N per
+  connection (100000): the bare loop and cdpnb's core as bench_cdp.py runs them,
+  cdp-use's and pydoll's own event handlers.
+
 Writes ``benchmarks/results/contenders.json``. Not a test: speed is measured, never
 asserted.
 """
@@ -40,7 +54,6 @@ import contextlib
 import json
 import os
 import platform
-import random
 import signal
 import statistics
 import subprocess
@@ -48,25 +61,31 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from contenders.harness import (
+    BIDI_CONTENDERS,
+    BIDI_REFERENCE,
     CONTENDERS,
+    INGEST_CONTENDERS,
+    INGEST_REFERENCE,
+    MEMORY_CONTENDERS,
     OPS,
     PEERS_PYTHON,
     PUPPETEER,
     REFERENCE,
     STARTED,
     Contender,
-    ContenderFailed,
     Running,
     Setup,
     end_group,
 )
+from contenders.more_measures import bidi_repeat, ingest_repeat, memory_repeat
+from contenders.more_report import more_tables, summarise_memory
 from contenders.report import repeat_figures, summarise, table
+from contenders.rounds import Repeat, run_rounds
 from websockets.asyncio.client import connect
 
 import cdpnb
@@ -74,30 +93,9 @@ from cdpnb.busy import busy_processes
 from cdpnb.probes import ScenarioServer
 
 RESULTS = Path(__file__).resolve().parent / "results" / "contenders.json"
+#: The measures asked for by their own options (``--memory``, ``--bidi``, ``--ingest``).
+MORE_MEASURES = ("memory", "bidi", "ingest")
 BUSY_PROCESSES = 2
-
-@dataclass
-class Repeat:
-    """One measurement: fresh pages and fresh contender processes."""
-
-    #: Per pass (see ``passes``): per operation and contender, the durations.
-    passes: list[dict[str, dict[str, list[float]]]] = field(default_factory=list)
-    skipped: dict[str, str] = field(default_factory=dict)
-    failed: dict[str, str] = field(default_factory=dict)
-    load_before: tuple[float, float, float] = (0.0, 0.0, 0.0)
-    load_after: tuple[float, float, float] = (0.0, 0.0, 0.0)
-    runnable: list[int] = field(default_factory=list)  # sampled once per round
-
-
-def runnable_now() -> int | None:
-    """Tasks running or ready to run at this instant, the harness included (Linux's
-    /proc/loadavg): the load of the moment, where the 1-minute load average still
-    remembers the minute before (a phase of repeats lasts about one)."""
-    try:
-        return int(Path("/proc/loadavg").read_text().split()[3].split("/")[0])
-    except (OSError, IndexError, ValueError):
-        return None
-
 
 def passes(contenders: list[Contender]) -> list[list[Contender]]:
     """Who runs beside whom. Playwright attaches to every page of the browser, and with
@@ -152,37 +150,15 @@ async def measure_pass(backend: cdpnb.Backend, site: ScenarioServer,
                     await setup.call("Target.closeTarget", {"targetId": target})
 
 
-async def run_rounds(running: dict[str, Running], samples: dict[str, dict[str, list[float]]],
-                     repeat: Repeat, rounds: int, warmup: int, batch: int) -> None:
-    for index in range(warmup + rounds):
-        if index >= warmup and (now := runnable_now()) is not None:
-            repeat.runnable.append(now)
-        for op in OPS:
-            names = [name for name, r in running.items()
-                     if op in r.contender.labels and name not in repeat.failed]
-            for name in random.sample(names, len(names)):
-                try:
-                    durations = await running[name].ask(op, batch)
-                except ContenderFailed as failed:
-                    # Listed as failed, its figures of this repeat dropped: a contender
-                    # that stopped part way is not compared on part of the rounds.
-                    repeat.failed[name] = f"{op}: {failed}"
-                    for by_name in samples.values():
-                        by_name.pop(name, None)
-                    print(f"  {name} failed: {failed}", file=sys.stderr)
-                    continue
-                if index >= warmup:
-                    samples[op].setdefault(name, []).extend(durations)
-
-
 def versions() -> dict[str, str]:
     found = {name: metadata.version(name) for name in ("cdpnb", "websockets", "playwright")}
     package = PUPPETEER / "package.json"
     if package.exists():
         found["puppeteer-core"] = json.loads(package.read_text())["version"]
     if PEERS_PYTHON.exists():
-        script = ("import importlib.metadata as m, json; print(json.dumps({n: m.version(n) "
-                  "for n in ('cdp-use', 'pydoll-python', 'zendriver', 'websockets')}))")
+        script = ("import importlib.metadata as m, json; print(json.dumps({d.name: d.version "
+                  "for d in m.distributions() if d.name in ('cdp-use', 'pydoll-python', "
+                  "'zendriver', 'selenium', 'websockets')}))")
         peers = json.loads(subprocess.run([str(PEERS_PYTHON), "-c", script], check=True,
                                           capture_output=True, text=True).stdout)
         found |= {("peers websockets" if k == "websockets" else k): v for k, v in peers.items()}
@@ -207,12 +183,8 @@ async def run_phase(backend: cdpnb.Backend, site: ScenarioServer, phase: str,
                   f"(load {os.getloadavg()[0]:.1f})", file=sys.stderr)
             repeat = await measure(backend, site, chosen, args.rounds, args.warmup,
                                    args.batch, first_serial + index)
-            runs.append({"backend": backend.kind, "phase": phase, "repeat": index + 1,
-                         "load_before": repeat.load_before, "load_after": repeat.load_after,
-                         "runnable_median": (statistics.median(repeat.runnable)
-                                             if repeat.runnable else None),
-                         "skipped": repeat.skipped, "failed": repeat.failed,
-                         "figures": repeat_figures(repeat.passes)})
+            runs.append({"backend": backend.kind,
+                         **repeat_run(repeat, phase, index, repeat_figures(repeat.passes))})
     return runs
 
 
@@ -234,8 +206,81 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                     runs = await run_phase(backend, site, phase, args, len(results["runs"]))
                     results["runs"].extend(runs)
                     results["summary"][kind][phase] = summarise(runs)
-    results["not_measured"] = not_measured(results["runs"])
+        if args.memory:
+            results["memory"] = await run_memory(site, args)
+    if args.bidi:
+        results["bidi"] = await run_more(args, "bidi")
+    if args.ingest:
+        results["ingest"] = await run_more(args, "ingest")
+    results["not_measured"] = not_measured(
+        [*results["runs"], *(run for measure in MORE_MEASURES
+                             for run in results.get(measure, {}).get("runs", []))])
     return results
+
+
+def chosen(contenders: tuple[Contender, ...], reference: str,
+           args: argparse.Namespace) -> list[Contender]:
+    return [c for c in contenders if c.name == reference or not args.only
+            or c.name in args.only]
+
+
+async def run_memory(site: ScenarioServer, args: argparse.Namespace) -> dict[str, Any]:
+    """``--memory N``: RSS idle and after N dialogs, per phase and repeat (headless-shell)."""
+    memory: dict[str, Any] = {"dialogs": args.memory, "runs": [], "summary": {}}
+    contenders = [c for c in chosen(CONTENDERS, REFERENCE, args)
+                  if c.name in MEMORY_CONTENDERS]
+    async with cdpnb.launch("headless-shell") as backend:
+        memory["browser"] = backend.version
+        for phase in args.phases:
+            runs = []
+            with phase_load(phase):
+                for index in range(args.repeats):
+                    print(f"memory, {phase}, repeat {index + 1}/{args.repeats} "
+                          f"(load {os.getloadavg()[0]:.1f})", file=sys.stderr)
+                    run = await memory_repeat(backend, site, contenders, args.memory, index)
+                    runs.append({"phase": phase, "repeat": index + 1, **run})
+            memory["runs"].extend(runs)
+            memory["summary"][phase] = summarise_memory(runs)
+    return memory
+
+
+async def run_more(args: argparse.Namespace, measure: str) -> dict[str, Any]:
+    """``--bidi`` (Firefox, round trips) or ``--ingest N`` (events per connection): per
+    phase, the repeats and the figures over them."""
+    results: dict[str, Any] = {"runs": [], "summary": {}}
+    if measure == "ingest":
+        results["messages"] = args.ingest
+        contenders = chosen(INGEST_CONTENDERS, INGEST_REFERENCE, args)
+        reference = INGEST_REFERENCE
+    else:
+        contenders = chosen(BIDI_CONTENDERS, BIDI_REFERENCE, args)
+        reference = BIDI_REFERENCE
+    for phase in args.phases:
+        runs = []
+        with phase_load(phase):
+            for index in range(args.repeats):
+                print(f"{measure}, {phase}, repeat {index + 1}/{args.repeats} "
+                      f"(load {os.getloadavg()[0]:.1f})", file=sys.stderr)
+                if measure == "ingest":
+                    repeat = await ingest_repeat(contenders, args.ingest, args.ingest_rounds,
+                                                 1)
+                else:
+                    repeat = await bidi_repeat(contenders, args.rounds, args.warmup,
+                                               args.batch)
+                runs.append(repeat_run(repeat, phase, index,
+                                       repeat_figures(repeat.passes, reference)))
+        results["runs"].extend(runs)
+        results["summary"][phase] = summarise(runs, ops=(measure,))
+    return results
+
+
+def repeat_run(repeat: Repeat, phase: str, index: int,
+               figures: dict[str, dict[str, dict[str, float]]]) -> dict[str, Any]:
+    return {"phase": phase, "repeat": index + 1, "load_before": repeat.load_before,
+            "load_after": repeat.load_after,
+            "runnable_median": (statistics.median(repeat.runnable)
+                                if repeat.runnable else None),
+            "skipped": repeat.skipped, "failed": repeat.failed, "figures": figures}
 
 
 def interrupted(signum: int, frame: object) -> None:
@@ -255,14 +300,35 @@ def main() -> int:
     parser.add_argument("--batch", type=int, default=10, help="operations per wake-up")
     parser.add_argument("--phases", type=names_list, default=["quiet", "busy"],
                         help=f"quiet and/or busy (beside {BUSY_PROCESSES} CPU-bound processes)")
-    parser.add_argument("--backends", type=names_list, default=["headless-shell", "chromium"])
+    parser.add_argument("--backends", type=names_list, default=["headless-shell", "chromium"],
+                        help="for rtt and dialog; none: only --memory, --bidi, --ingest")
     parser.add_argument("--only", type=names_list, default=[],
-                        help="these contenders (and bare): "
-                             + ",".join(c.name for c in CONTENDERS))
-    parser.add_argument("--out", type=Path, default=RESULTS)
+                        help="these contenders (and each measure's bare one): " + ",".join(
+                            c.name for c in (*CONTENDERS, *BIDI_CONTENDERS,
+                                             *INGEST_CONTENDERS)))
+    parser.add_argument("--memory", type=int, nargs="?", const=10_000, default=0,
+                        metavar="N", help="also: RSS of each one's process tree idle and "
+                        "after N dialogs (default 10000), headless-shell")
+    parser.add_argument("--bidi", action="store_true",
+                        help="also: WebDriver BiDi script.evaluate round trip on Firefox")
+    parser.add_argument("--ingest", type=int, nargs="?", const=100_000, default=0,
+                        metavar="N", help="also: events taken in per second, N per "
+                        "connection (default 100000), from bench_cdp.py's stream server")
+    parser.add_argument("--ingest-rounds", type=int, default=10,
+                        help="measured connections per contender and repeat for --ingest")
+    parser.add_argument("--out", type=Path, default=None,
+                        help=f"default {RESULTS.name}; with --backends none "
+                             "contenders-<measures>.json, contenders-bidi.json say")
     args = parser.parse_args()
-    known = {c.name for c in CONTENDERS}
+    known = {c.name for c in (*CONTENDERS, *BIDI_CONTENDERS, *INGEST_CONTENDERS)}
+    args.backends = [kind for kind in args.backends if kind != "none"]
+    measures = [measure for measure in MORE_MEASURES if getattr(args, measure)]
+    if not args.backends and not measures:
+        parser.error("--backends none: give --memory, --bidi or --ingest")
+    args.out = args.out or (RESULTS if args.backends else RESULTS.with_name(
+        f"contenders-{'-'.join(measures)}.json"))
     if (args.repeats < 1 or args.rounds < 3 or args.batch < 1 or args.warmup < 0
+            or args.memory < 0 or args.ingest < 0 or args.ingest_rounds < 3
             or not set(args.phases) <= {"quiet", "busy"} or not set(args.only) <= known
             or not set(args.backends) <= {"headless-shell", "chromium"}):
         parser.error("--repeats >= 1, --rounds >= 3, --batch >= 1, --warmup >= 0; phases "
@@ -281,7 +347,9 @@ def main() -> int:
     results["machine"] = {"python": sys.version.split()[0], "cpus": os.cpu_count(),
                           "platform": platform.platform(), "busy_processes": BUSY_PROCESSES,
                           "when": time.strftime("%Y-%m-%d %H:%M")}
-    print(table(results))
+    if results["summary"]:
+        print(table(results))
+    print(more_tables(results))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=2) + "\n")
     print(f"\nwritten to {args.out}")

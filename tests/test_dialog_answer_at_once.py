@@ -18,7 +18,7 @@ import pytest
 import cdpnb
 from cdpnb.errors import ConnectionLost
 from cdpnb.runtime.engine import engine
-from cdpnb.testing import ScriptedBrowser, ScriptedCommand
+from cdpnb.testing import HOLD, ScriptedBrowser, ScriptedCommand
 from cdpnb.trace import Trace
 
 
@@ -108,3 +108,22 @@ async def test_an_answer_that_cannot_be_written_is_said_not_lost(tmp_path: Path)
         "cdpnb.dialogAnswering", "Page.handleJavaScriptDialog", "cdpnb.dialogAnswered"]
     assert said[2][1] == {"dialog_id": "d-1", "ok": False,
                           "error": "ConnectionLost('the write failed')"}
+
+
+async def test_an_answer_the_browser_never_replies_to_times_out_and_says_so(
+        tmp_path: Path) -> None:
+    b = ScriptedBrowser(has_browser_handler=True)
+    b.on("Page.handleJavaScriptDialog", lambda command: HOLD)  # no reply, ever
+    trace = tmp_path / "t.jsonl"
+    sup = await cdpnb.Supervisor.start(b, policy="auto_accept", record=trace,
+                                       command_timeout_s=0.5)
+    await b.open_dialog("alert", "hello")
+    # Answered as it was folded; the engine's timer ends the answer that got no reply.
+    await sup.wait_for(lambda s: len(s.pending_dialogs) == 1
+                       and s.pending_dialogs[0].answering is None, timeout=10)
+    await sup.stop()
+    said = [(m.method, m.params) for m in Trace.load(trace).messages
+            if m.method in ("cdpnb.commandTimedOut", "cdpnb.dialogAnswered")]
+    assert [method for method, _ in said] == ["cdpnb.commandTimedOut",
+                                              "cdpnb.dialogAnswered"]
+    assert said[1][1]["ok"] is False and "CommandTimeout" in said[1][1]["error"]

@@ -23,9 +23,10 @@ from typing import Any, Literal
 
 from websockets.asyncio.client import ClientConnection
 
-__all__ = ["CONTENDERS", "OPS", "OP_TITLES", "PEERS_PYTHON", "PUPPETEER", "REFERENCE",
-           "STARTED", "Contender", "ContenderFailed", "Running", "Setup", "command_of",
-           "end_group"]
+__all__ = ["BIDI_CONTENDERS", "BIDI_REFERENCE", "CONTENDERS", "INGEST_CONTENDERS",
+           "INGEST_REFERENCE", "MEMORY_CONTENDERS", "OPS", "OP_TITLES", "PEERS_PYTHON",
+           "PUPPETEER", "REFERENCE", "STARTED", "Contender", "ContenderFailed", "Running",
+           "Setup", "command_of", "end_group"]
 
 HERE = Path(__file__).resolve().parent
 BENCHMARKS = HERE.parent
@@ -72,6 +73,31 @@ CONTENDERS = (
     Contender("zendriver", "peers", {"rtt": "zendriver tab.send"}),
 )
 REFERENCE = "bare"
+
+#: ``--memory``: RSS of each one's process tree, idle and after N dialogs (headless-shell).
+MEMORY_CONTENDERS = ("bare", "cdpnb-policy", "cdpnb", "puppeteer", "playwright")
+
+#: ``--bidi``: ``script.evaluate`` of 1 on Firefox, each in a Firefox of its own
+#: (more_libraries.py), every one beside a bare client of its own.
+BIDI_CONTENDERS = (
+    Contender("bare-bidi", "cdpnb", {"bidi": "bare websockets"}),
+    Contender("cdpnb-bidi", "cdpnb", {"bidi": "cdpnb async sup.bidi"}),
+    Contender("cdpnb-sync-bidi", "cdpnb", {"bidi": "cdpnb.sync sup.bidi, main thread"}),
+    Contender("selenium-bidi", "peers", {"bidi": "Selenium Script.evaluate (its conn.)"}),
+    #: The control: a second bare client, so the table shows how far two Firefoxes
+    #: alone set a pair apart.
+    Contender("bare-bidi-control", "cdpnb", {"bidi": "bare websockets again (control)"}),
+)
+BIDI_REFERENCE = "bare-bidi"
+
+#: ``--ingest``: events taken in from bench_cdp.py's stream server (more_libraries.py).
+INGEST_CONTENDERS = (
+    Contender("bare-ingest", "cdpnb", {"ingest": "bare websockets + json.loads"}),
+    Contender("cdpnb-ingest", "cdpnb", {"ingest": "cdpnb core (not recording)"}),
+    Contender("cdp-use-ingest", "peers", {"ingest": "cdp-use register.* handlers"}),
+    Contender("pydoll-ingest", "peers", {"ingest": "pydoll register_callback"}),
+)
+INGEST_REFERENCE = "bare-ingest"
 
 
 def command_of(contender: Contender, args: list[str]) -> list[str] | str:

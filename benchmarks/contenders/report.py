@@ -11,9 +11,10 @@ from contenders.harness import CONTENDERS, OP_TITLES, OPS, REFERENCE
 __all__ = ["repeat_figures", "summarise", "table"]
 
 
-def pass_figures(by_name: dict[str, list[float]]) -> dict[str, dict[str, float]]:
+def pass_figures(by_name: dict[str, list[float]], reference_name: str = REFERENCE,
+                 ) -> dict[str, dict[str, float]]:
     """Per contender of one pass: median and p90 in ms, and the ratio to its bare."""
-    reference = by_name.get(REFERENCE)
+    reference = by_name.get(reference_name)
     bare_ms = statistics.median(reference) * 1000 if reference else None
     figures = {}
     for name, samples in by_name.items():
@@ -28,20 +29,21 @@ def pass_figures(by_name: dict[str, list[float]]) -> dict[str, dict[str, float]]
 
 
 def repeat_figures(passes: list[dict[str, dict[str, list[float]]]],
-                   ) -> dict[str, dict[str, dict[str, float]]]:
+                   reference: str = REFERENCE) -> dict[str, dict[str, dict[str, float]]]:
     """Per operation and contender, over the passes: each row's ratio is to the bare
     client beside it; a contender of a later pass also gets the median of that bare
     (``bare_beside_ms``) and its ratio to the first pass's (``ratio_to_shared_bare``)."""
-    figures: dict[str, dict[str, dict[str, float]]] = {op: {} for op in OPS}
+    figures: dict[str, dict[str, dict[str, float]]] = {
+        op: {} for samples in passes for op in samples}
     for index, samples in enumerate(passes):
         for op, by_name in samples.items():
-            rows = pass_figures(by_name)
-            shared = figures[op].get(REFERENCE)
+            rows = pass_figures(by_name, reference)
+            shared = figures[op].get(reference)
             for name, row in rows.items():
-                if index and name == REFERENCE:
+                if index and name == reference:
                     continue
-                if index and REFERENCE in rows:
-                    row["bare_beside_ms"] = rows[REFERENCE]["median_ms"]
+                if index and reference in rows:
+                    row["bare_beside_ms"] = rows[reference]["median_ms"]
                 if index and shared:
                     row["ratio_to_shared_bare"] = round(
                         row["median_ms"] / shared["median_ms"], 4)
@@ -49,14 +51,14 @@ def repeat_figures(passes: list[dict[str, dict[str, list[float]]]],
     return figures
 
 
-def summarise(repeats: list[dict[str, Any]]) -> dict[str, Any]:
+def summarise(repeats: list[dict[str, Any]], ops: tuple[str, ...] = OPS) -> dict[str, Any]:
     """Over the repeats of one backend and phase: the median of the per-repeat
     medians, the median and the range of the per-repeat ratios to bare."""
     runnable = [r["runnable_median"] for r in repeats if r["runnable_median"] is not None]
     summary: dict[str, Any] = {
         "load_1min": [round(r["load_after"][0], 2) for r in repeats],
         "runnable_median": statistics.median(runnable) if runnable else None}
-    for op in OPS:
+    for op in ops:
         names = dict.fromkeys(n for r in repeats for n in r["figures"].get(op, {}))
         summary[op] = {}
         for name in names:
