@@ -72,19 +72,20 @@ PHASES = ("spawned", "endpoint", "usable", "launched", "websocket", "attached", 
 # -- inside a measured process -----------------------------------------------------------
 
 def group_cpu_s(pgid: int) -> float:
-    """CPU seconds (user + system) used so far by the live processes of group ``pgid``."""
-    ticks = 0
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
+    """CPU seconds (user + system) used so far by the live processes of group ``pgid``
+    (found as cdpnb's reaper finds them)."""
+    import psutil
+
+    from cdpnb.backends.reaper import members
+
+    total = 0.0
+    for pid in members(pgid):
         try:
-            with open(f"/proc/{entry}/stat", "rb") as stat:
-                fields = stat.read().rsplit(b")", 1)[1].split()
-        except (OSError, IndexError):
+            times = psutil.Process(pid).cpu_times()
+        except psutil.Error:
             continue
-        if int(fields[2]) == pgid:
-            ticks += int(fields[11]) + int(fields[12])
-    return ticks / os.sysconf("SC_CLK_TCK")
+        total += times.user + times.system
+    return total
 
 
 def _is_our_page(text: str, protocol: str) -> bool:

@@ -343,13 +343,12 @@ class Core:
         # reply cannot wake the reader thread first (4% of replies did under load).
         end_turn = self._take_turn(self._transport, loop)
         try:
-            command_id, transport = self._write(method, params, session_id, future)
+            command_id, _ = self._write(method, params, session_id, future)
         except BaseException:
             if end_turn is not None:
                 end_turn()
             raise
-        return await self._reply(future, transport, command_id, method, session_id, limit,
-                                 end_turn)
+        return await self._reply(future, command_id, method, session_id, limit, end_turn)
 
     def dispatch(self, method: str, params: dict[str, Any] | None, session_id: str | None,
                  then: Callable[[Any, BaseException | None], None]) -> None:
@@ -438,14 +437,10 @@ class Core:
         lead_from = getattr(transport, "lead_from", None)
         return None if lead_from is None else lead_from(loop)
 
-    async def _reply(self, future: asyncio.Future[dict[str, Any]], transport: Transport,
+    async def _reply(self, future: asyncio.Future[dict[str, Any]],
                      command_id: int, method: str, session_id: str | None,
-                     limit: float, end_turn: Callable[[], None] | None = None,
-                     ) -> dict[str, Any]:
-        loop = asyncio.get_running_loop()
-        timer = loop.call_later(limit, _expire, future)
-        if end_turn is None and not future.done():
-            end_turn = self._take_turn(transport, loop)
+                     limit: float, end_turn: Callable[[], None] | None) -> dict[str, Any]:
+        timer = asyncio.get_running_loop().call_later(limit, _expire, future)
         try:
             return await future
         except _Expired:
@@ -492,7 +487,7 @@ class Core:
         try:
             if read_while is not None:
                 # The socket's reads on this thread while it waits, when nobody else
-                # reads: the reply wakes this thread alone (cdpnb.transport.wire).
+                # reads: the reply wakes this thread alone (cdpnb.transport.turns).
                 read_while(lambda: not future.done(), deadline)
             reply: dict[str, Any] = future.result(deadline - time.monotonic())
             return reply

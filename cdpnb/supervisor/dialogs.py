@@ -376,4 +376,3 @@ class DialogControl:
             return ""
         return (f" (it was closed by {record.closed_by} {record.open_ms:.1f} ms after it "
                 "opened)")
-

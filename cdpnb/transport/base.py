@@ -37,6 +37,11 @@ class Transport(Protocol):
     url: str
     #: Optional: ``"cdp"`` (the default when absent) or ``"bidi"`` (WebDriver BiDi).
     # protocol: str
+    #: Optional, for a transport a waiting caller can read itself (``WireSocket``;
+    #: ``cdpnb.transport.turns``): ``read_while(waiting, deadline)`` reads on the calling
+    #: thread while ``waiting()``; ``lead_from(loop)`` lets ``loop`` read while it
+    #: awaits and returns what to call when the wait ends (None: someone else reads).
+    #: Without them the transport's own thread reads everything, as the scripted one.
 
     def start(self, on_frames: Callable[[Sequence[str | bytes]], None],
               on_closed: Callable[[str], None]) -> None: ...
