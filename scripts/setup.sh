@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Set up a fresh machine for cdpnb: Debian browsers (when missing), a virtualenv, and the
-# npm packages of package-lock.json (chromium-bidi, puppeteer-core; no browser download).
+# Set up a fresh machine for cdpnb: Debian browsers and drivers (when missing), a
+# virtualenv, and the npm packages of package-lock.json (chromium-bidi, puppeteer-core,
+# bun's platform binary; no browser download).
 # Idempotent: a second run only checks. Used by the README's two commands and by CI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,6 +12,11 @@ missing=()
 command -v node >/dev/null 2>&1 || missing+=(nodejs)
 command -v npm >/dev/null 2>&1 || missing+=(npm)
 [ -x /usr/lib/firefox-esr/firefox-esr ] || missing+=(firefox-esr)
+# WebKit (WebDriver classic only, no headless mode: it runs under an Xvfb cdpnb starts)
+# and chromedriver (classic and BiDi over the Debian Chromium).
+command -v WebKitWebDriver >/dev/null 2>&1 || missing+=(webkit2gtk-driver)
+command -v Xvfb >/dev/null 2>&1 || missing+=(xvfb)
+command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then sudo=""; elif command -v sudo >/dev/null 2>&1; then sudo="sudo"; else sudo="none"; fi
   if [ "$sudo" = none ]; then
