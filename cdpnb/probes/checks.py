@@ -121,7 +121,8 @@ DIALOG_WAIT_S = 3.0
 #: How long a check waits for the probe page's frames.
 FRAMES_WAIT_S = 5.0
 #: The event that announces a dialog, by protocol (for "none came" reasons).
-_OPENING = {"cdp": "Page.javascriptDialogOpening", "bidi": "browsingContext.userPromptOpened"}
+_OPENING = {"cdp": "Page.javascriptDialogOpening", "bidi": "browsingContext.userPromptOpened",
+            "classic": "message from GET /alert/text"}
 
 #: Check names that changed meaning (and name) when the checks stopped requiring
 #: out-of-process iframes: old name -> new name (campaign scenarios accept the old).
@@ -224,8 +225,9 @@ async def frames_complete(sup: Supervisor, site: Site) -> Outcome:
 async def site_isolation(sup: Supervisor, site: Site) -> Outcome:
     """How the engine runs cross-site frames: a finding, not a capability."""
     ids = await frame_ids(sup, site)
-    if sup.protocol == "bidi":
-        return ("ok", "unknown: WebDriver BiDi does not say which frames run out of process",
+    if sup.protocol in ("bidi", "classic"):
+        name = "WebDriver BiDi" if sup.protocol == "bidi" else "WebDriver classic"
+        return ("ok", f"unknown: {name} does not say which frames run out of process",
                 "unknown")
     state = sup.state
     own = [state.frames[ids[name]].is_oopif
@@ -336,7 +338,10 @@ def dialog_check(kind: str, frame: str, via: str) -> Driver:
         seen_ms = (time.monotonic() - began) * 1000
         if dialog.via != via:
             return "partial", f"seen via {dialog.via}, not {via}", seen_ms
-        if dialog.frame_id != frame_id:
+        # WebDriver classic names no frame for a dialog (None): seen, frame unknown; it
+        # is still answered, and what page JS got says whether the answer reached it.
+        frame_unknown = dialog.frame_id is None and sup.protocol == "classic"
+        if dialog.frame_id != frame_id and not frame_unknown:
             return "partial", f"seen with frame_id {dialog.frame_id}, not {frame_id}", seen_ms
         missed, outcome = await _answer(sup, dialog, seen_ms, action, text)
         if missed is not None:
@@ -345,6 +350,10 @@ def dialog_check(kind: str, frame: str, via: str) -> Driver:
         if got != expected:
             return ("partial", f"answered, but page JS got {got!r}, expected {expected!r}",
                     outcome)
+        if frame_unknown:
+            return ("partial", f"seen, frame unknown (WebDriver classic names no frame for a "
+                    f"dialog) and answered (closed {outcome.open_ms:.0f} ms after it "
+                    f"opened); page JS got {got[1]!r}", outcome)
         return ("ok", f"seen with its frame and answered (closed {outcome.open_ms:.0f} ms "
                 f"after it opened); page JS got {got[1]!r}", outcome)
 
@@ -525,6 +534,10 @@ async def command_round_trip(sup: Supervisor, site: Site) -> Outcome:
         def send() -> Awaitable[dict[str, Any]]:
             return sup.bidi("script.evaluate", params)
         method = "script.evaluate"
+    elif sup.protocol == "classic":
+        def send() -> Awaitable[dict[str, Any]]:
+            return sup.classic("classic.executeScript", {"script": "return 1", "args": []})
+        method = "execute/sync"
     else:
         def send() -> Awaitable[dict[str, Any]]:
             return sup.cdp("Runtime.evaluate", {"expression": "1"})

@@ -158,6 +158,13 @@ def engine_kind(protocol: str, browser: str) -> str | None:
         return "lightpanda"
     if browser.startswith("node.js/"):
         return "node"
+    if protocol == "classic":
+        # WebDriver classic's session says browserName/browserVersion.
+        if browser.startswith("MiniBrowser/"):
+            return "webkit"
+        if browser.lower().startswith("chrome/"):
+            return "chromium+chromedriver"
+        return None
     if protocol == "bidi":
         if browser.startswith("Firefox/"):
             return "firefox"

@@ -63,10 +63,13 @@ CHECK_TIMEOUT_S = CHECK_STEPS * STEP_BUDGET_S
 #: A launch may take this long with the fitted budgets (it is timed, then fits them).
 LAUNCH_TIMEOUT_S = 60.0
 MODES = ("native", "bridge")
+#: Why every bridge check fails over WebDriver classic, without a supervisor to try it.
+NO_CLASSIC_BRIDGE = ("no dialog bridge over WebDriver classic: it cannot intercept "
+                     "requests (dialogs are polled and answered natively)")
 #: A capability's status in ``matrix()``, best first (ordered: ``max`` is the worst).
 STATUSES = ("ok", "partial", "fail")
 #: What a backend's endpoint speaks: the matrix's ``protocol`` column.
-PROTOCOLS = ("cdp", "bidi")
+PROTOCOLS = ("cdp", "bidi", "classic")
 
 
 @dataclass(frozen=True)
@@ -619,6 +622,10 @@ async def _run_backend(spec: BackendSpec, repeat: int, site: ScenarioServer, out
                 if target.recorded and mode not in target.recorded:
                     _fail_all(result, name, target, checks, repeat,
                               f"no {mode} trace was recorded", progress)
+                    continue
+                if mode == "bridge" and target.info.get("protocol") == "classic":
+                    _fail_all(result, name, target, checks, repeat, NO_CLASSIC_BRIDGE,
+                              progress)
                     continue
                 if unprobed:  # the endpoint failed once; do not wait on it again
                     _fail_all(result, name, target, checks, repeat, unprobed, progress)

@@ -264,6 +264,11 @@ class Core:
         return generation
 
     @property
+    def transport(self) -> Transport | None:
+        """The connection in use (None before the first ``connect``)."""
+        return self._transport
+
+    @property
     def connected(self) -> bool:
         return self._transport is not None and self.state.connected
 
@@ -574,7 +579,8 @@ class Core:
     @property
     def _link(self) -> str:
         """"CDP connection to <url>" (or WebDriver BiDi), for errors."""
-        name = "WebDriver BiDi" if self.protocol == "bidi" else "CDP"
+        name = {"bidi": "WebDriver BiDi", "classic": "WebDriver classic"}.get(self.protocol,
+                                                                             "CDP")
         return f"{name} connection to {redact_url(self.url)}"
 
     def _lost_error(self, reason: str) -> ConnectionLost:

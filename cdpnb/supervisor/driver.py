@@ -34,7 +34,8 @@ if TYPE_CHECKING:
 __all__ = ["PROTOCOL_NAMES", "Command", "Navigated", "PageSender", "ProtocolDriver"]
 
 #: What each protocol is called in an error.
-PROTOCOL_NAMES = {"cdp": "the Chrome DevTools Protocol", "bidi": "WebDriver BiDi"}
+PROTOCOL_NAMES = {"cdp": "the Chrome DevTools Protocol", "bidi": "WebDriver BiDi",
+                  "classic": "WebDriver classic"}
 
 #: ``send(method, params)`` on one page's own CDP session (recovery's tool).
 PageSender = Callable[[str, dict[str, Any] | None], Awaitable[dict[str, Any]]]
@@ -90,8 +91,9 @@ class ProtocolDriver(abc.ABC):
         instead = self.lacks.get(call)
         if instead is None:
             return
-        other = next(name for name in PROTOCOL_NAMES if name != self.name)
-        raise ProtocolMismatch(f"{call} needs an endpoint that speaks {PROTOCOL_NAMES[other]}; "
+        others = " or ".join(PROTOCOL_NAMES[name] for name in PROTOCOL_NAMES
+                             if name != self.name and name != "classic")
+        raise ProtocolMismatch(f"{call} needs an endpoint that speaks {others}; "
                                f"{redact_url(self.core.url)} speaks "
                                f"{PROTOCOL_NAMES[self.name]} ({instead})")
 

@@ -118,7 +118,9 @@ def dialogs(columns: Columns, start: float) -> pd.DataFrame:
 
 
 _DIALOG_SCHEMA: dict[str, Convert] = {
-    "dialog_id": strings, "closed_at": wall_times, "type": categories_of(DIALOG_TYPES),
+    "dialog_id": strings, "closed_at": wall_times,
+    # (``unknown``: a WebDriver classic dialog, whose type classic does not tell)
+    "type": categories_of((*DIALOG_TYPES, "unknown")),
     "message": strings, "default_prompt": strings, "frame_id": strings, "url": strings,
     "session_id": categorical, "via": categories_of(VIA), "has_browser_handler": booleans,
     "accepted": booleans, "answer": strings, "closed_by": categories_of(CLOSED_BY),
@@ -220,7 +222,8 @@ def frames(columns: Columns, start: float, protocol: str) -> pd.DataFrame:
     rows = Rows(start, _FRAME_SCHEMA)
     oopif_sessions: dict[str, str] = {}  # child session -> frame (target) id
     gone: set[str] = set()  # frames a change reported detached (no event of their own)
-    bidi = protocol == "bidi"
+    # (Classic's frames, like BiDi's, come from the fold's changes alone.)
+    bidi = protocol in ("bidi", "classic")
     # (Nor here.)
     for msg, before, after, changes in columns.folded(without=NOT_FOLDED):
         if bidi:
