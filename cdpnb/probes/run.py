@@ -619,13 +619,13 @@ async def _run_backend(spec: BackendSpec, repeat: int, site: ScenarioServer, out
             unprobed = ""
             for mode in MODES:
                 checks = [c for c in CHECKS if c.mode == mode]
-                if target.recorded and mode not in target.recorded:
-                    _fail_all(result, name, target, checks, repeat,
-                              f"no {mode} trace was recorded", progress)
-                    continue
                 if mode == "bridge" and target.info.get("protocol") == "classic":
                     _fail_all(result, name, target, checks, repeat, NO_CLASSIC_BRIDGE,
                               progress)
+                    continue
+                if target.recorded and mode not in target.recorded:
+                    _fail_all(result, name, target, checks, repeat,
+                              f"no {mode} trace was recorded", progress)
                     continue
                 if unprobed:  # the endpoint failed once; do not wait on it again
                     _fail_all(result, name, target, checks, repeat, unprobed, progress)

@@ -133,7 +133,9 @@ def _dialog_frame(opened: Mapping[str, tuple[PendingDialog, Record]],
     rows = Rows(start, _DIALOG_SCHEMA)
     for did, (dialog, opening) in opened.items():
         record = closed.get(did)
-        rows.add(opening, did, record.closed_at if record else np.nan, dialog.type,
+        # (The record's type: a WebDriver classic dialog's is learnt as it is answered.)
+        rows.add(opening, did, record.closed_at if record else np.nan,
+                 record.type if record else dialog.type,
                  dialog.message, dialog.default_prompt, dialog.frame_id, dialog.url,
                  dialog.session_id, dialog.via, dialog.has_browser_handler,
                  record.accepted if record else None, record.prompt_text if record else None,
