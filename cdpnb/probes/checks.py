@@ -121,6 +121,10 @@ DIALOG_WAIT_S = 3.0
 #: How long a check waits for the probe page's frames.
 FRAMES_WAIT_S = 5.0
 #: The event that announces a dialog, by protocol (for "none came" reasons).
+#: How a dialog check's detail starts when the dialog was seen and answered but its
+#: protocol names no frame for it (WebDriver classic): the matrix says it in words.
+FRAME_UNKNOWN = "seen, frame unknown"
+
 _OPENING = {"cdp": "Page.javascriptDialogOpening", "bidi": "browsingContext.userPromptOpened",
             "classic": "message from GET /alert/text"}
 
@@ -351,7 +355,7 @@ def dialog_check(kind: str, frame: str, via: str) -> Driver:
             return ("partial", f"answered, but page JS got {got!r}, expected {expected!r}",
                     outcome)
         if frame_unknown:
-            return ("partial", f"seen, frame unknown (WebDriver classic names no frame for a "
+            return ("partial", f"{FRAME_UNKNOWN} (WebDriver classic names no frame for a "
                     f"dialog) and answered (closed {outcome.open_ms:.0f} ms after it "
                     f"opened); page JS got {got[1]!r}", outcome)
         return ("ok", f"seen with its frame and answered (closed {outcome.open_ms:.0f} ms "
@@ -375,6 +379,10 @@ async def user_activation(sup: Supervisor) -> str:
         await sup.bidi("input.performActions",
                        {"context": sup.page_target_id, "actions": _CLICK})
         return "a click (input.performActions)"
+    if sup.protocol == "classic":
+        # (WebDriver classic has no user gesture for a script: a click on the page.)
+        await sup.click(selector="body", timeout=within(5))
+        return "a click (element click)"
     await sup.evaluate("1", user_gesture=True, timeout=within(5))
     return "a user gesture (evaluate with userGesture)"
 
@@ -403,7 +411,10 @@ async def _answer_beforeunload(sup: Supervisor, how: str, mark: int, began: floa
     if (not seen.done() and leaving.exception() is None
             and _dialog_after(sup.state, mark) is None):
         # Gone without asking: no dialog can come for a page that is no more.
-        return "fail", f"no beforeunload dialog after {how}: the navigation went on", None
+        why = (" (WebDriver classic never shows one: the browser accepts it itself)"
+               if sup.protocol == "classic" else "")
+        return ("fail", f"no beforeunload dialog after {how}: the navigation went on{why}",
+                None)
     try:
         dialog = await seen
     except CdpnbError as exc:

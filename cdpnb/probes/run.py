@@ -27,7 +27,7 @@ import pandas as pd
 from cdpnb.backends import BIDI_KINDS, LAUNCHABLE, backend_available, launch
 from cdpnb.errors import BrowserNotFound, CdpnbError, CdpnbWarning
 from cdpnb.playback.backend import replay
-from cdpnb.probes.checks import CHECKS, Check, NotSupported, Site, stretched
+from cdpnb.probes.checks import CHECKS, FRAME_UNKNOWN, Check, NotSupported, Site, stretched
 from cdpnb.probes.expected import EXPECTED, engine_kind, expected_status, race_between
 from cdpnb.probes.progress import Progress, progress_for
 from cdpnb.probes.server import ScenarioServer
@@ -400,11 +400,17 @@ def _cell(cells: list[CheckResult], reasons: bool = True) -> str:
         median = _median(cells)
         return f"{median:.2f}" if median is not None and cells[0].check.startswith(
             "latency.") else "✓"
+    worst = next(c for c in cells if c.status != "ok")
+    if status == "partial" and all(c.detail.startswith(FRAME_UNKNOWN) for c in cells
+                                   if c.status != "ok"):
+        # Seen and answered, but the protocol names no frame for a dialog: neither "seen
+        # with its frame" (✓) nor "not seen" (✗).
+        return FRAME_UNKNOWN if not reasons else f"{FRAME_UNKNOWN}: {worst.check}: " + (
+            worst.detail[len(FRAME_UNKNOWN):].strip(" (").split(")", 1)[0])
     if not reasons:
         return "✗" if status == "fail" else "~"
     if status == "fail":
         return "✗ " + cells[0].detail
-    worst = next(c for c in cells if c.status != "ok")
     return f"partial: {worst.check}: {worst.detail}"
 
 
