@@ -136,15 +136,16 @@ def answered(state: BrowserState, msg: Reply, out: Out) -> BrowserState:
 
 
 def answer_refused(state: BrowserState, msg: ErrorReply, out: Out) -> BrowserState:
-    """``classic.answerAlert`` failed "no such alert": nothing is open (or another
-    dialog is): the dialog it was for has gone, closed by someone else or the browser."""
+    """``classic.answerAlert`` failed "no such alert": nothing is open, or another dialog
+    is (its message differs): the dialog it was for was closed before our answer, by
+    someone else (a page cannot close its own dialog: its script is blocked in it)."""
     if msg.method != "classic.answerAlert":
         return state
     window = _window_of(msg)
     shown = _open_in(state, window or "")
     if shown is None or classic_error_name(msg.message, msg.data) != "no such alert":
         return state
-    return close_dialogs_of(state, [shown], msg.wall, "browser", "gone", out)
+    return close_dialogs_of(state, [shown], msg.wall, "remote", None, out)
 
 
 def window_opened(state: BrowserState, msg: Note, out: Out) -> BrowserState:

@@ -87,6 +87,9 @@ class ClassicDriver(ProtocolDriver):
         "click(point)": "WebDriver classic clicks elements; click(selector=...) works over it",
     }
     replies_after_load: ClassVar[bool] = True
+    #: A navigation over an open dialog fails "unexpected alert open": dismissed first.
+    dismiss_before_navigating: ClassVar[bool] = True
+    has_bridge: ClassVar[bool] = False
 
     def __init__(self, core: Core, *, popups: bool, bypass_csp: bool,
                  bridge_key: str | None, bridge_script: str | None,

@@ -76,6 +76,9 @@ class ProtocolDriver(abc.ABC):
     #: Open native dialogs of a page are dismissed before its navigation, or the page
     #: is wedged (Chromium over CDP); else the browser closes them itself.
     dismiss_before_navigating: ClassVar[bool] = False
+    #: The protocol can intercept requests, so the dialog bridge can answer dialogs
+    #: before a client that auto-dismisses them (not over WebDriver classic).
+    has_bridge: ClassVar[bool] = True
 
     def __init__(self, core: Core, bridge: DialogBridge, hint: Callable[[str], None]) -> None:
         self.core = core
