@@ -21,19 +21,37 @@ from cdpnb.backends.node import NodeProcess, find_node
 from cdpnb.backends.playwright_attach import INSTALL_HINT, PlaywrightAttachment
 from cdpnb.backends.process import LocalProcess
 from cdpnb.backends.puppeteer_attach import PuppeteerProcess
+from cdpnb.backends.selenium_attach import INSTALL_HINT as SELENIUM_INSTALL_HINT
+from cdpnb.backends.selenium_attach import SeleniumProcess
+from cdpnb.backends.webdriver_servers import (
+    ChromedriverProcess,
+    WebKitWebDriverProcess,
+    find_chromedriver,
+    find_webkitwebdriver,
+)
+from cdpnb.backends.xvfb import find_xvfb
 from cdpnb.errors import BackendNotStarted, BrowserNotFound
 from cdpnb.runtime.closing import Closing
 from cdpnb.runtime.threads import in_own_thread
-from cdpnb.transport import get_json
+from cdpnb.transport import Transport, get_json
+from cdpnb.transport.webdriver_bidi import connect_webdriver_bidi
 
-__all__ = ["BIDI_KINDS", "LAUNCHABLE", "Backend", "backend_available", "launch"]
+__all__ = ["BIDI_KINDS", "CLASSIC_KINDS", "LAUNCHABLE", "WEBDRIVER_SERVER_KINDS", "Backend",
+           "backend_available", "launch"]
 
 #: Every kind ``launch`` can start, in the order a probe would try them.
 LAUNCHABLE = ("chromium", "headless-shell", "chromium+playwright", "node", "chromium+puppeteer",
-              "lightpanda", "chromium+bidi", "firefox")
+              "lightpanda", "chromium+bidi", "firefox", "webkit", "chromium+chromedriver",
+              "chromium+chromedriver+bidi", "chromium+selenium")
 
-#: The kinds whose endpoint speaks WebDriver BiDi; every other kind speaks CDP.
-BIDI_KINDS = frozenset({"chromium+bidi", "firefox"})
+#: The kinds whose endpoint speaks WebDriver BiDi.
+BIDI_KINDS = frozenset({"chromium+bidi", "firefox", "chromium+chromedriver+bidi"})
+#: The kinds whose endpoint is a WebDriver server spoken to in WebDriver classic (HTTP);
+#: every kind in neither set speaks CDP.
+CLASSIC_KINDS = frozenset({"webkit", "chromium+chromedriver"})
+#: The kinds whose ``url`` is a WebDriver server (``http://127.0.0.1:PORT``) on which a
+#: client makes its session (``Backend.webdriver_capabilities``).
+WEBDRIVER_SERVER_KINDS = CLASSIC_KINDS | {"chromium+chromedriver+bidi"}
 
 _WHAT = {
     "chromium": "Debian Chromium, headless, DevTools on loopback",
@@ -54,6 +72,18 @@ _WHAT = {
                      "its default session dismisses every dialog",
     "firefox": "Debian Firefox ESR, headless, fresh offline profile: WebDriver BiDi only "
                "(one BiDi session per browser), on loopback",
+    "webkit": "WebKitGTK's WebKitWebDriver (Debian webkit2gtk-driver) on loopback, under an "
+              "Xvfb of cdpnb's: WebDriver classic only, a MiniBrowser per session, one "
+              "session at a time",
+    "chromium+chromedriver": "Debian chromedriver over Debian Chromium, on loopback: "
+                             "WebDriver classic, a Chromium per session",
+    "chromium+chromedriver+bidi": "Debian chromedriver over Debian Chromium, on loopback: a "
+                                  "session made over HTTP with webSocketUrl, then WebDriver "
+                                  "BiDi through chromedriver's own mapper",
+    "chromium+selenium": "Debian Chromium driven by a Selenium webdriver.Chrome session "
+                         "(Debian chromedriver, no Selenium Manager), supervised over CDP "
+                         "beside it: Selenium dismisses a dialog only when a command of its "
+                         "own meets one",
 }
 
 
@@ -106,15 +136,41 @@ class Backend(Closing):
 
     @property
     def protocol(self) -> str:
-        """``"cdp"`` or ``"bidi"`` (WebDriver BiDi): what ``url`` speaks."""
-        return "bidi" if self.kind in BIDI_KINDS else "cdp"
+        """``"cdp"``, ``"bidi"`` (WebDriver BiDi) or ``"classic"`` (WebDriver classic,
+        over HTTP): what ``url`` speaks."""
+        if self.kind in BIDI_KINDS:
+            return "bidi"
+        return "classic" if self.kind in CLASSIC_KINDS else "cdp"
 
     @property
     def url(self) -> str:
         """The endpoint: ``ws://127.0.0.1:PORT/devtools/browser/<id>``; node's
         ``ws://127.0.0.1:PORT/<uuid>``; lightpanda's ``ws://127.0.0.1:PORT/``; the BiDi
-        kinds' ``ws://127.0.0.1:PORT/session``."""
+        kinds' ``ws://127.0.0.1:PORT/session``; the WebDriver servers'
+        (``webkit``, ``chromium+chromedriver``, ``chromium+chromedriver+bidi``)
+        ``http://127.0.0.1:PORT``, where a client makes its session; for
+        ``chromium+selenium`` the DevTools endpoint of the browser Selenium drives."""
         return self._browser.url
+
+    @property
+    def webdriver_capabilities(self) -> dict[str, Any] | None:
+        """For a WebDriver server (:data:`WEBDRIVER_SERVER_KINDS`), what a session cdpnb
+        makes there must ask for (``alwaysMatch``): prompts left open
+        (``unhandledPromptBehavior`` "ignore"), and for chromedriver Debian's real
+        Chromium binary, cdpnb's flags and a fresh profile in the work dir (each read
+        names another). None for every other kind."""
+        browser = self._browser
+        if isinstance(browser, ChromedriverProcess | WebKitWebDriverProcess):
+            return browser.webdriver_capabilities
+        return None
+
+    @property
+    def selenium(self) -> Any:
+        """``chromium+selenium``'s Selenium ``webdriver.Chrome`` (drive the browser with
+        it; cdpnb's supervisor watches the same browser over CDP); None for every other
+        kind."""
+        browser = self._browser
+        return browser.driver if isinstance(browser, SeleniumProcess) else None
 
     @property
     def cdp_url(self) -> str:
@@ -199,6 +255,21 @@ class Backend(Closing):
             info["one_session_per_browser"] = True
         if self.kind == "lightpanda":
             info["browser_per"] = "connection"
+        if isinstance(browser, ChromedriverProcess):
+            info["chromedriver"] = {"version": browser.chromedriver_version,
+                                    "browser_executable": browser.browser_executable,
+                                    "browser_per": "session (POST /session)"}
+        if isinstance(browser, WebKitWebDriverProcess):
+            info["webkit"] = {"display": browser.xvfb.display, "xvfb_pid": browser.xvfb.pid,
+                              "browser_per": "session (POST /session)",
+                              "one_session_at_a_time": True}
+        if isinstance(browser, SeleniumProcess):
+            info["selenium"] = {"version": browser.selenium_version,
+                                "chromedriver": browser.chromedriver_version,
+                                "session_id": browser.session_id,
+                                "browser_pid": browser.browser_pid,
+                                "unhandled_prompt_behavior": "dismiss and notify (default), "
+                                                             "applied when a command meets one"}
         return info
 
     def close(self) -> None:
@@ -216,10 +287,33 @@ class Backend(Closing):
         return f"<Backend {self.kind} {self.version or '?'} pid={self.pid} {state}>"
 
 
+class WebDriverBiDiBackend(Backend):
+    """``chromium+chromedriver+bidi``: ``Supervisor.start`` connects through
+    ``connect_transport``, which makes the session over HTTP and opens its BiDi
+    WebSocket (the supervisor adopts that session, and ends it over HTTP at stop)."""
+
+    async def connect_transport(self, url: str, timeout: float) -> Transport:
+        """Make a session on the WebDriver server at ``url`` with this backend's
+        capabilities and ``webSocketUrl: true``, and open its BiDi WebSocket (a fresh
+        Chromium for each: a reconnect gets a new browser)."""
+        capabilities = self.webdriver_capabilities
+        assert capabilities is not None  # (a chromedriver's, by construction)
+        return await connect_webdriver_bidi(url, capabilities, timeout)
+
+
+def _backend(started: _Started) -> Backend:
+    return WebDriverBiDiBackend(started) if started.kind == "chromium+chromedriver+bidi" \
+        else Backend(started)
+
+
 def backend_available(kind: str) -> str | None:
     """None when ``kind`` can be launched here, else why not, e.g.
     ``"not installed: apt-get install nodejs"``. Unknown kinds raise ValueError."""
     _check_kind(kind)
+    if kind == "webkit":
+        return _missing(find_webkitwebdriver, "CDPNB_WEBKITWEBDRIVER",
+                        "apt-get install webkit2gtk-driver") \
+            or _missing(find_xvfb, "CDPNB_XVFB", "apt-get install xvfb")
     if kind == "node":
         return _missing(find_node, "CDPNB_NODE", "apt-get install nodejs")
     if kind == "firefox":
@@ -232,6 +326,12 @@ def backend_available(kind: str) -> str | None:
     if reason is None and kind == "chromium+playwright" and \
             importlib.util.find_spec("playwright") is None:
         reason = f"not installed: {INSTALL_HINT}"
+    if reason is None and ("chromedriver" in kind or kind == "chromium+selenium"):
+        reason = _missing(find_chromedriver, "CDPNB_CHROMEDRIVER",
+                          "apt-get install chromium-driver")
+    if reason is None and kind == "chromium+selenium" and \
+            importlib.util.find_spec("selenium") is None:
+        reason = f"not installed: {SELENIUM_INSTALL_HINT}"
     packages = _NPM_PACKAGES.get(kind)
     if reason is None and packages is not None:
         reason = _missing(find_node, "CDPNB_NODE", "apt-get install nodejs")
@@ -282,6 +382,14 @@ def _start(kind: str, executable: str | os.PathLike[str] | None, args: tuple[str
                                  "Protocol": "WebDriver BiDi", "webSocketUrl": bidi.cdp_url}
         elif kind == "lightpanda":
             process = LightpandaProcess.start(executable, args, timeout)
+        elif kind == "webkit":
+            process = WebKitWebDriverProcess.start(executable, args, timeout)
+        elif kind in ("chromium+chromedriver", "chromium+chromedriver+bidi"):
+            process = ChromedriverProcess.start(
+                executable, args, timeout, kind=kind,
+                protocol="bidi" if kind in BIDI_KINDS else "classic")
+        elif kind == "chromium+selenium":
+            process = SeleniumProcess.start(executable, args, timeout)
         elif kind == "chromium+puppeteer":
             # Missing npm packages or node fail before a browser is started.
             npm.require(puppeteer_attach.PACKAGES)
@@ -294,7 +402,7 @@ def _start(kind: str, executable: str | os.PathLike[str] | None, args: tuple[str
             process = BrowserProcess.start("chromium", executable, args, timeout)
         else:
             process = BrowserProcess.start(kind, executable, args, timeout)
-        if kind not in BIDI_KINDS:
+        if kind not in BIDI_KINDS | WEBDRIVER_SERVER_KINDS | {"chromium+selenium"}:
             process.version_info = get_json(process.http_url + "/json/version")
         if kind == "lightpanda":
             # Its own word for where to connect (today ws://127.0.0.1:PORT/).
@@ -324,10 +432,15 @@ class launch:
 
     ``kind`` is one of :data:`LAUNCHABLE`: ``"chromium"``, ``"headless-shell"``,
     ``"chromium+playwright"``, ``"node"``, ``"chromium+puppeteer"``, ``"lightpanda"``,
-    ``"chromium+bidi"`` or ``"firefox"``. ``executable=`` overrides the binary: the
-    browser's (else ``$CDPNB_CHROMIUM`` for the Chromium kinds, ``$CDPNB_FIREFOX``,
-    ``$CDPNB_LIGHTPANDA``), or node's for ``node`` (else ``$CDPNB_NODE``); ``args`` adds
-    command-line flags (Chromium's, also for the Chromiums chromium-bidi starts).
+    ``"chromium+bidi"``, ``"firefox"``, ``"webkit"``, ``"chromium+chromedriver"``,
+    ``"chromium+chromedriver+bidi"`` or ``"chromium+selenium"``. ``executable=``
+    overrides the binary: the browser's (else ``$CDPNB_CHROMIUM`` for the Chromium
+    kinds, also those chromedriver starts, ``$CDPNB_FIREFOX``, ``$CDPNB_LIGHTPANDA``),
+    node's for ``node`` (else ``$CDPNB_NODE``), WebKitWebDriver's for ``webkit`` (else
+    ``$CDPNB_WEBKITWEBDRIVER``); chromedriver is ``$CDPNB_CHROMEDRIVER`` or Debian's, and
+    Xvfb ``$CDPNB_XVFB`` or Debian's. ``args`` adds command-line flags (Chromium's, also
+    for the Chromiums chromium-bidi and chromedriver start; WebKitWebDriver's for
+    ``webkit``).
 
     >>> import cdpnb.sync
     >>> with cdpnb.sync.launch("headless-shell") as backend:
@@ -365,7 +478,7 @@ class launch:
         return self.backend.cdp_url
 
     def start_blocking(self) -> Backend:
-        self.backend = Backend(_start(self.kind, self.executable, self.args, self.timeout))
+        self.backend = _backend(_start(self.kind, self.executable, self.args, self.timeout))
         return self.backend
 
     def close_blocking(self) -> None:
@@ -379,7 +492,7 @@ class launch:
         started = await in_own_thread(
             partial(_start, self.kind, self.executable, self.args, self.timeout),
             name=f"cdpnb-launch-{self.kind}", orphan=_Started.close, daemon=False)
-        self.backend = Backend(started)
+        self.backend = _backend(started)
         return self.backend
 
     def __await__(self) -> Generator[Any, None, Backend]:

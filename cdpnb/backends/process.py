@@ -30,7 +30,7 @@ from cdpnb.backends import reaper
 from cdpnb.errors import BrowserNotFound, BrowserStartError
 
 __all__ = ["OWNER_FILE", "WORKDIR_PREFIX", "LocalProcess", "Reaper", "Spawned",
-           "chosen_binary", "spawn", "sweep_stale_workdirs"]
+           "chosen_binary", "guard_started", "new_workdir", "spawn", "sweep_stale_workdirs"]
 
 #: In each work directory: who owns it and which process group lives in it (JSON).
 OWNER_FILE = "cdpnb-owner.json"
@@ -248,6 +248,22 @@ def spawn(
         raise
     ready_at = time.monotonic()
     return Spawned(process, workdir, args, value, ready_at - began, guard, spawned_at, ready_at)
+
+
+def new_workdir(kind: str) -> Path:
+    """A fresh work dir for a program another library starts (Selenium's chromedriver),
+    owned by this process, as ``spawn`` makes one."""
+    workdir = Path(tempfile.mkdtemp(prefix=f"{WORKDIR_PREFIX}{kind}-"))
+    _write_owner(workdir, None)
+    return workdir
+
+
+def guard_started(process: subprocess.Popen[bytes], workdir: Path) -> Reaper:
+    """Watch over a program another library started in a session of its own
+    (``start_new_session=True``) in ``workdir``: its process group is written into the
+    work dir's owner file and a reaper ends it if this Python dies first."""
+    _write_owner(workdir, process.pid)
+    return Reaper(process.pid, workdir)
 
 
 def _write_owner(workdir: Path, pgid: int | None) -> None:

@@ -31,6 +31,7 @@ from typing import Any
 from cdpnb.errors import (
     COMMAND_FAILURES,
     CDPError,
+    CdpnbError,
     CommandTimeout,
     ConnectionLost,
     EndpointError,
@@ -41,12 +42,14 @@ from cdpnb.errors import (
 )
 from cdpnb.protocol import bidi_error_name
 from cdpnb.protocol.credentials import redact_url
+from cdpnb.runtime.threads import in_own_thread
 from cdpnb.state import BrowserState, PageInfo, PendingDialog
 from cdpnb.supervisor.core import Core
 from cdpnb.supervisor.driver import Command
 from cdpnb.supervisor.evaluation import MAX_DEPTH, Budget
 from cdpnb.supervisor.existing import choose_bidi_context
 from cdpnb.supervisor.values import RemoteObject, Undefined, from_remote_value
+from cdpnb.transport.webdriver_bidi import WebDriverSession
 
 __all__ = ["BIDI_EVENTS", "PROMPTS_IGNORED", "BiDiSession", "abandon_bidi_page", "bidi_version",
            "cdp_of_tab"]
@@ -61,6 +64,9 @@ BIDI_EVENTS = ("browsingContext", "script.realmCreated", "script.realmDestroyed"
 PROMPTS_IGNORED = {"default": "ignore", "beforeUnload": "ignore"}
 #: How long closing the session's tabs may take at stop.
 STOP_TIMEOUT_S = 2.0
+#: How long ending a session made over HTTP may take (the server ends its browser
+#: first: 0.1-0.3 s for chromedriver's Chromium here, more on a loaded machine).
+DELETE_TIMEOUT_S = 15.0
 
 
 def bidi_version(capabilities: dict[str, Any]) -> dict[str, Any]:
@@ -90,6 +96,9 @@ class BiDiSession:
         self.capabilities: dict[str, Any] = {}
         #: The existing top-level context ``start(page=...)`` adopted (None: created).
         self.adopted: str | None = None
+        #: The session made over HTTP that the socket carries (chromedriver), adopted
+        #: instead of ``session.new`` and ended with ``DELETE /session/<id>``.
+        self.webdriver_session: WebDriverSession | None = None
 
     # -- lifecycle ----------------------------------------------------------------------
 
@@ -98,6 +107,29 @@ class BiDiSession:
         """Create the session, subscribe, and create (or take back) the page
         ``reuse_context`` (after a reconnect); ``page`` (``"first"`` or a context id)
         adopts a top-level context that exists already, and its popups."""
+        core = self.core
+        made = getattr(core.transport, "webdriver_session", None)
+        if made is not None:
+            await self._adopt(made)
+        else:
+            await self._new_session()
+        version = bidi_version(self.capabilities)
+        core.note("cdpnb.bidiSession", {"session_id": self.session_id,
+                                        "browser": version["product"],
+                                        "popups": self.popups})
+        await core.send("session.subscribe", {"events": list(BIDI_EVENTS)})
+        if reuse_context is None and page != "new":
+            self.adopted = await choose_bidi_context(core, page)
+            reuse_context = self.adopted
+        await self.open_page(reuse_context)
+        if self.adopted is not None and self.popups:
+            # The popups it opened already: the reducer adopts each top-level context
+            # whose originalOpener is in a supervised page.
+            await core.send("browsingContext.getTree", {})
+        return version
+
+    async def _new_session(self) -> None:
+        """``session.new`` over the socket, every prompt left open."""
         core = self.core
         try:
             reply = await core.send("session.new", {"capabilities": {"alwaysMatch": {
@@ -123,20 +155,15 @@ class BiDiSession:
         self.session_id = str(reply.get("sessionId", ""))
         caps = reply.get("capabilities")
         self.capabilities = caps if isinstance(caps, dict) else {}
-        version = bidi_version(self.capabilities)
-        core.note("cdpnb.bidiSession", {"session_id": self.session_id,
-                                        "browser": version["product"],
-                                        "popups": self.popups})
-        await core.send("session.subscribe", {"events": list(BIDI_EVENTS)})
-        if reuse_context is None and page != "new":
-            self.adopted = await choose_bidi_context(core, page)
-            reuse_context = self.adopted
-        await self.open_page(reuse_context)
-        if self.adopted is not None and self.popups:
-            # The popups it opened already: the reducer adopts each top-level context
-            # whose originalOpener is in a supervised page.
-            await core.send("browsingContext.getTree", {})
-        return version
+
+    async def _adopt(self, made: WebDriverSession) -> None:
+        """Take the session the socket was opened for (made over HTTP: chromedriver)
+        instead of ``session.new``; one a lost connection left is ended now."""
+        old, self.webdriver_session = self.webdriver_session, made
+        if old is not None and old is not made:
+            await _delete(old)
+        self.session_id = made.session_id
+        self.capabilities = dict(made.capabilities)
 
     async def open_page(self, reuse_context: str | None = None) -> str:
         """Create the supervisor's page (a new tab), or take back ``reuse_context``
@@ -173,6 +200,10 @@ class BiDiSession:
                                 timeout=STOP_TIMEOUT_S)
             except COMMAND_FAILURES as exc:
                 log.info("cdpnb: closing browsing context %s failed: %s", page.target_id, exc)
+        if self.webdriver_session is not None:
+            # A session made over HTTP is ended there (its browser with it).
+            await _delete(self.webdriver_session)
+            return
         with contextlib.suppress(CDPError, CommandTimeout, ConnectionLost):
             await core.send("session.end", {}, timeout=STOP_TIMEOUT_S)
 
@@ -279,6 +310,15 @@ async def abandon_bidi_page(core: Core, page: PageInfo) -> None:
     except (*COMMAND_FAILURES, LookupError, TypeError) as exc:
         log.info("cdpnb: freezing page %s failed: %s", page.target_id, exc)
     core.note("cdpnb.pageAbandoned", {"context": page.target_id}, page.session_id)
+
+
+async def _delete(session: WebDriverSession) -> None:
+    """End a session made over HTTP; a server that is gone already is only logged."""
+    try:
+        await in_own_thread(lambda: session.delete(DELETE_TIMEOUT_S),
+                            name="cdpnb-webdriver-delete")
+    except (CdpnbError, OSError) as exc:
+        log.info("cdpnb: DELETE /session/%s failed: %s", session.session_id, exc)
 
 
 def _blocking_prompt(state: BrowserState, context: str) -> PendingDialog | None:

@@ -273,6 +273,12 @@ class Core:
         return self._transport is not None and self.state.connected
 
     @property
+    def transport(self) -> Transport | None:
+        """The connection in use (None while down): what a driver may read of it, such
+        as the WebDriver session a BiDi socket was opened for."""
+        return self._transport
+
+    @property
     def connection(self) -> ConnectionPhase:
         """The connection's life, as folded (``cdpnb.state.connection``)."""
         return self.state.connection
