@@ -55,16 +55,18 @@ def frames_of(state: BrowserState, page: str) -> dict[str, str]:
 async def open_dialog(sup: cdpnb.Supervisor, call: str, frame_id: str | None
                       ) -> cdpnb.state.PendingDialog:
     mark = sup.state.dialog_seq
-    await sup.evaluate(f"setTimeout(() => {{ window.__r = {call}; }}, 10); 0",
+    await sup.evaluate(f"setTimeout(() => {{ window.__r = {{v: {call}}}; }}, 10); 0",
                        frame_id=frame_id, timeout=10)
     state = await sup.wait_for(lambda s: s.dialog_seq > mark, 15)
     return next(d for d in state.pending_dialogs if d.id == f"d-{mark + 1}")
 
 
 async def page_got(sup: cdpnb.Supervisor, frame_id: str | None) -> object:
+    """What the dialog call returned to page JS (``undefined`` reads as None over
+    classic, as JSON says it), once it returned."""
     return await sup.evaluate("new Promise(done => { const look = () => "
                               "window.__r === undefined ? setTimeout(look, 20) : "
-                              "done(window.__r); look(); })", frame_id=frame_id, timeout=10)
+                              "done(window.__r.v); look(); })", frame_id=frame_id, timeout=10)
 
 
 async def test_a_prompt_in_every_frame_is_polled_and_answered_with_its_text(
@@ -106,9 +108,7 @@ async def test_each_kind_of_dialog_gets_the_answer_it_was_given(
         record = await sup.respond(action, prompt_text="ignored" if "prompt" not in call
                                    else None, dialog_id=dialog.id)
         assert record.closed_by == "agent" and record.accepted is (action == "accept")
-        got = await sup.evaluate("window.__r === undefined ? 'unset' : window.__r",
-                                 timeout=10)
-        assert got == expected
+        assert await page_got(sup, None) == expected
 
 
 @pytest.mark.parametrize(("policy", "accepted", "closed_by"), [
@@ -123,7 +123,7 @@ async def test_every_policy_answers_a_polled_dialog_in_a_cross_site_frame(
         assert sup.page_target_id is not None
         nested = frames_of(sup.state, sup.page_target_id)["nested"]
         mark = sup.state.dialog_seq
-        await sup.evaluate("setTimeout(() => { window.__r = confirm('go?'); }, 10); 0",
+        await sup.evaluate("setTimeout(() => { window.__r = {v: confirm('go?')}; }, 10); 0",
                            frame_id=nested)
         state = await sup.wait_for(lambda s: any(r.id == f"d-{mark + 1}"
                                                  for r in s.recent_dialogs), 15)
@@ -180,8 +180,8 @@ async def test_a_classic_recording_loads_and_replays_to_the_same_dialogs(
         await sup.navigate(site.url("/probe"))
         assert sup.page_target_id is not None
         cross = frames_of(sup.state, sup.page_target_id)["cross_site"]
-        await sup.evaluate("setTimeout(() => { window.__r = prompt('p?', 'dflt'); }, 10); 0",
-                           frame_id=cross)
+        await sup.evaluate("setTimeout(() => { window.__r = {v: prompt('p?', 'dflt')}; }, 10);"
+                           " 0", frame_id=cross)
         await sup.wait_for(lambda s: bool(s.recent_dialogs), 15)
         assert await page_got(sup, cross) == "dflt"
         live = sup.state

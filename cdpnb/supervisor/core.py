@@ -264,11 +264,6 @@ class Core:
         return generation
 
     @property
-    def transport(self) -> Transport | None:
-        """The connection in use (None before the first ``connect``)."""
-        return self._transport
-
-    @property
     def connected(self) -> bool:
         return self._transport is not None and self.state.connected
 
