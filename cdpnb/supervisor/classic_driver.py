@@ -56,7 +56,9 @@ POLL_S = 0.025
 #: A poll that takes longer than this fails (a wedged session) and the next one goes.
 POLL_TIMEOUT_S = 10.0
 #: Every this many polls, the session's windows are listed (popups join, closed ones
-#: leave).
+#: leave) and the current one's frames walked again (classic tells no frame's
+#: navigation: a frame that moved by itself is seen at the next walk). A walk of the
+#: probe page's four frames is nine requests, ≈5 ms on WebKit.
 WINDOWS_EVERY = 8
 #: Deleting the session at stop may take this long (it closes the browser).
 STOP_TIMEOUT_S = 10.0
@@ -186,6 +188,10 @@ class ClassicDriver(ProtocolDriver):
                 polls += 1
                 if polls % WINDOWS_EVERY == 0:
                     await self._windows()
+                    if not self._dialog_open():
+                        # (every command but the dialog's own fails while one is open)
+                        with contextlib.suppress(CDPError):
+                            await self.frame_tree()
             except CommandTimeout:
                 log.info("cdpnb: a poll of WebDriver session took over %g s (a prompt in a "
                          "window that is not the current one wedges WebKit's session)",
@@ -209,12 +215,16 @@ class ClassicDriver(ProtocolDriver):
                                                         "opener": self.window})
         supervised = [h for h in core.state.pages if h in handles]
         wanted = supervised[-1] if supervised else None
-        busy = any(d.page_session_id == self.window for d in core.state.pending_dialogs)
-        if wanted is None or wanted == self.window or (busy and self.window in handles):
+        if wanted is None or wanted == self.window or (self._dialog_open()
+                                                       and self.window in handles):
             return  # (leaving a window whose prompt is open would wedge WebKit's session)
         await core.send("classic.switchToWindow", {"handle": wanted}, timeout=POLL_TIMEOUT_S)
         self.window = wanted
         await self.frame_tree()
+
+    def _dialog_open(self) -> bool:
+        """Whether the current window shows a dialog, as far as the polls know."""
+        return any(d.page_session_id == self.window for d in self.core.state.pending_dialogs)
 
     # -- pages ----------------------------------------------------------------------------
 
