@@ -24,6 +24,7 @@ import contextlib
 import logging
 from collections.abc import Callable, Collection
 from typing import Any, ClassVar
+from urllib.parse import urlsplit
 
 from cdpnb.errors import (
     COMMAND_FAILURES,
@@ -87,6 +88,8 @@ class ClassicDriver(ProtocolDriver):
         "click(ref)": "refs come from CDP's accessibility tree; click(selector=...) works "
                       "over it",
         "click(point)": "WebDriver classic clicks elements; click(selector=...) works over it",
+        "evaluate(user_gesture=True)": "WebDriver classic runs scripts without a user "
+                                       "activation; click(selector=...) is a real one",
     }
     replies_after_load: ClassVar[bool] = True
     #: A navigation over an open dialog fails "unexpected alert open": dismissed first.
@@ -265,6 +268,12 @@ class ClassicDriver(ProtocolDriver):
         return {"url": url, "frame_id": page.target_id, "loader_id": None}
 
     def navigate_command(self, url: str, frame_id: str, page: PageInfo) -> Command:
+        if not urlsplit(url).scheme:
+            # W3C's "navigate to" refuses a URL that is not absolute ("invalid
+            # argument"); WebKitWebDriver 2.50 answers it with success and stays put
+            # (measured), so cdpnb refuses it for every server alike.
+            raise NavigationError(f"navigating to {redact_url(url)} failed: not an absolute "
+                                  "URL (WebDriver classic navigates to absolute URLs only)")
         window, path = frame_path(frame_id)
         if not path:
             return Command("classic.navigateTo", {"url": url, "window": window}, None)
@@ -319,6 +328,8 @@ class ClassicDriver(ProtocolDriver):
     async def evaluate(self, expression: str, frame_id: str | None, budget: Budget, *,
                        await_promise: bool, user_gesture: bool) -> Any:
         core = self.core
+        if user_gesture:
+            self.require("evaluate(user_gesture=True)")
         route = self._route(frame_id)
         core.note("cdpnb.evaluated", {})
         if budget.left() <= 0:
