@@ -80,6 +80,13 @@ def _move(state: BrowserState, news: News, out: Out, *, generation: int | None =
     return state if counter is None else count(state, counter, out)
 
 
+def _protocol(said: object) -> Literal["cdp", "bidi", "wip"]:
+    """The protocol a ``cdpnb.connected`` note names (absent: CDP)."""
+    if said == "bidi":
+        return "bidi"
+    return "wip" if said == "wip" else "cdp"
+
+
 def _generation(msg: Note, default: int) -> int:
     value = msg.params.get("generation", default)
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
@@ -104,7 +111,7 @@ def connected(state: BrowserState, msg: Note, out: Out) -> BrowserState:
         console_errors_total=state.console_errors_total,
         counters=state.counters,
         bridge_enabled=state.bridge_enabled,
-        protocol="bidi" if msg.params.get("protocol") == "bidi" else "cdp",
+        protocol=_protocol(msg.params.get("protocol")),
     )
     return _move(fresh, "connected", out, generation=generation)
 

@@ -205,7 +205,8 @@ class Core:
         #: What went over the wire, from the records as the trace holds them.
         self._wire = WireTally()
         self._conn: Connection = CDPConnection()
-        #: The protocol the endpoint speaks (``cdp`` or ``bidi``), known once connected.
+        #: The protocol the endpoint speaks (``cdp``, ``bidi`` or ``wip``), known once
+        #: connected. WIP is framed as CDP: the same sans-I/O connection parses it.
         self.protocol = "cdp"
         self._transport: Transport | None = None
         self._lock = threading.RLock()  # the fold: one message at a time, in order
@@ -574,7 +575,7 @@ class Core:
     @property
     def _link(self) -> str:
         """"CDP connection to <url>" (or WebDriver BiDi), for errors."""
-        name = "WebDriver BiDi" if self.protocol == "bidi" else "CDP"
+        name = {"bidi": "WebDriver BiDi", "wip": "WIP"}.get(self.protocol, "CDP")
         return f"{name} connection to {redact_url(self.url)}"
 
     def _lost_error(self, reason: str) -> ConnectionLost:

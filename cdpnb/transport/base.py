@@ -35,7 +35,8 @@ class Transport(Protocol):
     """
 
     url: str
-    #: Optional: ``"cdp"`` (the default when absent) or ``"bidi"`` (WebDriver BiDi).
+    #: Optional: ``"cdp"`` (the default when absent), ``"bidi"`` (WebDriver BiDi) or
+    #: ``"wip"`` (the WebKit Inspector Protocol: CDP's framing, ``cdpnb.protocol.wip``).
     # protocol: str
     #: Optional, for a transport a waiting caller can read itself (``WireSocket``;
     #: ``cdpnb.transport.turns``): ``read_while(waiting, deadline)`` reads on the calling
@@ -74,7 +75,8 @@ async def connect_websocket(url: str, timeout: float) -> Transport:
     ``http://host:port``: ``/json/version`` names a CDP WebSocket; without one, the
     endpoint may speak WebDriver BiDi at ``ws://host:port/session`` (Firefox). A
     ``ws://`` URL says CDP with ``/devtools/`` and BiDi with ``/session``; any other is
-    asked once (``session.status``, which only BiDi has). EndpointError says what
+    asked once (``session.status``, which only BiDi has; a WIP endpoint such as Bun's
+    refuses it in WebKit's words). EndpointError says what
     was tried when the endpoint speaks neither."""
     from cdpnb.errors import EndpointError
     from cdpnb.protocol.credentials import redact_url
