@@ -260,9 +260,17 @@ class Core:
                     "generation": generation}
             self._apply(Note("cdpnb.connected", note, None, *_now()))
         conn = self._conn
+        tell_awaiting = getattr(transport, "tell_awaiting", None)
+        if callable(tell_awaiting):
+            tell_awaiting(self._awaiting_reply)
         transport.start(lambda frames: self._on_frames(transport, conn, frames),
                         lambda reason: self._on_closed(transport, reason, generation))
         return generation
+
+    def _awaiting_reply(self) -> bool:
+        """Whether a command sent still waits for its reply (read without the lock: a
+        hint for the transport's acknowledgements, never a decision)."""
+        return bool(self._replies)
 
     @property
     def connected(self) -> bool:

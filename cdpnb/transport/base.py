@@ -43,6 +43,9 @@ class Transport(Protocol):
     #: thread while ``waiting()``; ``lead_from(loop)`` lets ``loop`` read while it
     #: awaits and returns what to call when the wait ends (None: someone else reads).
     #: Without them the transport's own thread reads everything, as the scripted one.
+    #: Optional too: ``tell_awaiting(awaiting)``: the core hands a transport that can
+    #: acknowledge what it read at once (TCP_QUICKACK) a ``awaiting()`` saying whether a
+    #: command still waits for its reply (``cdpnb.transport.wire``: why).
 
     def start(self, on_frames: Callable[[Sequence[str | bytes]], None],
               on_closed: Callable[[str], None]) -> None: ...
