@@ -14,6 +14,7 @@ from cdpnb.backends.launch import (
     WIP_KINDS,
     Backend,
     backend_available,
+    kind_protocol,
     launch,
 )
 from cdpnb.backends.lightpanda import LightpandaProcess, find_lightpanda
@@ -45,5 +46,6 @@ __all__ = [
     "find_firefox",
     "find_lightpanda",
     "find_node",
+    "kind_protocol",
     "launch",
 ]

@@ -31,7 +31,7 @@ from cdpnb.runtime.threads import in_own_thread
 from cdpnb.transport import get_json
 
 __all__ = ["BIDI_KINDS", "LAUNCHABLE", "RUNTIME_KINDS", "WIP_KINDS", "Backend",
-           "backend_available", "launch"]
+           "backend_available", "kind_protocol", "launch"]
 
 #: Every kind ``launch`` can start, in the order a probe would try them.
 LAUNCHABLE = ("chromium", "headless-shell", "chromium+playwright", "node", "deno", "bun",
@@ -45,6 +45,13 @@ WIP_KINDS = frozenset({"bun"})
 #: JavaScript runtimes: one target, no pages, frames or dialogs (``describe()`` says
 #: ``runtime_only``).
 RUNTIME_KINDS = frozenset({"node", "deno", "bun"})
+
+def kind_protocol(kind: str) -> str:
+    """What a launched ``kind``'s endpoint speaks: ``"cdp"``, ``"bidi"`` or ``"wip"``."""
+    if kind in BIDI_KINDS:
+        return "bidi"
+    return "wip" if kind in WIP_KINDS else "cdp"
+
 
 _WHAT = {
     "chromium": "Debian Chromium, headless, DevTools on loopback",
@@ -123,9 +130,7 @@ class Backend(Closing):
     def protocol(self) -> str:
         """``"cdp"``, ``"bidi"`` (WebDriver BiDi) or ``"wip"`` (the WebKit Inspector
         Protocol: ``bun``): what ``url`` speaks."""
-        if self.kind in BIDI_KINDS:
-            return "bidi"
-        return "wip" if self.kind in WIP_KINDS else "cdp"
+        return kind_protocol(self.kind)
 
     @property
     def url(self) -> str:
