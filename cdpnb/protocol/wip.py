@@ -15,7 +15,8 @@ parses it and a trace records it as it came. What differs for a client of ``Runt
   honours ``awaitPromise``;
 - ``NaN``, ``±Infinity`` and ``-0`` come as ``"value": null`` with the number in
   ``description``, a bigint with no value (``"description": "10n"``): CDP's
-  ``unserializableValue`` is made from the description;
+  ``unserializableValue`` is made from the description; a string repeats its value in
+  ``description``, which CDP never gives (dropped);
 - ``userGesture`` is WIP's ``emulateUserGesture``; CDP's ``awaitPromise`` (on evaluate),
   ``serializationOptions``, ``timeout`` and ``uniqueContextId`` do not exist and are not
   sent (:func:`script_params`), so the trace does not show a promise it ignored;
@@ -120,8 +121,12 @@ def as_cdp_reply(reply: dict[str, Any]) -> dict[str, Any]:
 
 
 def _remote(remote: dict[str, Any]) -> dict[str, Any]:
-    """A RemoteObject with CDP's ``unserializableValue`` where WIP gives only words."""
+    """A RemoteObject with CDP's ``unserializableValue`` where WIP gives only words, and
+    a string without the ``description`` CDP never gives one (WIP repeats the value
+    there: a thrown string then reads "Uncaught text" as from node)."""
     kind, described = remote.get("type"), remote.get("description")
+    if kind == "string" and "description" in remote:
+        return {key: value for key, value in remote.items() if key != "description"}
     if kind == "number" and remote.get("value") is None and described in _UNSERIALIZABLE:
         fixed = {key: value for key, value in remote.items() if key != "value"}
         return {**fixed, "unserializableValue": described}
