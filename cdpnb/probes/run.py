@@ -617,7 +617,12 @@ async def _run_backend(spec: BackendSpec, repeat: int, site: ScenarioServer, out
             for mode in MODES:
                 checks = [c for c in CHECKS if c.mode == mode]
                 if target.recorded and mode in target.recorded:
-                    checks = _recorded_checks(target, mode, checks)
+                    recorded = _recorded_checks(target, mode, checks)
+                    for _ in range(repeat):  # (not run, and so done: the progress's count)
+                        for check in checks:
+                            if check not in recorded:
+                                progress(f"{name}: {check.name}")
+                    checks = recorded
                 if target.recorded and mode not in target.recorded:
                     _fail_all(result, name, target, checks, repeat,
                               f"no {mode} trace was recorded", progress)
