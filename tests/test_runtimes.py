@@ -75,6 +75,12 @@ def test_launch_is_one_runtime_on_loopback(runtime: cdpnb.Backend) -> None:
     # the keepalive script is in the fresh work dir, and names this Python as its parent
     script = runtime._browser.workdir / "keepalive.js"
     assert str(script) == runtime.args[-1] and str(os.getpid()) in script.read_text()
+    # its caches in the fresh work dir (Deno), no update check (Deno), no crash upload
+    # (Bun): neither opened any socket but the inspector's in 3 s (strace -f, by hand)
+    environ = Path(f"/proc/{runtime.pid}/environ").read_bytes().split(b"\0")
+    wanted = {"deno": [f"DENO_DIR={runtime._browser.workdir / 'deno-dir'}".encode(),
+                       b"DENO_NO_UPDATE_CHECK=1"], "bun": [b"DO_NOT_TRACK=1"]}[kind]
+    assert set(wanted) <= set(environ)
     version = get_json(runtime.http_url + "/json/version")
     assert "webSocketDebuggerUrl" not in version
     if kind == "bun":
