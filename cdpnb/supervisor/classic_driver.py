@@ -91,6 +91,7 @@ class ClassicDriver(ProtocolDriver):
         "evaluate(user_gesture=True)": "WebDriver classic runs scripts without a user "
                                        "activation; click(selector=...) is a real one",
     }
+    needs: ClassVar[dict[str, str]] = {"bidi()": "bidi"}
     replies_after_load: ClassVar[bool] = True
     #: A navigation over an open dialog fails "unexpected alert open": dismissed first.
     dismiss_before_navigating: ClassVar[bool] = True
