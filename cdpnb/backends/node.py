@@ -28,9 +28,13 @@ def keepalive_script(parent_pid: int) -> str:
     handler. The pid is passed in rather than read as ``process.ppid`` at start, since
     node prints its inspector URL before it runs the script, and a parent killed in
     between would already be gone. The timer also gives ``Debugger.pause`` a statement
-    to stop at within a second.
+    to stop at within a second. An evaluated promise that rejects with nobody awaiting it
+    (``Promise.reject(...)`` without ``awaitPromise``) would end node 20 ("unhandled
+    rejection") once the client has gone: the handler keeps it up, as deno's and bun's
+    keepalives do, and as a page survives it.
     """
-    return (f"setInterval(() => {{ if (process.ppid !== {int(parent_pid)}) process.exit(0); }},"
+    return ("process.on('unhandledRejection', () => {});\n"
+            f"setInterval(() => {{ if (process.ppid !== {int(parent_pid)}) process.exit(0); }},"
             " 1000);")
 
 

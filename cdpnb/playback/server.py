@@ -44,7 +44,11 @@ __all__ = ["MAX_MESSAGE_BYTES", "MAX_QUEUED_FRAMES", "NO_RECORDED_REPLY", "OTHER
 log = logging.getLogger("cdpnb.replay")
 
 #: Where each protocol's replay is served.
-_PATHS = {"cdp": REPLAY_PATH, "bidi": BIDI_REPLAY_PATH, "wip": WIP_REPLAY_PATH}
+#: Where each protocol's recording is served (WebDriver classic's messages have CDP's
+#: shape, so a classic recording is served as CDP is; its backend's connector says which
+#: protocol it speaks).
+_PATHS = {"cdp": REPLAY_PATH, "bidi": BIDI_REPLAY_PATH, "wip": WIP_REPLAY_PATH,
+          "classic": REPLAY_PATH}
 
 #: The CDP error code for a command the recording has no reply for.
 NO_RECORDED_REPLY = -32000
