@@ -1,29 +1,48 @@
 """Launch or attach backends: Debian Chromium, headless-shell, Chromium with Playwright or
 Puppeteer attached, node's inspector, Lightpanda, chromium-bidi's WebDriver BiDi server
-over Chromium, and Firefox ESR (WebDriver BiDi)."""
+over Chromium, Firefox ESR (WebDriver BiDi), the WebDriver servers WebKitWebDriver (under
+an Xvfb of cdpnb's) and chromedriver (classic, or BiDi through its own mapper), and
+Chromium driven by a Selenium session."""
 
 from cdpnb.backends.bidi_mapper import ChromiumBidiProcess
 from cdpnb.backends.chromium import CHROMIUM_FLAGS, BrowserProcess, find_executable
 from cdpnb.backends.firefox import FIREFOX_PREFS, FirefoxProcess, find_firefox
-from cdpnb.backends.launch import BIDI_KINDS, LAUNCHABLE, Backend, backend_available, launch
+from cdpnb.backends.launch import (
+    BIDI_KINDS,
+    CLASSIC_KINDS,
+    LAUNCHABLE,
+    WEBDRIVER_SERVER_KINDS,
+    Backend,
+    backend_available,
+    launch,
+)
 from cdpnb.backends.lightpanda import LightpandaProcess, find_lightpanda
 from cdpnb.backends.node import NodeProcess, find_node
 from cdpnb.backends.playwright_attach import PlaywrightAttachment
 from cdpnb.backends.puppeteer_attach import PuppeteerProcess
+from cdpnb.backends.selenium_attach import SeleniumProcess
+from cdpnb.backends.webdriver_servers import ChromedriverProcess, WebKitWebDriverProcess
+from cdpnb.backends.xvfb import XvfbProcess
 
 __all__ = [
     "BIDI_KINDS",
     "CHROMIUM_FLAGS",
+    "CLASSIC_KINDS",
     "FIREFOX_PREFS",
     "LAUNCHABLE",
+    "WEBDRIVER_SERVER_KINDS",
     "Backend",
     "BrowserProcess",
+    "ChromedriverProcess",
     "ChromiumBidiProcess",
     "FirefoxProcess",
     "LightpandaProcess",
     "NodeProcess",
     "PlaywrightAttachment",
     "PuppeteerProcess",
+    "SeleniumProcess",
+    "WebKitWebDriverProcess",
+    "XvfbProcess",
     "backend_available",
     "find_executable",
     "find_firefox",
