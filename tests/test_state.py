@@ -1215,6 +1215,9 @@ NOTE_PARAMS: dict[str, st.SearchStrategy[Any]] = {
                                browser=st.sampled_from(["Firefox/153.7.0esr",
                                                         "Chrome/156.0", ""])),
     "cdpnb.pageAbandoned": loose(context=IDS),
+    "cdpnb.classicSession": loose(session_id=st.text(max_size=3), popups=st.booleans(),
+                                  browser=st.sampled_from(["MiniBrowser/2.50.6", ""])),
+    "cdpnb.classicWindowOpened": loose(handle=IDS, opener=IDS),
 }
 
 
@@ -1232,6 +1235,13 @@ REPLY_RESULTS: dict[str, st.SearchStrategy[Any]] = {
         "contexts": st.lists(BIDI_CONTEXT, max_size=3) | ANY_JSON}),
     "LP.handleJavaScriptDialog": loose(),
     "network.provideResponse": loose(),
+    # WebDriver classic: the replies of cdpnb's own commands (cdpnb.state.classic).
+    "classic.frameTree": st.fixed_dictionaries({}, optional={
+        "contexts": st.lists(BIDI_CONTEXT, max_size=2) | ANY_JSON}),
+    "classic.getAlertText": loose(value=st.none() | st.text(max_size=3), window=IDS),
+    "classic.answerAlert": loose(value=st.none(), message=st.text(max_size=3),
+                                 prompt=st.none() | st.booleans()),
+    "classic.getWindowHandles": loose(value=st.lists(IDS, max_size=3) | ANY_JSON),
 }
 
 SESSION_IDS = st.sampled_from([None, PS, CS, "F2", "GHOST"])
@@ -1252,7 +1262,9 @@ def messages(draw: st.DrawFn) -> Message:
         params = draw(NOTE_PARAMS[method])
         return Note(method, params if isinstance(params, dict) else {"x": params}, sid, wall)
     method = draw(st.sampled_from(sorted(REPLY_RESULTS)))
-    params = draw(st.fixed_dictionaries({}, optional={"requestId": IDS}))
+    params = draw(st.fixed_dictionaries({}, optional={
+        "requestId": IDS, "window": IDS, "accept": st.booleans() | ANY_JSON,
+        "text": st.none() | st.text(max_size=3)}))
     return Reply(1, method, draw(REPLY_RESULTS[method]), sid, params, wall)
 
 

@@ -301,9 +301,24 @@ class WebDriverBiDiBackend(Backend):
         return await connect_webdriver_bidi(url, capabilities, timeout)
 
 
+class WebDriverClassicBackend(Backend):
+    """``webkit`` and ``chromium+chromedriver``: ``Supervisor.start`` connects through
+    ``connect_transport``, which makes a WebDriver classic session with this backend's
+    capabilities (chromedriver's needs the Chromium binary, cdpnb's flags and a fresh
+    profile: a URL alone would not say them)."""
+
+    async def connect_transport(self, url: str, timeout: float) -> Transport:
+        from cdpnb.transport.classic import connect_classic
+
+        return await connect_classic(url, timeout, self.webdriver_capabilities)
+
+
 def _backend(started: _Started) -> Backend:
-    return WebDriverBiDiBackend(started) if started.kind == "chromium+chromedriver+bidi" \
-        else Backend(started)
+    if started.kind == "chromium+chromedriver+bidi":
+        return WebDriverBiDiBackend(started)
+    if started.kind in CLASSIC_KINDS:
+        return WebDriverClassicBackend(started)
+    return Backend(started)
 
 
 def backend_available(kind: str) -> str | None:

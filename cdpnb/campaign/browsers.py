@@ -46,6 +46,18 @@ def answers(backend: Backend) -> bool:
     browser just killed can look running for a moment; its closed port cannot)."""
     if not backend.running:
         return False
+    if backend.protocol == "classic":
+        # A WebDriver server: its GET /status answers while it runs.
+        from cdpnb.transport.webdriver_http import WebDriverServer
+
+        server = WebDriverServer(backend.http_url)
+        try:
+            server.status(2.0)
+        except EndpointError:
+            return False
+        finally:
+            server.close()
+        return True
     if backend.protocol == "bidi":
         # A WebDriver BiDi endpoint has no /json/version (Firefox answers it 404), and
         # a WebSocket handshake would not say more: its port taking a connection does.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Generator
+from collections.abc import Awaitable, Callable, Generator
 from functools import cached_property
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -92,6 +92,31 @@ class ReplayBackend(Closing):
             if type(record) is Note and record.method == "cdpnb.dialogsNonBlocking":
                 return str(record.params.get("engine", "")) or None
         return None
+
+    @property
+    def connect_transport(self) -> Callable[[str, float], Awaitable[Any]] | None:
+        """How a supervisor connects to a WebDriver classic recording (None for the
+        others: their URL says what they speak). Classic's messages have CDP's shape, so
+        the replay serves them on its WebSocket; the transport says it speaks classic and
+        carries the recorded session (its id and browser), as a live one does."""
+        if self.trace.protocol != "classic":
+            return None
+        return self._connect_classic
+
+    async def _connect_classic(self, url: str, timeout: float) -> Any:
+        from cdpnb.runtime.threads import in_own_thread
+        from cdpnb.transport.webdriver_http import NewSession
+        from cdpnb.transport.wire import WireSocket
+
+        sock = await in_own_thread(lambda: WireSocket.open(url, timeout),
+                                   orphan=WireSocket.close)
+        sock.protocol = "classic"
+        said = next((r.params for r in self.trace.records
+                     if type(r) is Note and r.method == "cdpnb.classicSession"), {})
+        name, _, version = str(said.get("browser", "")).partition("/")
+        sock.session = NewSession(str(said.get("session_id", "")),  # type: ignore[attr-defined]
+                                  {"browserName": name, "browserVersion": version})
+        return sock
 
     @property
     def connections(self) -> int:

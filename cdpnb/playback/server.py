@@ -152,8 +152,8 @@ class ReplayServer:
     def __init__(self, messages: list[Message] | tuple[Message, ...], *,
                  browser: dict[str, Any] | None = None, speed: float | None = None,
                  stall_s: float = 3.0, protocol: str = "cdp") -> None:
-        if protocol not in ("cdp", "bidi"):
-            raise ValueError(f"protocol must be 'cdp' or 'bidi', got {protocol!r}")
+        if protocol not in ("cdp", "bidi", "classic"):
+            raise ValueError(f"protocol must be 'cdp', 'bidi' or 'classic', got {protocol!r}")
         self.protocol = protocol
         if speed is not None and (isinstance(speed, bool) or not isinstance(speed, int | float)
                                   or speed <= 0):
@@ -212,9 +212,11 @@ class ReplayServer:
     def _http(self, connection: ServerConnection, request: Request) -> Response | None:
         if not request.path.startswith("/json"):
             return None
-        if self.protocol == "bidi":
-            # As Firefox: a WebDriver BiDi endpoint has no DevTools HTTP endpoints.
-            return connection.respond(404, "a WebDriver BiDi replay has no /json endpoints\n")
+        if self.protocol != "cdp":
+            # As Firefox: a WebDriver BiDi endpoint has no DevTools HTTP endpoints (nor
+            # a WebDriver classic one, whose recording is served in CDP's framing).
+            return connection.respond(404, f"a WebDriver {self.protocol} replay has no /json "
+                                      "endpoints\n")
         if request.path.startswith("/json/version"):
             body: Any = {**self.browser, "Browser": self.browser.get("Browser", "cdpnb-replay"),
                          "webSocketDebuggerUrl": self.cdp_url}

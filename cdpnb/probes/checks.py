@@ -121,7 +121,12 @@ DIALOG_WAIT_S = 3.0
 #: How long a check waits for the probe page's frames.
 FRAMES_WAIT_S = 5.0
 #: The event that announces a dialog, by protocol (for "none came" reasons).
-_OPENING = {"cdp": "Page.javascriptDialogOpening", "bidi": "browsingContext.userPromptOpened"}
+#: How a dialog check's detail starts when the dialog was seen and answered but its
+#: protocol names no frame for it (WebDriver classic): the matrix says it in words.
+FRAME_UNKNOWN = "seen, frame unknown"
+
+_OPENING = {"cdp": "Page.javascriptDialogOpening", "bidi": "browsingContext.userPromptOpened",
+            "classic": "message from GET /alert/text"}
 
 #: Check names that changed meaning (and name) when the checks stopped requiring
 #: out-of-process iframes: old name -> new name (campaign scenarios accept the old).
@@ -224,8 +229,9 @@ async def frames_complete(sup: Supervisor, site: Site) -> Outcome:
 async def site_isolation(sup: Supervisor, site: Site) -> Outcome:
     """How the engine runs cross-site frames: a finding, not a capability."""
     ids = await frame_ids(sup, site)
-    if sup.protocol == "bidi":
-        return ("ok", "unknown: WebDriver BiDi does not say which frames run out of process",
+    if sup.protocol in ("bidi", "classic"):
+        name = "WebDriver BiDi" if sup.protocol == "bidi" else "WebDriver classic"
+        return ("ok", f"unknown: {name} does not say which frames run out of process",
                 "unknown")
     state = sup.state
     own = [state.frames[ids[name]].is_oopif
@@ -336,7 +342,10 @@ def dialog_check(kind: str, frame: str, via: str) -> Driver:
         seen_ms = (time.monotonic() - began) * 1000
         if dialog.via != via:
             return "partial", f"seen via {dialog.via}, not {via}", seen_ms
-        if dialog.frame_id != frame_id:
+        # WebDriver classic names no frame for a dialog (None): seen, frame unknown; it
+        # is still answered, and what page JS got says whether the answer reached it.
+        frame_unknown = dialog.frame_id is None and sup.protocol == "classic"
+        if dialog.frame_id != frame_id and not frame_unknown:
             return "partial", f"seen with frame_id {dialog.frame_id}, not {frame_id}", seen_ms
         missed, outcome = await _answer(sup, dialog, seen_ms, action, text)
         if missed is not None:
@@ -345,6 +354,10 @@ def dialog_check(kind: str, frame: str, via: str) -> Driver:
         if got != expected:
             return ("partial", f"answered, but page JS got {got!r}, expected {expected!r}",
                     outcome)
+        if frame_unknown:
+            return ("partial", f"{FRAME_UNKNOWN} (WebDriver classic names no frame for a "
+                    f"dialog) and answered (closed {outcome.open_ms:.0f} ms after it "
+                    f"opened); page JS got {got[1]!r}", outcome)
         return ("ok", f"seen with its frame and answered (closed {outcome.open_ms:.0f} ms "
                 f"after it opened); page JS got {got[1]!r}", outcome)
 
@@ -366,6 +379,10 @@ async def user_activation(sup: Supervisor) -> str:
         await sup.bidi("input.performActions",
                        {"context": sup.page_target_id, "actions": _CLICK})
         return "a click (input.performActions)"
+    if sup.protocol == "classic":
+        # (WebDriver classic has no user gesture for a script: a click on the page.)
+        await sup.click(selector="body", timeout=within(5))
+        return "a click (element click)"
     await sup.evaluate("1", user_gesture=True, timeout=within(5))
     return "a user gesture (evaluate with userGesture)"
 
@@ -394,7 +411,10 @@ async def _answer_beforeunload(sup: Supervisor, how: str, mark: int, began: floa
     if (not seen.done() and leaving.exception() is None
             and _dialog_after(sup.state, mark) is None):
         # Gone without asking: no dialog can come for a page that is no more.
-        return "fail", f"no beforeunload dialog after {how}: the navigation went on", None
+        why = (" (WebDriver classic never shows one: the browser accepts it itself)"
+               if sup.protocol == "classic" else "")
+        return ("fail", f"no beforeunload dialog after {how}: the navigation went on{why}",
+                None)
     try:
         dialog = await seen
     except CdpnbError as exc:
@@ -525,6 +545,10 @@ async def command_round_trip(sup: Supervisor, site: Site) -> Outcome:
         def send() -> Awaitable[dict[str, Any]]:
             return sup.bidi("script.evaluate", params)
         method = "script.evaluate"
+    elif sup.protocol == "classic":
+        def send() -> Awaitable[dict[str, Any]]:
+            return sup.classic("classic.executeScript", {"script": "return 1", "args": []})
+        method = "execute/sync"
     else:
         def send() -> Awaitable[dict[str, Any]]:
             return sup.cdp("Runtime.evaluate", {"expression": "1"})

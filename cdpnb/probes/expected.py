@@ -57,6 +57,17 @@ _CHROMIUM_BIDI: list[tuple[str, str]] = [
     ("*", "ok"),
 ]
 
+#: What WebDriver classic can tell and do, on every engine measured (WebKit, Chromium).
+_CLASSIC: list[tuple[str, str]] = [
+    ("frames.site_isolation", "unknown"),
+    ("dialog.beforeunload.main", "fail"),
+    ("dialog.*", "partial"),
+    ("finding.sandbox.native", "fail"),
+    ("bridge.*", "fail"),
+    ("finding.*.bridge", "fail"),
+    ("*", "ok"),
+]
+
 #: backend kind -> [(check name pattern, expected status or answer)], first match wins.
 EXPECTED: dict[str, list[tuple[str, str]]] = {
     "chromium": _CHROMIUM,
@@ -109,6 +120,14 @@ EXPECTED: dict[str, list[tuple[str, str]]] = {
     # probe's Selenium sends none, so every cell is plain Chromium's (measured: all as
     # chromium, the bridge over https included).
     "chromium+selenium": _CHROMIUM,
+    # WebDriver classic (WebKitWebDriver 2.50.6 with MiniBrowser; chromedriver 156 over
+    # Chromium 156), sessions with unhandledPromptBehavior "ignore": every dialog in every
+    # frame is seen by polling GET /alert/text and answered, but classic names no frame
+    # for it (partial: "seen, frame unknown"); beforeunload is never shown (the browser
+    # accepts it itself); no request interception, so no bridge; classic does not say
+    # which frames run out of process.
+    "webkit": _CLASSIC,
+    "chromium+chromedriver": _CLASSIC,
 }
 
 
@@ -179,6 +198,13 @@ def engine_kind(protocol: str, browser: str) -> str | None:
         return "lightpanda"
     if browser.startswith("node.js/"):
         return "node"
+    if protocol == "classic":
+        # WebDriver classic's session says browserName/browserVersion.
+        if browser.startswith("MiniBrowser/"):
+            return "webkit"
+        if browser.lower().startswith("chrome/"):
+            return "chromium+chromedriver"
+        return None
     if protocol == "bidi":
         if browser.startswith("Firefox/"):
             return "firefox"

@@ -27,7 +27,7 @@ import pandas as pd
 from cdpnb.backends import BIDI_KINDS, LAUNCHABLE, backend_available, launch
 from cdpnb.errors import BrowserNotFound, CdpnbError, CdpnbWarning
 from cdpnb.playback.backend import replay
-from cdpnb.probes.checks import CHECKS, Check, NotSupported, Site, stretched
+from cdpnb.probes.checks import CHECKS, FRAME_UNKNOWN, Check, NotSupported, Site, stretched
 from cdpnb.probes.expected import EXPECTED, engine_kind, expected_status, race_between
 from cdpnb.probes.progress import Progress, progress_for
 from cdpnb.probes.server import ScenarioServer
@@ -63,10 +63,13 @@ CHECK_TIMEOUT_S = CHECK_STEPS * STEP_BUDGET_S
 #: A launch may take this long with the fitted budgets (it is timed, then fits them).
 LAUNCH_TIMEOUT_S = 60.0
 MODES = ("native", "bridge")
+#: Why every bridge check fails over WebDriver classic, without a supervisor to try it.
+NO_CLASSIC_BRIDGE = ("no dialog bridge over WebDriver classic: it cannot intercept "
+                     "requests (dialogs are polled and answered natively)")
 #: A capability's status in ``matrix()``, best first (ordered: ``max`` is the worst).
 STATUSES = ("ok", "partial", "fail")
 #: What a backend's endpoint speaks: the matrix's ``protocol`` column.
-PROTOCOLS = ("cdp", "bidi")
+PROTOCOLS = ("cdp", "bidi", "classic")
 
 
 @dataclass(frozen=True)
@@ -397,11 +400,17 @@ def _cell(cells: list[CheckResult], reasons: bool = True) -> str:
         median = _median(cells)
         return f"{median:.2f}" if median is not None and cells[0].check.startswith(
             "latency.") else "✓"
+    worst = next(c for c in cells if c.status != "ok")
+    if status == "partial" and all(c.detail.startswith(FRAME_UNKNOWN) for c in cells
+                                   if c.status != "ok"):
+        # Seen and answered, but the protocol names no frame for a dialog: neither "seen
+        # with its frame" (✓) nor "not seen" (✗).
+        return FRAME_UNKNOWN if not reasons else f"{FRAME_UNKNOWN}: {worst.check}: " + (
+            worst.detail[len(FRAME_UNKNOWN):].strip(" (").split(")", 1)[0])
     if not reasons:
         return "✗" if status == "fail" else "~"
     if status == "fail":
         return "✗ " + cells[0].detail
-    worst = next(c for c in cells if c.status != "ok")
     return f"partial: {worst.check}: {worst.detail}"
 
 
@@ -616,6 +625,10 @@ async def _run_backend(spec: BackendSpec, repeat: int, site: ScenarioServer, out
             unprobed = ""
             for mode in MODES:
                 checks = [c for c in CHECKS if c.mode == mode]
+                if mode == "bridge" and target.info.get("protocol") == "classic":
+                    _fail_all(result, name, target, checks, repeat, NO_CLASSIC_BRIDGE,
+                              progress)
+                    continue
                 if target.recorded and mode not in target.recorded:
                     _fail_all(result, name, target, checks, repeat,
                               f"no {mode} trace was recorded", progress)

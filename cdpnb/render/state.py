@@ -263,6 +263,15 @@ def _plain(value: str, limit: int) -> str:
     return repr(clip(value, limit))[1:-1]
 
 
+def _frame_id_shown(frame_id: str) -> str:
+    """A frame id clipped to 12 characters, but a WebDriver classic one keeps its frame
+    path (``page-BCC342…/0/1``): its window handle is the same for every frame."""
+    handle, slash, path = frame_id.partition("/")
+    if slash and path.replace("/", "").isdigit():
+        return f"{clip(handle, 12)}/{path}"
+    return clip(frame_id, 12)
+
+
 def frame_tree_text(tree: Tree) -> str:
     """``str(tree)``: one frame a line, indented by depth; ``name='…'`` where the frame
     has a name, ``OOPIF`` for an out-of-process one."""
@@ -271,7 +280,7 @@ def frame_tree_text(tree: Tree) -> str:
     nodes = (tree.top, *tree.children)
     lines = [f"<FrameTree {len(nodes)} frames{' (truncated)' if tree.truncated else ''}>"]
     for node in nodes[:TEXT_LINES]:
-        parts = [clip(node.frame_id, 12)]
+        parts = [_frame_id_shown(node.frame_id)]
         if node.name:
             parts.append(f"name={short_repr(node.name, NAME_SHOWN)}")
         if node.is_oopif:

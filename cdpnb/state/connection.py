@@ -104,9 +104,15 @@ def connected(state: BrowserState, msg: Note, out: Out) -> BrowserState:
         console_errors_total=state.console_errors_total,
         counters=state.counters,
         bridge_enabled=state.bridge_enabled,
-        protocol="bidi" if msg.params.get("protocol") == "bidi" else "cdp",
+        protocol=_protocol_of(msg.params.get("protocol")),
     )
     return _move(fresh, "connected", out, generation=generation)
+
+
+def _protocol_of(named: object) -> Literal["cdp", "bidi", "classic"]:
+    if named == "bidi":
+        return "bidi"
+    return "classic" if named == "classic" else "cdp"
 
 
 def ready(state: BrowserState, msg: Note, out: Out) -> BrowserState:

@@ -489,7 +489,7 @@ def _reattribute_to_remote(state: BrowserState, dialog_id: str, out: Out) -> Bro
 
 
 def close_dialogs_of(state: BrowserState, dialogs: Iterable[PendingDialog], at: float,
-                     closed_by: str, reason: str, out: Out, *,
+                     closed_by: str, reason: str | None, out: Out, *,
                      accepted: bool | None = None) -> BrowserState:
     """Close ``dialogs`` in state: they cannot be answered. A bridged one's paused call
     is abandoned (``BridgeRequestAbandoned``: the bridge lets it go with a dismissal)."""

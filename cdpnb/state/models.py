@@ -23,7 +23,8 @@ __all__ = [
     "SessionInfo",
 ]
 
-DialogType = Literal["alert", "confirm", "prompt", "beforeunload"]
+#: ``unknown``: WebDriver classic tells a dialog's message only (``cdpnb.state.classic``).
+DialogType = Literal["alert", "confirm", "prompt", "beforeunload", "unknown"]
 #: Who ended a dialog. ``agent``: respond(); ``auto_policy``: auto_dismiss/auto_accept;
 #: ``watchdog``: must_respond's timeout; ``remote``: someone else answered it (another
 #: client, a proxy, a person); ``browser``: the browser closed it itself, or it went
@@ -248,7 +249,7 @@ class BrowserState(_Frozen):
     bridge_enabled: bool = False
     #: The protocol the endpoint speaks: ``cdp``, or ``bidi`` (WebDriver BiDi), from the
     #: ``cdpnb.connected`` note.
-    protocol: Literal["cdp", "bidi"] = "cdp"
+    protocol: Literal["cdp", "bidi", "classic"] = "cdp"
     #: Over BiDi: whether pages opened by supervised pages are supervised too (the
     #: ``cdpnb.bidiSession`` note; over CDP the supervisor simply does not attach them).
     follow_popups: bool = True

@@ -18,7 +18,17 @@ from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
 from cdpnb.protocol import Command, ErrorReply, Event, Message, Note, Reply
-from cdpnb.state import bidi, connection, console, counting, dialogs, engines, frames, pages
+from cdpnb.state import (
+    bidi,
+    classic,
+    connection,
+    console,
+    counting,
+    dialogs,
+    engines,
+    frames,
+    pages,
+)
 from cdpnb.state.changes import Change, Malformed
 from cdpnb.state.models import BrowserState
 
@@ -96,6 +106,12 @@ REPLY_RULES: dict[str, Rule] = {
     "browsingContext.getTree": bidi.get_tree,
     "network.provideResponse": dialogs.bridge_fulfilled,
     "LP.handleJavaScriptDialog": engines.prearmed,
+    # WebDriver classic (cdpnb.state.classic): no events, so its state is what cdpnb's
+    # own commands were answered.
+    "classic.frameTree": classic.frame_tree,
+    "classic.getAlertText": classic.polled,
+    "classic.answerAlert": classic.answered,
+    "classic.getWindowHandles": classic.windows,
 }
 
 NOTE_RULES: dict[str, Rule] = {
@@ -113,6 +129,8 @@ NOTE_RULES: dict[str, Rule] = {
     "cdpnb.bridgeDialogOpening": dialogs.bridge_dialog_opening,
     "cdpnb.bridgeRequestRefused": dialogs.bridge_request_refused,
     "cdpnb.bidiSession": bidi.bidi_session,
+    "cdpnb.classicSession": bidi.bidi_session,  # (the same choices: engine, popups)
+    "cdpnb.classicWindowOpened": classic.window_opened,
     "cdpnb.pageAbandoned": bidi.page_abandoned,
     "cdpnb.dialogsNonBlocking": engines.dialogs_non_blocking,
     "cdpnb.evaluated": counting.evaluated,
@@ -122,7 +140,8 @@ NOTE_RULES: dict[str, Rule] = {
 
 #: Every error reply: -32601 marks a capability the endpoint lacks, whatever the
 #: command; some commands' refusals are counted.
-ERROR_RULE: Rule = _chain(pages.method_missing, counting.refused)
+ERROR_RULE: Rule = _chain(pages.method_missing, counting.refused, classic.poll_failed,
+                          classic.answer_refused)
 
 
 def _rule_for(message: Message) -> Rule | None:

@@ -36,6 +36,7 @@ class BiDiDriver(ProtocolDriver):
     name: ClassVar[str] = "bidi"
     lacks: ClassVar[dict[str, str]] = {
         "cdp()": "sup.bidi(method, params) sends a raw BiDi command",
+        "classic()": "sup.bidi(method, params) sends a raw BiDi command",
         "accessibility()": "WebDriver BiDi has no accessibility tree; evaluate() and "
                            "bidi('input.performActions', ...) work over it",
         "evaluate_on()": "refs come from CDP's accessibility tree",

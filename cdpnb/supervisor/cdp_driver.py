@@ -60,7 +60,8 @@ END_TIMEOUT_S = 5.0
 class CDPDriver(ProtocolDriver):
     name: ClassVar[str] = "cdp"
     lacks: ClassVar[dict[str, str]] = {
-        "bidi()": "sup.cdp(method, params) sends a raw CDP command"}
+        "bidi()": "sup.cdp(method, params) sends a raw CDP command",
+        "classic()": "sup.cdp(method, params) sends a raw CDP command"}
     #: headless-shell wedges a page whose dialog is open when it navigates (measured:
     #: "Not attached to an active page", forever): dismissed first, as Chromium does.
     dismiss_before_navigating: ClassVar[bool] = True

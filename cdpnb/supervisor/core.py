@@ -580,7 +580,8 @@ class Core:
     @property
     def _link(self) -> str:
         """"CDP connection to <url>" (or WebDriver BiDi), for errors."""
-        name = "WebDriver BiDi" if self.protocol == "bidi" else "CDP"
+        name = {"bidi": "WebDriver BiDi", "classic": "WebDriver classic"}.get(self.protocol,
+                                                                             "CDP")
         return f"{name} connection to {redact_url(self.url)}"
 
     def _lost_error(self, reason: str) -> ConnectionLost:

@@ -232,11 +232,13 @@ class DialogControl:
             raise TypeError(f"dialog_id must be a str like 'd-1', got {dialog_id!r}")
         dialog = self._choose(dialog_id)
         accept = action == "accept"
-        if not accept or dialog.type != "prompt":
+        if not accept or dialog.type not in ("prompt", "unknown"):
             # Ignored, as WebDriver BiDi's handleUserPrompt ignores userText and
             # Playwright's dialog.accept(text) does for anything but an accepted prompt.
+            # (A WebDriver classic dialog's type is unknown: the text goes with the
+            # answer, and an alert or a confirm refuses it there: cdpnb.protocol.classic.)
             prompt_text = None
-        elif prompt_text is None:
+        elif prompt_text is None and dialog.type == "prompt":
             # What pressing OK gives the page: the prompt's default. Measured on every
             # backend: an accept without text gives "" (CDP's promptText and BiDi's
             # userText default to empty), unlike a person, and unlike auto_accept.

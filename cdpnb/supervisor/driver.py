@@ -34,7 +34,8 @@ if TYPE_CHECKING:
 __all__ = ["PROTOCOL_NAMES", "Command", "Navigated", "PageSender", "ProtocolDriver"]
 
 #: What each protocol is called in an error.
-PROTOCOL_NAMES = {"cdp": "the Chrome DevTools Protocol", "bidi": "WebDriver BiDi"}
+PROTOCOL_NAMES = {"cdp": "the Chrome DevTools Protocol", "bidi": "WebDriver BiDi",
+                  "classic": "WebDriver classic"}
 
 #: ``send(method, params)`` on one page's own CDP session (recovery's tool).
 PageSender = Callable[[str, dict[str, Any] | None], Awaitable[dict[str, Any]]]
@@ -75,6 +76,9 @@ class ProtocolDriver(abc.ABC):
     #: Open native dialogs of a page are dismissed before its navigation, or the page
     #: is wedged (Chromium over CDP); else the browser closes them itself.
     dismiss_before_navigating: ClassVar[bool] = False
+    #: The protocol can intercept requests, so the dialog bridge can answer dialogs
+    #: before a client that auto-dismisses them (not over WebDriver classic).
+    has_bridge: ClassVar[bool] = True
 
     def __init__(self, core: Core, bridge: DialogBridge, hint: Callable[[str], None]) -> None:
         self.core = core
@@ -90,8 +94,9 @@ class ProtocolDriver(abc.ABC):
         instead = self.lacks.get(call)
         if instead is None:
             return
-        other = next(name for name in PROTOCOL_NAMES if name != self.name)
-        raise ProtocolMismatch(f"{call} needs an endpoint that speaks {PROTOCOL_NAMES[other]}; "
+        others = " or ".join(PROTOCOL_NAMES[name] for name in PROTOCOL_NAMES
+                             if name != self.name and name != "classic")
+        raise ProtocolMismatch(f"{call} needs an endpoint that speaks {others}; "
                                f"{redact_url(self.core.url)} speaks "
                                f"{PROTOCOL_NAMES[self.name]} ({instead})")
 

@@ -11,7 +11,7 @@ from cdpnb.protocol.credentials import redact_url
 from cdpnb.state import Change, DialogRecord
 from cdpnb.state.changes import PageClosed, PageHazard, PageOpened
 from cdpnb.supervisor.core import Core
-from cdpnb.supervisor.driver import ProtocolDriver
+from cdpnb.supervisor.driver import PROTOCOL_NAMES, ProtocolDriver
 from cdpnb.supervisor.hints import Hints
 from cdpnb.supervisor.options import SupervisorOptions
 from cdpnb.supervisor.recovery import Recovery
@@ -71,7 +71,10 @@ class PageReactions:
         hint = (f"{record.id} ({record.type}) was closed by someone else {record.open_ms:.1f} ms "
                 f"after it opened: a client on {redact_url(self.core.url)} auto-dismisses "
                 "native dialogs (Playwright with no dialog handler, a cloud CDP proxy).")
-        if self.options.bridge == "auto":
+        if not self.driver.has_bridge:
+            hint += (f" {PROTOCOL_NAMES[self.driver.name]} has no dialog bridge to answer "
+                     "them first.")
+        elif self.options.bridge == "auto":
             hint += " The dialog bridge is now on; dialogs from here on are answered through it."
             bridge.switch_on("fast-remote-dismissal")
         else:

@@ -36,6 +36,7 @@ from cdpnb.state.snapshot import (
 from cdpnb.supervisor.actions import click_spec
 from cdpnb.supervisor.bidi_driver import BiDiDriver
 from cdpnb.supervisor.cdp_driver import CDPDriver
+from cdpnb.supervisor.classic_driver import ClassicDriver
 from cdpnb.supervisor.core import Core
 from cdpnb.supervisor.dialogs import DialogControl
 from cdpnb.supervisor.driver import ProtocolDriver
@@ -74,7 +75,8 @@ T = TypeVar("T")
 P = ParamSpec("P")
 
 #: The driver of each protocol an endpoint may speak (what its transport says).
-DRIVERS: dict[str, type[CDPDriver] | type[BiDiDriver]] = {"cdp": CDPDriver, "bidi": BiDiDriver}
+DRIVERS: dict[str, type[CDPDriver] | type[BiDiDriver] | type[ClassicDriver]] = {
+    "cdp": CDPDriver, "bidi": BiDiDriver, "classic": ClassicDriver}
 
 
 
@@ -504,6 +506,22 @@ class Supervisor:
         if not isinstance(method, str) or "." not in method:
             raise TypeError(f"method must be a BiDi method name such as "
                             f"'browsingContext.navigate', got {method!r}")
+        if params is not None and not isinstance(params, dict):
+            raise TypeError(f"params must be a dict, got {type(params).__name__}")
+        return await self._driver.send_raw(method, params, self._budget(timeout))
+
+    @supervised
+    async def classic(self, method: str, params: dict[str, Any] | None = None,
+                      timeout: float | None = None) -> dict[str, Any]:
+        """Send a raw WebDriver classic command (``"classic.getTitle"``,
+        ``"classic.executeScript"`` with ``{"script", "args"}``, …; the names are in
+        ``cdpnb.protocol.classic.COMMANDS``) and return its result (``{"value": ...}``).
+        ``window`` (a handle) and ``frame`` (frame indexes from the top) in ``params``
+        switch there first. Errors raise CDPError with the W3C error code first."""
+        self._driver.require("classic()")
+        if not isinstance(method, str) or not method.startswith("classic."):
+            raise TypeError(f"method must be a WebDriver classic command name such as "
+                            f"'classic.getTitle', got {method!r}")
         if params is not None and not isinstance(params, dict):
             raise TypeError(f"params must be a dict, got {type(params).__name__}")
         return await self._driver.send_raw(method, params, self._budget(timeout))

@@ -118,7 +118,9 @@ def dialogs(columns: Columns, start: float) -> pd.DataFrame:
 
 
 _DIALOG_SCHEMA: dict[str, Convert] = {
-    "dialog_id": strings, "closed_at": wall_times, "type": categories_of(DIALOG_TYPES),
+    "dialog_id": strings, "closed_at": wall_times,
+    # (``unknown``: a WebDriver classic dialog, whose type classic does not tell)
+    "type": categories_of((*DIALOG_TYPES, "unknown")),
     "message": strings, "default_prompt": strings, "frame_id": strings, "url": strings,
     "session_id": categorical, "via": categories_of(VIA), "has_browser_handler": booleans,
     "accepted": booleans, "answer": strings, "closed_by": categories_of(CLOSED_BY),
@@ -131,7 +133,9 @@ def _dialog_frame(opened: Mapping[str, tuple[PendingDialog, Record]],
     rows = Rows(start, _DIALOG_SCHEMA)
     for did, (dialog, opening) in opened.items():
         record = closed.get(did)
-        rows.add(opening, did, record.closed_at if record else np.nan, dialog.type,
+        # (The record's type: a WebDriver classic dialog's is learnt as it is answered.)
+        rows.add(opening, did, record.closed_at if record else np.nan,
+                 record.type if record else dialog.type,
                  dialog.message, dialog.default_prompt, dialog.frame_id, dialog.url,
                  dialog.session_id, dialog.via, dialog.has_browser_handler,
                  record.accepted if record else None, record.prompt_text if record else None,
@@ -220,7 +224,8 @@ def frames(columns: Columns, start: float, protocol: str) -> pd.DataFrame:
     rows = Rows(start, _FRAME_SCHEMA)
     oopif_sessions: dict[str, str] = {}  # child session -> frame (target) id
     gone: set[str] = set()  # frames a change reported detached (no event of their own)
-    bidi = protocol == "bidi"
+    # (Classic's frames, like BiDi's, come from the fold's changes alone.)
+    bidi = protocol in ("bidi", "classic")
     # (Nor here.)
     for msg, before, after, changes in columns.folded(without=NOT_FOLDED):
         if bidi:

@@ -106,8 +106,10 @@ class Trace:
 
     @property
     def protocol(self) -> str:
-        """What the recorded endpoint spoke: ``cdp``, or ``bidi`` (WebDriver BiDi)."""
-        return "bidi" if self.header.get("protocol") == "bidi" else "cdp"
+        """What the recorded endpoint spoke: ``cdp``, ``bidi`` (WebDriver BiDi) or
+        ``classic`` (WebDriver classic)."""
+        protocol = self.header.get("protocol")
+        return protocol if protocol in ("bidi", "classic") else "cdp"
 
     @property
     def backend(self) -> dict[str, Any]:

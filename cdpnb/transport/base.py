@@ -71,8 +71,10 @@ Connector = Callable[[str, float], Awaitable[Transport]]
 async def connect_websocket(url: str, timeout: float) -> Transport:
     """Resolve ``url`` and open its WebSocket, knowing which protocol it speaks.
 
-    ``http://host:port``: ``/json/version`` names a CDP WebSocket; without one, the
-    endpoint may speak WebDriver BiDi at ``ws://host:port/session`` (Firefox). A
+    ``http://host:port``: ``/json/version`` names a CDP WebSocket; without one, a
+    WebDriver server (``GET /status``) gets a new WebDriver classic session
+    (``cdpnb.transport.classic``), and anything else may speak WebDriver BiDi at
+    ``ws://host:port/session`` (Firefox). A
     ``ws://`` URL says CDP with ``/devtools/`` and BiDi with ``/session``; any other is
     asked once (``session.status``, which only BiDi has). EndpointError says what
     was tried when the endpoint speaks neither."""
@@ -86,6 +88,10 @@ async def connect_websocket(url: str, timeout: float) -> Transport:
     except EndpointError as cdp_error:
         if not url.lower().startswith(("http://", "https://")):
             raise
+        if await _is_webdriver_server(url, timeout):
+            # A WebDriver server (chromedriver, WebKitWebDriver): a classic session.
+            from cdpnb.transport.classic import connect_classic
+            return await connect_classic(url, timeout)
         bidi_url = bidi_url_of(url)
         try:
             sock = await in_own_thread(lambda: WireSocket.open(bidi_url, timeout),
@@ -110,6 +116,21 @@ async def connect_websocket(url: str, timeout: float) -> Transport:
         return await _sniffed(sock, redact_url(ws_url), timeout)
     sock.protocol = protocol
     return sock
+
+
+async def _is_webdriver_server(url: str, timeout: float) -> bool:
+    """Whether ``GET /status`` at ``url`` answers as a WebDriver server does."""
+    from cdpnb.errors import EndpointError
+    from cdpnb.transport.webdriver_http import WebDriverServer
+
+    server = WebDriverServer(url)
+    try:
+        await in_own_thread(lambda: server.status(min(timeout, 5.0)))
+    except EndpointError:
+        return False
+    finally:
+        server.close()
+    return True
 
 
 async def _sniffed(sock: WireSocket, shown: str, timeout: float) -> Transport:

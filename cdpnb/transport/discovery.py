@@ -16,8 +16,9 @@ from cdpnb.runtime.waits import wait_for
 __all__ = ["PROTOCOLS", "bidi_url_of", "browser_of", "fetch_json", "get_json",
            "protocol_of_reply", "protocol_of_url", "resolve_ws_url"]
 
-#: The protocols cdpnb speaks: the Chrome DevTools Protocol and WebDriver BiDi.
-PROTOCOLS = ("cdp", "bidi")
+#: The protocols cdpnb speaks: the Chrome DevTools Protocol, WebDriver BiDi and WebDriver
+#: classic (HTTP, ``cdpnb.transport.classic``).
+PROTOCOLS = ("cdp", "bidi", "classic")
 #: Sent once to a WebSocket whose URL does not say what it speaks. BiDi answers it with
 #: ``{"type": "success", ...}``; a CDP endpoint with ``{"id": 0, "error": {-32601}}``.
 SNIFF_COMMAND = b'{"id":0,"method":"session.status","params":{}}'

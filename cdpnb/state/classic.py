@@ -1,0 +1,174 @@
+"""WebDriver classic reducers: pages, frames and dialogs from the replies of cdpnb's own
+classic commands (classic has no events), folded into the same ``BrowserState``.
+
+The mapping: the supervised page is a window handle (``cdpnb.pageTarget`` names it;
+it is both its ``target_id`` and its ``session_id``); its frames come from
+``classic.frameTree`` (cdpnb walks them by switching, ``cdpnb.protocol.classic``), in
+BiDi's ``browsingContext.Info`` shape, with path ids (``<handle>/0/1``).
+
+Windows: a window that joins the session while it is supervised is a page the supervised
+pages opened (``cdpnb.classicWindowOpened``, cdpnb's call: classic names no opener, so
+``opener_target_id`` is the window that was current); a supervised window missing from
+``classic.getWindowHandles`` has closed.
+
+Dialogs are what the polls say (``classic.getAlertText``): a message while none is open
+for the window is a dialog opened, of unknown type (``"unknown"``: classic tells no
+type) in an unknown frame (``frame_id`` None: classic tells no frame); "no such alert"
+while one is open is its close, by cdpnb's answer if one was under way, otherwise by
+the browser or someone else. ``classic.answerAlert``'s reply is cdpnb's answer landing.
+Measured (WebKitWebDriver 2.50, chromedriver 156): classic shows dialogs of the current
+window only, whichever of its frames opened them, and never a beforeunload dialog (the
+browser accepts it itself).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cdpnb.protocol import ErrorReply, Note, Reply
+from cdpnb.protocol.classic import classic_error_name
+from cdpnb.state.bidi import _add_context, _context_gone, _drop_frames, _origin, _walk
+from cdpnb.state.changes import Change, DialogOpened, FrameAdded, FrameNavigated, PageOpened
+from cdpnb.state.dialogs import browser_handler_of, close_dialogs_of, closed_natively
+from cdpnb.state.frames import ident
+from cdpnb.state.models import BrowserState, FrameInfo, PageInfo, PendingDialog
+
+__all__ = ["answer_refused", "answered", "frame_tree", "poll_failed", "polled",
+           "window_opened", "windows"]
+
+Out = list[Change]
+
+
+def frame_tree(state: BrowserState, msg: Reply, out: Out) -> BrowserState:
+    """``classic.frameTree``: the window's frames now; those gone leave, those new join,
+    those at a new address navigated."""
+    contexts = msg.result.get("contexts") or []
+    if not contexts:
+        return state
+    top = contexts[0]
+    window = ident(top["context"], "context")
+    if window not in state.pages:
+        return state
+    now = {ident(node["context"], "context"): (up, str(node.get("url", "")))
+           for node, up in _walk(top, None)}
+    mine = [k for k, f in state.frames.items() if f.session_id == window and k != window]
+    # A frame whose parent changed is another frame at that path: it leaves and joins.
+    doomed = {k for k in mine if k not in now or now[k][0] != state.frames[k].parent_frame_id}
+    if doomed:
+        state = _drop_frames(state, doomed, "remove", out)
+    for cid, (_up, url) in now.items():
+        old = state.frames.get(cid)
+        if old is None or not url or url == old.url:
+            continue
+        parent = state.frames.get(old.parent_frame_id or "")
+        frame = old.model_copy(update={"url": url,
+                                       "origin": _origin(url) or (parent.origin if parent
+                                                                  else "")})
+        out.append(FrameNavigated(frame))
+        state = state.evolve(frames={**state.frames, cid: frame})
+        page = state.pages.get(cid)
+        if page is not None:
+            state = state.evolve(pages={**state.pages, cid: page.model_copy(
+                update={"url": url})})
+    return _add_context(state, top, None, out)
+
+
+def _window_of(msg: Reply | ErrorReply) -> str | None:
+    window = msg.params.get("window")
+    return window if isinstance(window, str) else None
+
+
+def _open_in(state: BrowserState, window: str) -> PendingDialog | None:
+    return next((d for d in state.pending_dialogs
+                 if d.via == "native" and d.page_session_id == window), None)
+
+
+def polled(state: BrowserState, msg: Reply, out: Out) -> BrowserState:
+    """``classic.getAlertText`` answered a message: the window shows a dialog."""
+    window = _window_of(msg)
+    text = msg.result.get("value")
+    page = state.pages.get(window or "")
+    if page is None or not isinstance(text, str):
+        return state
+    shown = _open_in(state, page.session_id)
+    if shown is not None:
+        if shown.message == text:
+            return state  # the same dialog, still open
+        # Another message: the one we knew closed unseen and a new one opened.
+        state = closed_natively(state, shown, page.session_id, msg.wall, None, None, out)
+    seq = state.dialog_seq + 1
+    dialog = PendingDialog(
+        id=f"d-{seq}", type="unknown", message=text, frame_id=None,
+        session_id=page.session_id, url=page.url, opened_at=msg.wall,
+        has_browser_handler=browser_handler_of(state), page_session_id=page.session_id)
+    out.append(DialogOpened(dialog))
+    return state.evolve(dialog_seq=seq, pending_dialogs=(*state.pending_dialogs, dialog))
+
+
+def poll_failed(state: BrowserState, msg: ErrorReply, out: Out) -> BrowserState:
+    """``classic.getAlertText`` said "no such alert": a dialog open for the window has
+    closed (by our answer if one was under way: its reply may come after this poll's)."""
+    if msg.method != "classic.getAlertText" or classic_error_name(
+            msg.message, msg.data) != "no such alert":
+        return state
+    window = _window_of(msg)
+    shown = _open_in(state, window or "")
+    if shown is None:
+        return state
+    return closed_natively(state, shown, shown.page_session_id, msg.wall, None, None, out)
+
+
+def answered(state: BrowserState, msg: Reply, out: Out) -> BrowserState:
+    """``classic.answerAlert`` succeeded: the dialog it was for closed by that answer
+    (a prompt's type is learnt here: text was taken, or refused by an alert/confirm)."""
+    window = _window_of(msg)
+    shown = _open_in(state, window or "")
+    if shown is None or shown.answering is None:
+        return state
+    accept = msg.params.get("accept")
+    text = msg.params.get("text") if msg.result.get("prompt") else None
+    prompt: Any = msg.result.get("prompt")
+    if prompt is True:
+        shown = shown.model_copy(update={"type": "prompt"})
+    return closed_natively(state, shown, shown.page_session_id, msg.wall,
+                           accept if isinstance(accept, bool) else None,
+                           text if isinstance(text, str) else None, out)
+
+
+def answer_refused(state: BrowserState, msg: ErrorReply, out: Out) -> BrowserState:
+    """``classic.answerAlert`` failed "no such alert": nothing is open, or another dialog
+    is (its message differs): the dialog it was for was closed before our answer, by
+    someone else (a page cannot close its own dialog: its script is blocked in it)."""
+    if msg.method != "classic.answerAlert":
+        return state
+    window = _window_of(msg)
+    shown = _open_in(state, window or "")
+    if shown is None or classic_error_name(msg.message, msg.data) != "no such alert":
+        return state
+    return close_dialogs_of(state, [shown], msg.wall, "remote", None, out)
+
+
+def window_opened(state: BrowserState, msg: Note, out: Out) -> BrowserState:
+    """``cdpnb.classicWindowOpened {handle, opener}``: a new window in the session, a
+    popup of the supervised pages (when popups are followed)."""
+    handle = ident(msg.params["handle"], "handle")
+    if handle in state.pages or not state.follow_popups or state.page_target_id is None:
+        return state
+    opener = msg.params.get("opener")
+    page = PageInfo(session_id=handle, target_id=handle,
+                    opener_target_id=opener if isinstance(opener, str) else None)
+    state = state.evolve(pages={**state.pages, handle: page})
+    out.append(PageOpened(page))
+    frame = FrameInfo(frame_id=handle, url="", origin="", session_id=handle)
+    out.append(FrameAdded(frame))
+    return state.evolve(frames={**state.frames, handle: frame})
+
+
+def windows(state: BrowserState, msg: Reply, out: Out) -> BrowserState:
+    """``classic.getWindowHandles``: a supervised window no longer listed has closed."""
+    handles = msg.result.get("value")
+    if not isinstance(handles, list):
+        return state
+    for gone in [h for h in state.pages if h not in handles]:
+        state = _context_gone(state, gone, msg.wall, out)
+    return state
