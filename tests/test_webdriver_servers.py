@@ -6,7 +6,11 @@ the session was never deleted; webkit's Xvfb goes with it."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
+import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -157,3 +161,47 @@ def test_a_missing_driver_names_the_debian_package(monkeypatch: pytest.MonkeyPat
     with pytest.raises(cdpnb.BrowserNotFound, match="`apt-get install webkit2gtk-driver`"), \
             cdpnb.launch("webkit"):
         pass
+
+
+DYING_OWNER = r"""
+import json, sys, time
+import cdpnb
+from cdpnb.backends import reaper
+from cdpnb.transport.webdriver_http import WebDriverServer
+
+webkit = cdpnb.launch("webkit").start_blocking()
+# A session that is never deleted: its MiniBrowser must die with this Python too.
+WebDriverServer(webkit.url).new_session(webkit.webdriver_capabilities, 60)
+selenium = cdpnb.launch("chromium+selenium").start_blocking()
+xvfb = webkit._browser.xvfb
+print(json.dumps({
+    "pids": [*reaper.members(webkit.pid), *reaper.members(selenium.pid), xvfb.pid],
+    "workdirs": [str(webkit._browser.workdir), str(xvfb.workdir),
+                 str(selenium._browser.workdir)]}), flush=True)
+time.sleep(600)
+"""
+
+
+def test_every_process_dies_with_the_python_that_launched_it() -> None:
+    """SIGKILL runs no atexit handler: the reapers end WebKitWebDriver's group (its
+    MiniBrowser and WebKit processes), the Xvfb, and Selenium's chromedriver and
+    Chromium."""
+    root = Path(__file__).resolve().parent.parent
+    child = subprocess.Popen([sys.executable, "-c", DYING_OWNER], cwd=root,
+                             stdout=subprocess.PIPE, text=True)
+    assert child.stdout is not None
+    try:
+        line = child.stdout.readline()
+        assert line, f"the child printed nothing (exit code {child.poll()})"
+        info = json.loads(line)
+        names = {comm(pid) for pid in info["pids"]}
+        assert {"MiniBrowser", "WebKitWebDriver", "Xvfb", "chromedriver", "chromium"} <= names
+    finally:
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait()
+    assert wait_gone(info["pids"]) == []
+    # (each reaper removes its work dir once its group is gone)
+    deadline = time.monotonic() + 20
+    while any(Path(d).exists() for d in info["workdirs"]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert [d for d in info["workdirs"] if Path(d).exists()] == []
