@@ -62,7 +62,14 @@ def get_in_thread(driver: Any, url: str) -> tuple[threading.Thread, dict[str, An
     return thread, outcome
 
 
-def test_selenium_starts_debian_chromium_through_chromedriver_and_ends_it_all() -> None:
+def test_selenium_starts_debian_chromium_through_chromedriver_and_ends_it_all(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from selenium.webdriver.common.selenium_manager import SeleniumManager
+
+    def never(*args: object) -> None:
+        raise AssertionError("Selenium Manager was run (it would look up or download)")
+
+    monkeypatch.setattr(SeleniumManager, "binary_paths", never)
     with cdpnb.launch("chromium+selenium") as backend:
         process = backend._browser
         assert isinstance(process, SeleniumProcess)
