@@ -19,7 +19,7 @@ import pytest
 import cdpnb
 from cdpnb.backends import backend_available, reaper
 from cdpnb.backends.listeners import is_loopback, listeners
-from cdpnb.backends.webdriver_servers import WebKitWebDriverProcess
+from cdpnb.backends.webdriver_servers import OFFLINE_RESOLVER_RULES, WebKitWebDriverProcess
 from cdpnb.transport.webdriver_http import WebDriverError, WebDriverServer
 from tests.test_launch import pid_alive
 
@@ -114,6 +114,7 @@ def test_chromedriver_starts_each_session_a_debian_chromium_on_loopback_and_ends
         assert "--headless" in options["args"]
         assert ("--no-sandbox" in options["args"]) == (os.geteuid() == 0)
         assert not any(a.startswith("--remote-debugging-port") for a in options["args"])
+        assert OFFLINE_RESOLVER_RULES in options["args"]  # no DNS query of its own
         profile = [a for a in options["args"] if a.startswith("--user-data-dir=")]
         assert profile != [a for a in second["goog:chromeOptions"]["args"]
                            if a.startswith("--user-data-dir=")]  # a fresh one each time
