@@ -37,7 +37,7 @@ from cdpnb.transport import Transport, get_json
 from cdpnb.transport.webdriver_bidi import connect_webdriver_bidi
 
 __all__ = ["BIDI_KINDS", "CLASSIC_KINDS", "LAUNCHABLE", "WEBDRIVER_SERVER_KINDS", "Backend",
-           "backend_available", "launch"]
+           "backend_available", "launch", "protocol_of_kind"]
 
 #: Every kind ``launch`` can start, in the order a probe would try them.
 LAUNCHABLE = ("chromium", "headless-shell", "chromium+playwright", "node", "chromium+puppeteer",
@@ -114,6 +114,13 @@ class _Started:
                 self.process.close()
 
 
+def protocol_of_kind(kind: str) -> str:
+    """What a launched ``kind``'s ``url`` speaks: ``"bidi"``, ``"classic"`` or ``"cdp"``."""
+    if kind in BIDI_KINDS:
+        return "bidi"
+    return "classic" if kind in CLASSIC_KINDS else "cdp"
+
+
 class Backend(Closing):
     """A running backend: where to connect, what it is, and how it was started.
 
@@ -138,9 +145,7 @@ class Backend(Closing):
     def protocol(self) -> str:
         """``"cdp"``, ``"bidi"`` (WebDriver BiDi) or ``"classic"`` (WebDriver classic,
         over HTTP): what ``url`` speaks."""
-        if self.kind in BIDI_KINDS:
-            return "bidi"
-        return "classic" if self.kind in CLASSIC_KINDS else "cdp"
+        return protocol_of_kind(self.kind)
 
     @property
     def url(self) -> str:

@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from cdpnb.backends import BIDI_KINDS, LAUNCHABLE, backend_available, launch
+from cdpnb.backends import LAUNCHABLE, backend_available, launch
+from cdpnb.backends.launch import protocol_of_kind
 from cdpnb.errors import BrowserNotFound, CdpnbError, CdpnbWarning
 from cdpnb.playback.backend import replay
 from cdpnb.probes.checks import CHECKS, FRAME_UNKNOWN, Check, NotSupported, Site, stretched
@@ -600,8 +601,7 @@ async def _probe_backend(spec: BackendSpec, repeat: int, site: ScenarioServer, o
                 continue
             info = result.backends.setdefault(name, {
                 "kind": spec.name if spec.kind == "launch" else spec.kind, "version": "",
-                "protocol": ("bidi" if spec.name in BIDI_KINDS else "cdp")
-                if spec.kind == "launch" else None})
+                "protocol": protocol_of_kind(spec.name) if spec.kind == "launch" else None})
             info["unreachable"] = exc.reason
             info["error"] = exc.reason
             kind = spec.name if spec.kind == "launch" else info.get("expected_as")
