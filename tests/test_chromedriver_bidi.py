@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -136,3 +137,26 @@ async def test_beforeunload_waits_for_the_answer(sup: cdpnb.Supervisor,
     await sup.respond("accept", dialog_id=dialog.id)
     await asyncio.wait_for(leaving, 20)
     assert await sup.evaluate("document.title") == "blank"
+
+
+async def test_a_dropped_socket_resumes_on_a_new_session_and_the_old_one_is_deleted(
+        chromedriver_bidi: cdpnb.Backend, site: ScenarioServer) -> None:
+    """Measured: the WebSocket gone, the supervisor makes a new session over HTTP (a new
+    Chromium), ends the one it lost with DELETE, and goes on in a new tab there."""
+    async with await cdpnb.Supervisor.start(chromedriver_bidi, connect_timeout_s=60,
+                                            reconnect_attempts=3) as sup:
+        transport = sup._core.transport
+        assert isinstance(transport, WebDriverBiDiSocket)
+        lost = transport.webdriver_session
+        assert lost is not None
+        old = sup.page_target_id
+        transport._sock.shutdown(socket.SHUT_RDWR)  # the connection dies under it
+        await settle(sup, lambda s: sup.stats().get("reconnects") == 1 and s.connected,
+                     timeout=60)
+        now = sup._core.transport
+        assert isinstance(now, WebDriverBiDiSocket) and now.webdriver_session is not None
+        assert now.webdriver_session.session_id != lost.session_id and lost.deleted
+        assert sup.page_target_id != old
+        with pytest.warns(cdpnb.CdpnbWarning, match="chromedriver for each session"):
+            await sup.navigate(site.url("/blank"))
+        assert await sup.evaluate("document.title") == "blank"
