@@ -60,8 +60,8 @@ BROWSER_FIXTURES = frozenset({"chromium", "headless_shell", "any_browser", "sup"
 #: subprocesses and notebook kernels a test starts): one that starts any of them fails,
 #: naming itself, so the marker stays true by a check, not by care.
 WITHOUT_BROWSERS = "CDPNB_TESTS_WITHOUT_BROWSERS"
-_BINARIES = ("CDPNB_CHROMIUM", "CDPNB_FIREFOX", "CDPNB_LIGHTPANDA", "CDPNB_NODE",
-             "CDPNB_WEBKITWEBDRIVER", "CDPNB_CHROMEDRIVER", "CDPNB_XVFB")
+_BINARIES = ("CDPNB_CHROMIUM", "CDPNB_FIREFOX", "CDPNB_LIGHTPANDA", "CDPNB_NODE", "CDPNB_DENO",
+             "CDPNB_BUN", "CDPNB_WEBKITWEBDRIVER", "CDPNB_CHROMEDRIVER", "CDPNB_XVFB")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

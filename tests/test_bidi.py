@@ -118,6 +118,11 @@ def test_the_url_or_one_reply_says_which_protocol_an_endpoint_speaks() -> None:
     assert protocol_of_url("ws://127.0.0.1:9/") is None
     assert protocol_of_reply(b'{"type":"success","id":0,"result":{"ready":true}}') == "bidi"
     assert protocol_of_reply(b'{"id":0,"error":{"code":-32601,"message":"nope"}}') == "cdp"
+    # node 20 and Deno 2.9.8 / Bun 1.4.5 (WebKit's dispatcher): CDP / WIP.
+    assert protocol_of_reply(b'{"id":0,"error":{"code":-32601,'
+                             b'"message":"\'session.status\' wasn\'t found"}}') == "cdp"
+    assert protocol_of_reply(b'{"error":{"code":-32601,"message":"\'session\' domain was '
+                             b'not found","data":[]},"id":0}') == "wip"
     assert protocol_of_reply(b'{"hello":"world"}') is None
     assert protocol_of_reply(None) is None
 

@@ -19,8 +19,10 @@ from pathlib import Path
 import pytest
 
 import cdpnb
+from cdpnb.errors import CDPError, ProtocolMismatch
 from cdpnb.probes import ScenarioServer
 from cdpnb.state import BrowserState
+from tests import test_conformance as conformance
 
 pytestmark = pytest.mark.browser
 
@@ -199,3 +201,61 @@ async def test_a_classic_recording_loads_and_replays_to_the_same_dialogs(
     # and a supervisor can start on the recording, served as an endpoint
     async with cdpnb.replay(trace) as backend, await cdpnb.Supervisor.start(backend) as again:
         assert again.protocol == "classic"
+
+
+# -- the conformance scenarios that classic can drive -----------------------------------
+
+
+async def test_a_url_the_browser_cannot_load_is_a_navigation_error_that_names_it(
+        classic_path: cdpnb.Backend, site: ScenarioServer) -> None:
+    await conformance.test_a_url_the_browser_cannot_load_is_a_navigation_error_that_names_it(
+        classic_path, site)
+
+
+@pytest.mark.parametrize("kind", ["alert", "confirm", "prompt"])
+async def test_a_dismissal_is_the_dismissers_whatever_the_browser_says_it_was(
+        classic_path: cdpnb.Backend, site: ScenarioServer, kind: str) -> None:
+    await conformance.test_a_dismissal_is_the_dismissers_whatever_the_browser_says_it_was(
+        classic_path, site, kind)
+
+
+async def test_navigate_over_a_native_prompt_leaves_a_usable_page(
+        classic_path: cdpnb.Backend, site: ScenarioServer) -> None:
+    await conformance.test_navigate_over_a_native_prompt_leaves_a_usable_page(
+        classic_path, site)
+
+
+async def test_a_redacted_trace_never_holds_an_answer(
+        classic_path: cdpnb.Backend, site: ScenarioServer, tmp_path: Path) -> None:
+    await conformance.test_a_redacted_trace_never_holds_an_answer(
+        classic_path, site, tmp_path, bridge=False)
+
+
+async def test_while_a_dialog_is_open_only_its_answer_goes_through(
+        classic_path: cdpnb.Backend, site: ScenarioServer) -> None:
+    """Why the conformance scenarios that script a page under an open prompt (remove its
+    frame, navigate it from its parent, close its tab, overlap a second prompt) cannot
+    be driven over classic: every command but the dialog's own fails "unexpected alert
+    open", in any frame; the dialog stays open and answerable, and the page goes on."""
+    async with await cdpnb.Supervisor.start(classic_path, dialog_timeout_s=60) as sup:
+        await sup.navigate(site.url("/probe"))
+        assert sup.page_target_id is not None
+        ids = frames_of(sup.state, sup.page_target_id)
+        dialog = await open_dialog(sup, "prompt('held?')", ids["main"])
+        for frame_id in ids.values():
+            with pytest.raises(CDPError, match="unexpected alert open"):
+                await sup.evaluate("1", frame_id=frame_id, timeout=10)
+        await sup.respond("accept", prompt_text="free", dialog_id=dialog.id)
+        assert await page_got(sup, None) == "free"
+        assert await sup.evaluate("1 + 1", frame_id=ids["nested"]) == 2
+
+
+async def test_a_user_gesture_is_a_click_not_a_flag_of_evaluate(
+        classic_path: cdpnb.Backend, site: ScenarioServer) -> None:
+    async with await cdpnb.Supervisor.start(classic_path, dialog_timeout_s=60) as sup:
+        with pytest.raises(ProtocolMismatch, match="click"):
+            await sup.evaluate("1", user_gesture=True)
+        with pytest.raises(ProtocolMismatch, match="sup.classic"):
+            await sup.cdp("Runtime.evaluate", {"expression": "1"})
+        await sup.navigate(site.url("/child"))
+        assert await sup.classic("classic.getTitle") == {"value": "child"}

@@ -74,7 +74,7 @@ def test_recorded_traces_give_the_same_frames_both_ways(path: Path, tmp_path: Pa
 
 
 def test_every_dataset_is_there() -> None:
-    assert len(RECORDED) == 16 and len(FROZEN_V1) == 4  # eight backends, two modes each
+    assert len(RECORDED) == 20 and len(FROZEN_V1) == 4  # ten backends, two modes each
 
 
 # -- hand-made traces -------------------------------------------------------------------------

@@ -1,19 +1,24 @@
 """Launch or attach backends: Debian Chromium, headless-shell, Chromium with Playwright or
-Puppeteer attached, node's inspector, Lightpanda, chromium-bidi's WebDriver BiDi server
-over Chromium, Firefox ESR (WebDriver BiDi), the WebDriver servers WebKitWebDriver (under
-an Xvfb of cdpnb's) and chromedriver (classic, or BiDi through its own mapper), and
-Chromium driven by a Selenium session."""
+Puppeteer attached, the inspectors of node, Deno and Bun (WIP), Lightpanda, chromium-bidi's
+WebDriver BiDi server over Chromium, Firefox ESR (WebDriver BiDi), the WebDriver servers
+WebKitWebDriver (under an Xvfb of cdpnb's) and chromedriver (classic, or BiDi through its
+own mapper), and Chromium driven by a Selenium session."""
 
 from cdpnb.backends.bidi_mapper import ChromiumBidiProcess
+from cdpnb.backends.bun import BunProcess, find_bun
 from cdpnb.backends.chromium import CHROMIUM_FLAGS, BrowserProcess, find_executable
+from cdpnb.backends.deno import DenoProcess, find_deno
 from cdpnb.backends.firefox import FIREFOX_PREFS, FirefoxProcess, find_firefox
 from cdpnb.backends.launch import (
     BIDI_KINDS,
     CLASSIC_KINDS,
     LAUNCHABLE,
+    RUNTIME_KINDS,
     WEBDRIVER_SERVER_KINDS,
+    WIP_KINDS,
     Backend,
     backend_available,
+    kind_protocol,
     launch,
 )
 from cdpnb.backends.lightpanda import LightpandaProcess, find_lightpanda
@@ -30,11 +35,15 @@ __all__ = [
     "CLASSIC_KINDS",
     "FIREFOX_PREFS",
     "LAUNCHABLE",
+    "RUNTIME_KINDS",
     "WEBDRIVER_SERVER_KINDS",
+    "WIP_KINDS",
     "Backend",
     "BrowserProcess",
+    "BunProcess",
     "ChromedriverProcess",
     "ChromiumBidiProcess",
+    "DenoProcess",
     "FirefoxProcess",
     "LightpandaProcess",
     "NodeProcess",
@@ -44,9 +53,12 @@ __all__ = [
     "WebKitWebDriverProcess",
     "XvfbProcess",
     "backend_available",
+    "find_bun",
+    "find_deno",
     "find_executable",
     "find_firefox",
     "find_lightpanda",
     "find_node",
+    "kind_protocol",
     "launch",
 ]

@@ -13,7 +13,11 @@ from typing import Any
 
 from cdpnb.backends import bidi_mapper, npm, puppeteer_attach
 from cdpnb.backends.bidi_mapper import ChromiumBidiProcess
+from cdpnb.backends.bun import INSTALL_HINT as BUN_INSTALL_HINT
+from cdpnb.backends.bun import BunProcess, find_bun
 from cdpnb.backends.chromium import KINDS, BrowserProcess, chromium_version, find_executable
+from cdpnb.backends.deno import INSTALL_HINT as DENO_INSTALL_HINT
+from cdpnb.backends.deno import DenoProcess, find_deno
 from cdpnb.backends.firefox import FirefoxProcess, find_firefox
 from cdpnb.backends.lightpanda import INSTALL_HINT as LIGHTPANDA_INSTALL_HINT
 from cdpnb.backends.lightpanda import LightpandaProcess, find_lightpanda
@@ -36,22 +40,37 @@ from cdpnb.runtime.threads import in_own_thread
 from cdpnb.transport import Transport, get_json
 from cdpnb.transport.webdriver_bidi import connect_webdriver_bidi
 
-__all__ = ["BIDI_KINDS", "CLASSIC_KINDS", "LAUNCHABLE", "WEBDRIVER_SERVER_KINDS", "Backend",
-           "backend_available", "launch", "protocol_of_kind"]
+__all__ = ["BIDI_KINDS", "CLASSIC_KINDS", "LAUNCHABLE", "RUNTIME_KINDS", "WEBDRIVER_SERVER_KINDS",
+           "WIP_KINDS", "Backend", "backend_available", "kind_protocol", "launch"]
 
 #: Every kind ``launch`` can start, in the order a probe would try them.
-LAUNCHABLE = ("chromium", "headless-shell", "chromium+playwright", "node", "chromium+puppeteer",
-              "lightpanda", "chromium+bidi", "firefox", "webkit", "chromium+chromedriver",
-              "chromium+chromedriver+bidi", "chromium+selenium")
+LAUNCHABLE = ("chromium", "headless-shell", "chromium+playwright", "node", "deno", "bun",
+              "chromium+puppeteer", "lightpanda", "chromium+bidi", "firefox", "webkit",
+              "chromium+chromedriver", "chromium+chromedriver+bidi", "chromium+selenium")
 
 #: The kinds whose endpoint speaks WebDriver BiDi.
 BIDI_KINDS = frozenset({"chromium+bidi", "firefox", "chromium+chromedriver+bidi"})
-#: The kinds whose endpoint is a WebDriver server spoken to in WebDriver classic (HTTP);
-#: every kind in neither set speaks CDP.
+#: The kinds whose endpoint is a WebDriver server spoken to in WebDriver classic (HTTP).
 CLASSIC_KINDS = frozenset({"webkit", "chromium+chromedriver"})
 #: The kinds whose ``url`` is a WebDriver server (``http://127.0.0.1:PORT``) on which a
 #: client makes its session (``Backend.webdriver_capabilities``).
 WEBDRIVER_SERVER_KINDS = CLASSIC_KINDS | {"chromium+chromedriver+bidi"}
+#: The kinds whose endpoint speaks the WebKit Inspector Protocol (cdpnb.protocol.wip).
+WIP_KINDS = frozenset({"bun"})
+#: JavaScript runtimes: one target, no pages, frames or dialogs (``describe()`` says
+#: ``runtime_only``).
+RUNTIME_KINDS = frozenset({"node", "deno", "bun"})
+
+
+def kind_protocol(kind: str) -> str:
+    """What a launched ``kind``'s endpoint speaks: ``"cdp"``, ``"bidi"``, ``"wip"`` or
+    ``"classic"``; every kind in none of the sets speaks CDP."""
+    if kind in BIDI_KINDS:
+        return "bidi"
+    if kind in CLASSIC_KINDS:
+        return "classic"
+    return "wip" if kind in WIP_KINDS else "cdp"
+
 
 _WHAT = {
     "chromium": "Debian Chromium, headless, DevTools on loopback",
@@ -61,6 +80,10 @@ _WHAT = {
                            "on every page, also pages other clients create",
     "node": "node --inspect: runtime-only, one target and no browser endpoint "
             "(Runtime/Debugger/Profiler; Page.*, Target.*, Fetch.* answer -32601)",
+    "deno": "deno run --inspect (PyPI deno): runtime-only V8 inspector like node's, one "
+            "target and no browser endpoint (Page.*, Target.*, Fetch.* answer -32601)",
+    "bun": "bun --inspect (npm bun): runtime-only, speaks the WebKit Inspector Protocol, "
+           "not CDP (cdpnb adapts evaluate); no /json/list, no Page/Target domains",
     "chromium+puppeteer": "Debian Chromium with npm puppeteer-core attached via "
                           "puppeteer.connect({browserURL}) and no dialog handler: it leaves "
                           "native JS dialogs open for whoever answers them",
@@ -114,19 +137,12 @@ class _Started:
                 self.process.close()
 
 
-def protocol_of_kind(kind: str) -> str:
-    """What a launched ``kind``'s ``url`` speaks: ``"bidi"``, ``"classic"`` or ``"cdp"``."""
-    if kind in BIDI_KINDS:
-        return "bidi"
-    return "classic" if kind in CLASSIC_KINDS else "cdp"
-
-
 class Backend(Closing):
     """A running backend: where to connect, what it is, and how it was started.
 
     Every kind has the same surface. ``url`` is the endpoint to connect to, in the
-    ``protocol`` it speaks (``"cdp"`` or ``"bidi"``): the browser endpoint for the CDP
-    browsers, the one target's endpoint for ``node``, ``ws://127.0.0.1:PORT/session``
+    ``protocol`` it speaks (``"cdp"``, ``"bidi"`` or ``"wip"``): the browser endpoint for
+    the CDP browsers, the one target's endpoint for ``node``, ``deno`` and ``bun``, ``ws://127.0.0.1:PORT/session``
     for the WebDriver BiDi kinds (``firefox``, ``chromium+bidi``). ``cdp_url`` is the
     same URL, whatever the protocol: ``Supervisor.start`` takes anything with a
     ``cdp_url`` and finds out which protocol it speaks.
@@ -143,16 +159,18 @@ class Backend(Closing):
 
     @property
     def protocol(self) -> str:
-        """``"cdp"``, ``"bidi"`` (WebDriver BiDi) or ``"classic"`` (WebDriver classic,
-        over HTTP): what ``url`` speaks."""
-        return protocol_of_kind(self.kind)
+        """``"cdp"``, ``"bidi"`` (WebDriver BiDi), ``"wip"`` (the WebKit Inspector
+        Protocol: ``bun``) or ``"classic"`` (WebDriver classic, over HTTP): what ``url``
+        speaks."""
+        return kind_protocol(self.kind)
 
     @property
     def url(self) -> str:
-        """The endpoint: ``ws://127.0.0.1:PORT/devtools/browser/<id>``; node's
-        ``ws://127.0.0.1:PORT/<uuid>``; lightpanda's ``ws://127.0.0.1:PORT/``; the BiDi
-        kinds' ``ws://127.0.0.1:PORT/session``; the WebDriver servers'
-        (``webkit``, ``chromium+chromedriver``, ``chromium+chromedriver+bidi``)
+        """The endpoint: ``ws://127.0.0.1:PORT/devtools/browser/<id>``; node's and deno's
+        ``ws://127.0.0.1:PORT/<uuid>``; bun's ``ws://127.0.0.1:PORT/cdpnb-<random>``;
+        lightpanda's ``ws://127.0.0.1:PORT/``; the BiDi kinds'
+        ``ws://127.0.0.1:PORT/session``; the WebDriver servers' (``webkit``,
+        ``chromium+chromedriver``, ``chromium+chromedriver+bidi``)
         ``http://127.0.0.1:PORT``, where a client makes its session; for
         ``chromium+selenium`` the DevTools endpoint of the browser Selenium drives."""
         return self._browser.url
@@ -192,6 +210,7 @@ class Backend(Closing):
     @property
     def version(self) -> str:
         """``Browser`` from ``/json/version``: ``Chrome/156.…``, ``node.js/v20.…``,
+        ``Deno/2.9.8``, ``Bun/1.4.5`` (its ``User-Agent``: its ``Browser`` is ``Bun``),
         ``Lightpanda/1.0``; for the BiDi kinds the browser's own ``--version``:
         ``Firefox/153.7.0esr``, ``Chrome/156.…`` (chromium+bidi)."""
         return self._browser.version
@@ -239,7 +258,7 @@ class Backend(Closing):
             "version": self.version, "executable": self.executable, "args": list(self.args),
             "url": self.url, "cdp_url": self.cdp_url, "started_in_s": round(self.started_in_s, 4),
         }
-        if self.kind == "node":
+        if self.kind in RUNTIME_KINDS:
             info["runtime_only"] = True
         attachment = self._started.attachment
         if attachment is not None:
@@ -336,6 +355,10 @@ def backend_available(kind: str) -> str | None:
             or _missing(find_xvfb, "CDPNB_XVFB", "apt-get install xvfb")
     if kind == "node":
         return _missing(find_node, "CDPNB_NODE", "apt-get install nodejs")
+    if kind == "deno":
+        return _missing(find_deno, "CDPNB_DENO", DENO_INSTALL_HINT)
+    if kind == "bun":
+        return _missing(find_bun, "CDPNB_BUN", f"{BUN_INSTALL_HINT} (bun)")
     if kind == "firefox":
         return _missing(find_firefox, "CDPNB_FIREFOX", "apt-get install firefox-esr")
     if kind == "lightpanda":
@@ -366,6 +389,16 @@ _NPM_PACKAGES = {"chromium+puppeteer": puppeteer_attach.PACKAGES,
                  "chromium+bidi": bidi_mapper.PACKAGES}
 
 
+def _bun_version(info: dict[str, Any]) -> dict[str, Any]:
+    """Bun 1.4.5's ``/json/version`` names no version in ``Browser`` (``"Bun"``); its
+    ``User-Agent`` (``Bun/1.4.5``) does, so that is the ``Browser`` cdpnb shows. What
+    Bun said is kept as ``Browser (served)``."""
+    agent = info.get("User-Agent")
+    if not isinstance(agent, str) or not agent.startswith("Bun/"):
+        return info
+    return {**info, "Browser": agent, "Browser (served)": info.get("Browser")}
+
+
 def _missing(find: Callable[[], str], env_var: str, install: str) -> str | None:
     try:
         find()
@@ -390,6 +423,10 @@ def _start(kind: str, executable: str | os.PathLike[str] | None, args: tuple[str
     try:
         if kind == "node":
             process = NodeProcess.start(executable, args, timeout)
+        elif kind == "deno":
+            process = DenoProcess.start(executable, args, timeout)
+        elif kind == "bun":
+            process = BunProcess.start(executable, args, timeout)
         elif kind == "firefox":
             # (its version read while it starts: FirefoxProcess.start)
             process = FirefoxProcess.start(executable, args, timeout)
@@ -424,6 +461,8 @@ def _start(kind: str, executable: str | os.PathLike[str] | None, args: tuple[str
             process = BrowserProcess.start(kind, executable, args, timeout)
         if kind not in BIDI_KINDS | WEBDRIVER_SERVER_KINDS | {"chromium+selenium"}:
             process.version_info = get_json(process.http_url + "/json/version")
+        if kind == "bun":
+            process.version_info = _bun_version(process.version_info)
         if kind == "lightpanda":
             # Its own word for where to connect (today ws://127.0.0.1:PORT/).
             process.cdp_url = str(process.version_info.get("webSocketDebuggerUrl")
@@ -451,16 +490,17 @@ class launch:
     block instead.
 
     ``kind`` is one of :data:`LAUNCHABLE`: ``"chromium"``, ``"headless-shell"``,
-    ``"chromium+playwright"``, ``"node"``, ``"chromium+puppeteer"``, ``"lightpanda"``,
-    ``"chromium+bidi"``, ``"firefox"``, ``"webkit"``, ``"chromium+chromedriver"``,
-    ``"chromium+chromedriver+bidi"`` or ``"chromium+selenium"``. ``executable=``
-    overrides the binary: the browser's (else ``$CDPNB_CHROMIUM`` for the Chromium
-    kinds, also those chromedriver starts, ``$CDPNB_FIREFOX``, ``$CDPNB_LIGHTPANDA``),
-    node's for ``node`` (else ``$CDPNB_NODE``), WebKitWebDriver's for ``webkit`` (else
-    ``$CDPNB_WEBKITWEBDRIVER``); chromedriver is ``$CDPNB_CHROMEDRIVER`` or Debian's, and
-    Xvfb ``$CDPNB_XVFB`` or Debian's. ``args`` adds command-line flags (Chromium's, also
-    for the Chromiums chromium-bidi and chromedriver start; WebKitWebDriver's for
-    ``webkit``).
+    ``"chromium+playwright"``, ``"node"``, ``"deno"``, ``"bun"``, ``"chromium+puppeteer"``,
+    ``"lightpanda"``, ``"chromium+bidi"``, ``"firefox"``, ``"webkit"``,
+    ``"chromium+chromedriver"``, ``"chromium+chromedriver+bidi"`` or
+    ``"chromium+selenium"``. ``executable=`` overrides the binary: the browser's (else
+    ``$CDPNB_CHROMIUM`` for the Chromium kinds, also those chromedriver starts,
+    ``$CDPNB_FIREFOX``, ``$CDPNB_LIGHTPANDA``), the runtime's for ``node``, ``deno`` and
+    ``bun`` (else ``$CDPNB_NODE``, ``$CDPNB_DENO``, ``$CDPNB_BUN``), WebKitWebDriver's for
+    ``webkit`` (else ``$CDPNB_WEBKITWEBDRIVER``); chromedriver is ``$CDPNB_CHROMEDRIVER``
+    or Debian's, and Xvfb ``$CDPNB_XVFB`` or Debian's. ``args`` adds command-line flags
+    (Chromium's, also for the Chromiums chromium-bidi and chromedriver start;
+    WebKitWebDriver's for ``webkit``).
 
     >>> import cdpnb.sync
     >>> with cdpnb.sync.launch("headless-shell") as backend:

@@ -4,8 +4,8 @@ A scenario is a probe check (``cdpnb.probes.CHECKS``), named exactly or by a glo
 (``"dialog.*.cross_site"``), or a :class:`~cdpnb.probes.Check` of your own; the names
 checks had before they stopped requiring out-of-process iframes (``dialog.*.oopif``)
 still find them (``cdpnb.probes.checks.RENAMED``). A backend is a kind cdpnb launches
-(``chromium``, ``headless-shell``, ``chromium+playwright``, ``node``,
-``chromium+puppeteer``, ``lightpanda``, ``chromium+bidi``, ``firefox``) or an endpoint
+(``chromium``, ``headless-shell``, ``chromium+playwright``, ``node``, ``deno``,
+``bun``, ``chromium+puppeteer``, ``lightpanda``, ``chromium+bidi``, ``firefox``) or an endpoint
 URL; a recorded probe (``replay:``) is not: a campaign measures live backends, and a
 replay would only repeat the recorded figures.
 """

@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from rich.table import Column
 
-from cdpnb.backends import BIDI_KINDS
+from cdpnb.backends import kind_protocol
 from cdpnb.cli import output
 from cdpnb.cli.live import command_parser
 from cdpnb.cli.status import FAILED, INTERRUPTED, OK, SURPRISES
@@ -175,8 +175,7 @@ def mark_not_run(result: ProbeResult, backends: list[str], repeat: int) -> None:
             continue
         info = result.backends.setdefault(spec.label, {
             "kind": spec.name if spec.kind == "launch" else spec.kind, "version": "",
-            "protocol": ("bidi" if spec.name in BIDI_KINDS else "cdp")
-            if spec.kind == "launch" else None})
+            "protocol": kind_protocol(spec.name) if spec.kind == "launch" else None})
         info["not_run"] = missing
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from cdpnb.backends import LAUNCHABLE, Backend, launch
+from cdpnb.backends import LAUNCHABLE, RUNTIME_KINDS, Backend, launch
 from cdpnb.cli import output
 from cdpnb.cli.live import _record_status, _run_until_stopped, _stop_on_signals, command_parser
 from cdpnb.cli.status import FAILED, OK
@@ -30,9 +30,9 @@ from cdpnb.trace import Recorder
 
 __all__ = ["RECORDABLE", "add_arguments", "check_record_args", "record_command"]
 
-#: The kinds ``record --backend`` launches: every kind ``cdpnb.launch`` starts but
-#: ``node`` (a runtime with no page to open a URL in: Page.navigate answers -32601).
-RECORDABLE = tuple(kind for kind in LAUNCHABLE if kind != "node")
+#: The kinds ``record --backend`` launches: every kind ``cdpnb.launch`` starts but the
+#: runtimes (node, deno, bun: no page to open a URL in; Page.navigate answers -32601).
+RECORDABLE = tuple(kind for kind in LAUNCHABLE if kind not in RUNTIME_KINDS)
 _PAGE_SCHEMES = ("http", "https", "file", "data", "about")
 _ENDPOINT_SCHEMES = ("ws", "wss", "http", "https")
 

@@ -30,18 +30,21 @@ from cdpnb.protocol import (
 )
 from cdpnb.trace.replies import ReplyMatcher
 
-__all__ = ["BIDI_REPLAY_PATH", "REPLAY_PATH", "Matcher", "ReplayScript", "Step", "command_key",
-           "is_replay_url"]
+__all__ = ["BIDI_REPLAY_PATH", "REPLAY_PATH", "WIP_REPLAY_PATH", "Matcher", "ReplayScript",
+           "Step", "command_key", "is_replay_url"]
 
 #: The WebSocket path a replay endpoint serves: a client can tell it plays a recording
 #: (as fast as it is asked to, so the timings it shows are not the browser's).
 REPLAY_PATH = "/devtools/browser/cdpnb-replay"
 #: The same for a WebDriver BiDi recording (BiDi endpoints live under ``/session``).
 BIDI_REPLAY_PATH = "/session/cdpnb-replay"
+#: The same for a WebKit Inspector Protocol recording (Bun's): a path that says nothing
+#: of the protocol, as Bun's own, so a client asks (see ``cdpnb.transport.discovery``).
+WIP_REPLAY_PATH = "/cdpnb-replay"
 
 
 def is_replay_url(url: str) -> bool:
-    return url.split("?", 1)[0].endswith((REPLAY_PATH, BIDI_REPLAY_PATH))
+    return url.split("?", 1)[0].endswith((REPLAY_PATH, BIDI_REPLAY_PATH, WIP_REPLAY_PATH))
 
 CommandKey = tuple[str, str | None, str]
 

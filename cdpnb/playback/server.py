@@ -1,5 +1,7 @@
 """A recorded trace served as a real CDP (or WebDriver BiDi) WebSocket endpoint on
-loopback: a BiDi recording is served as BiDi, at ``/session``, with no ``/json``.
+loopback: a BiDi recording is served as BiDi, at ``/session``, with no ``/json``; a WIP
+recording (Bun) as WIP, with ``/json/version`` only, and a command of a domain the
+recording never used refused as WebKit refuses it (so a client finds it speaks WIP).
 
 Each WebSocket connection plays one recorded connection (a recording with
 reconnects plays its next one on the next connection, and closes the socket
@@ -32,14 +34,17 @@ from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
-from cdpnb.playback.script import BIDI_REPLAY_PATH, REPLAY_PATH, ReplayScript
-from cdpnb.protocol import InvalidCommand, Message, parse_command, wire_text
+from cdpnb.playback.script import BIDI_REPLAY_PATH, REPLAY_PATH, WIP_REPLAY_PATH, ReplayScript
+from cdpnb.protocol import Command, InvalidCommand, Message, parse_command, wire_text
 from cdpnb.runtime.waits import wait_for
 
 __all__ = ["MAX_MESSAGE_BYTES", "MAX_QUEUED_FRAMES", "NO_RECORDED_REPLY", "OTHER_METHODS",
            "UNMATCHED_KEPT", "WRITE_LIMIT_BYTES", "ReplayServer", "UnmatchedCommands"]
 
 log = logging.getLogger("cdpnb.replay")
+
+#: Where each protocol's replay is served.
+_PATHS = {"cdp": REPLAY_PATH, "bidi": BIDI_REPLAY_PATH, "wip": WIP_REPLAY_PATH}
 
 #: The CDP error code for a command the recording has no reply for.
 NO_RECORDED_REPLY = -32000
@@ -152,9 +157,14 @@ class ReplayServer:
     def __init__(self, messages: list[Message] | tuple[Message, ...], *,
                  browser: dict[str, Any] | None = None, speed: float | None = None,
                  stall_s: float = 3.0, protocol: str = "cdp") -> None:
-        if protocol not in ("cdp", "bidi", "classic"):
-            raise ValueError(f"protocol must be 'cdp', 'bidi' or 'classic', got {protocol!r}")
+        if protocol not in _PATHS:
+            raise ValueError(f"protocol must be 'cdp', 'bidi', 'wip' or 'classic', got "
+                             f"{protocol!r}")
         self.protocol = protocol
+        #: The domains the recording's commands used (a WIP replay refuses the others
+        #: as WebKit does: "'session' domain was not found").
+        self.domains = frozenset(m.method.partition(".")[0] for m in messages
+                                 if isinstance(m, Command))
         if speed is not None and (isinstance(speed, bool) or not isinstance(speed, int | float)
                                   or speed <= 0):
             raise ValueError(f"speed must be None (as fast as possible) or a positive factor, "
@@ -186,8 +196,7 @@ class ReplayServer:
     @property
     def cdp_url(self) -> str:
         """The WebSocket to connect to (a BiDi one for a BiDi recording)."""
-        path = BIDI_REPLAY_PATH if self.protocol == "bidi" else REPLAY_PATH
-        return f"ws://127.0.0.1:{self.port}{path}"
+        return f"ws://127.0.0.1:{self.port}{_PATHS[self.protocol]}"
 
     async def start(self) -> ReplayServer:
         self._server = await serve(self._serve, "127.0.0.1", 0, process_request=self._http,
@@ -220,6 +229,9 @@ class ReplayServer:
         if request.path.startswith("/json/version"):
             body: Any = {**self.browser, "Browser": self.browser.get("Browser", "cdpnb-replay"),
                          "webSocketDebuggerUrl": self.cdp_url}
+        elif self.protocol == "wip":
+            # As Bun 1.4.5: /json/version, and no list of targets.
+            return connection.respond(404, "")
         elif request.path.startswith("/json/list") or request.path.rstrip("/") == "/json":
             body = []
         else:
@@ -303,6 +315,12 @@ class _Player:
         cid, method, params, session = (command.id, command.method, command.params,
                                         command.session_id)
         number = self.matcher.match(method, session, params)
+        if number is None and self.server.protocol == "wip" \
+                and method.partition(".")[0] not in self.server.domains:
+            # What the recorded WebKit inspector answers for a domain it lacks.
+            domain = _cut(method.partition(".")[0], _NAME_CHARS)
+            return wire_text({"id": cid, "error": {
+                "code": -32601, "message": f"'{domain}' domain was not found"}})
         if number is None:
             name = _cut(method, _NAME_CHARS)
             where = f" on session {_cut(session, _NAME_CHARS)}" if session else ""

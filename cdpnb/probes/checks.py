@@ -536,6 +536,10 @@ async def https_bridge(sup: Supervisor, site: Site) -> Outcome:
     return "ok", "answered through the https bridge URL on a self-signed https page", None
 
 
+#: Raw round trips a latency check times.
+ROUND_TRIPS = 30
+
+
 async def command_round_trip(sup: Supervisor, site: Site) -> Outcome:
     """The raw protocol round trip: no value conversion, no frame lookup."""
     if sup.protocol == "bidi":
@@ -554,11 +558,33 @@ async def command_round_trip(sup: Supervisor, site: Site) -> Outcome:
             return sup.cdp("Runtime.evaluate", {"expression": "1"})
         method = "Runtime.evaluate"
     samples = []
-    for _ in range(30):
+    for _ in range(ROUND_TRIPS):
         began = time.perf_counter()
         await send()
         samples.append((time.perf_counter() - began) * 1000)
     return "ok", f"median of {len(samples)} {method}('1') round trips", Latency(samples)
+
+
+async def debugger_round_trip(sup: Supervisor, site: Site) -> Outcome:
+    """The raw ``Runtime.evaluate`` round trip with the ``Debugger`` domain on, where a
+    runtime writes a ``Debugger.scriptParsed`` event before each reply (node 20, Deno
+    2.9.8: on a socket without TCP_NODELAY, which a client that delays its ACK waits
+    44 ms for; cdpnb acknowledges at once, ``cdpnb.transport.wire``)."""
+    if sup.protocol in ("bidi", "classic"):
+        name = "WebDriver BiDi" if sup.protocol == "bidi" else "WebDriver classic"
+        raise NotSupported(f"no Debugger domain over {name}")
+    await sup.cdp("Debugger.enable")
+    try:
+        samples = []
+        for _ in range(ROUND_TRIPS):
+            began = time.perf_counter()
+            await sup.cdp("Runtime.evaluate", {"expression": "1"})
+            samples.append((time.perf_counter() - began) * 1000)
+    finally:
+        with contextlib.suppress(CdpnbError):
+            await sup.cdp("Debugger.disable")
+    return ("ok", f"median of {len(samples)} Runtime.evaluate('1') round trips after "
+                  "Debugger.enable", Latency(samples))
 
 
 async def _dialog_latencies(sup: Supervisor) -> tuple[list[float], list[float], list[str]]:
@@ -652,6 +678,9 @@ CHECKS: tuple[Check, ...] = (
     Check("latency.command_rtt", "command RTT ms",
           "median raw protocol round trip of evaluating '1' (Runtime.evaluate or "
           "script.evaluate)", command_round_trip),
+    Check("latency.debugger_rtt", "evaluate RTT with Debugger on ms",
+          "median raw Runtime.evaluate('1') round trip with the Debugger domain enabled "
+          "(a runtime writes a scriptParsed event before each reply)", debugger_round_trip),
     Check("latency.dialog_seen", "dialog seen ms",
           "median time from sending alert() to the dialog in the supervisor's state",
           dialog_seen_latency),

@@ -39,6 +39,9 @@ _CHROMIUM: list[tuple[str, str]] = [
     ("*", "ok"),
 ]
 
+#: No Debugger domain over WebDriver BiDi (the check needs CDP or WIP).
+_NO_DEBUGGER: list[tuple[str, str]] = [("latency.debugger_rtt", "fail")]
+
 #: chromium-bidi (npm 17, or the copy inside chromedriver 156) over Chromium 156: as
 #: Firefox, except that a dialog in a cross-site frame nested in a cross-site frame is
 #: never reported (no browsingContext.userPromptOpened at all), so nobody can answer it
@@ -53,6 +56,7 @@ _CHROMIUM_BIDI: list[tuple[str, str]] = [
     ("bridge.*.cross_site", "ok|partial"),
     ("finding.sandbox.bridge", "ok|fail"),
     *_BIDI_BRIDGE,
+    *_NO_DEBUGGER,
     ("finding.sandbox.native", "fail"),
     ("*", "ok"),
 ]
@@ -65,7 +69,16 @@ _CLASSIC: list[tuple[str, str]] = [
     ("finding.sandbox.native", "fail"),
     ("bridge.*", "fail"),
     ("finding.*.bridge", "fail"),
+    ("latency.debugger_rtt", "fail"),  # no Debugger domain over classic
     ("*", "ok"),
+]
+
+#: A JavaScript runtime's inspector (see "node" below).
+_RUNTIME: list[tuple[str, str]] = [
+    ("runtime.evaluate", "ok"),
+    ("latency.command_rtt", "ok"),
+    ("latency.debugger_rtt", "ok"),
+    ("*", "fail"),  # no Page, Target or Fetch domain
 ]
 
 #: backend kind -> [(check name pattern, expected status or answer)], first match wins.
@@ -82,11 +95,15 @@ EXPECTED: dict[str, list[tuple[str, str]]] = {
         ("latency.dialog_closed", "fail|ok"),
         *_CHROMIUM,
     ],
-    "node": [
-        ("runtime.evaluate", "ok"),
-        ("latency.command_rtt", "ok"),
-        ("*", "fail"),  # no Page, Target or Fetch domain
-    ],
+    # The runtimes: one target and no pages (node 20, Deno 2.9.8: Page.*, Target.* and
+    # Fetch.* answer -32601 "'Page.enable' wasn't found"; Bun 1.4.5 over WIP: "'Page'
+    # domain was not found"), so every frame, dialog and bridge check fails with "no
+    # Page domain", and the dialog latencies with it. Script runs, and the Debugger
+    # domain is there (node and Deno write a scriptParsed event before each evaluate's
+    # reply with it on; Bun does not).
+    "node": _RUNTIME,
+    "deno": _RUNTIME,
+    "bun": _RUNTIME,
     # Lightpanda 1.0.2: every frame in the page's session, dialogs that never block
     # (page JS gets undefined / false / null at once), no beforeunload dialog at all,
     # neither sandbox nor connect-src enforced; the bridge works everywhere.
@@ -104,6 +121,7 @@ EXPECTED: dict[str, list[tuple[str, str]]] = {
     "firefox": [
         ("frames.site_isolation", "unknown"),
         *_BIDI_BRIDGE,
+        *_NO_DEBUGGER,
         ("finding.sandbox.native", "fail"),
         ("*", "ok"),
     ],
@@ -191,6 +209,8 @@ def engine_kind(protocol: str, browser: str) -> str | None:
 
     >>> engine_kind("bidi", "Firefox/153.7.0"), engine_kind("cdp", "Lightpanda/1.0")
     ('firefox', 'lightpanda')
+    >>> engine_kind("cdp", "Deno/2.9.8"), engine_kind("wip", "Bun")
+    ('deno', 'bun')
     >>> engine_kind("cdp", "Chrome/156.0.8078.79"), engine_kind("cdp", "WebKit/1") is None
     ('chromium', True)
     """
@@ -198,6 +218,11 @@ def engine_kind(protocol: str, browser: str) -> str | None:
         return "lightpanda"
     if browser.startswith("node.js/"):
         return "node"
+    if browser.startswith("Deno/"):
+        return "deno"
+    if protocol == "wip":
+        # Bun 1.4.5's /json/version says "Bun" (its User-Agent "Bun/1.4.5").
+        return "bun" if browser == "Bun" or browser.startswith("Bun/") else None
     if protocol == "classic":
         # WebDriver classic's session says browserName/browserVersion.
         if browser.startswith("MiniBrowser/"):

@@ -1,8 +1,8 @@
 """``cdpnb.probe(backends)``: run every check against every backend; ``ProbeResult``.
 
 A backend is a kind cdpnb can launch (``chromium``, ``headless-shell``,
-``chromium+playwright``, ``node``, ``chromium+puppeteer``, ``lightpanda``,
-``chromium+bidi``, ``firefox``), any CDP or WebDriver BiDi URL (``ws://``, ``wss://``,
+``chromium+playwright``, ``node``, ``deno``, ``bun``, ``chromium+puppeteer``,
+``lightpanda``, ``chromium+bidi``, ``firefox``), any CDP, WebDriver BiDi or WIP URL (``ws://``, ``wss://``,
 ``http://host:port``), or a recorded probe (``replay:<trace or folder>``). Each
 backend gets two supervisors in turn, one without the dialog bridge (what the
 backend itself does) and one with it, each recorded as a trace.
@@ -24,11 +24,18 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from cdpnb.backends import LAUNCHABLE, backend_available, launch
-from cdpnb.backends.launch import protocol_of_kind
+from cdpnb.backends import LAUNCHABLE, backend_available, kind_protocol, launch
 from cdpnb.errors import BrowserNotFound, CdpnbError, CdpnbWarning
 from cdpnb.playback.backend import replay
-from cdpnb.probes.checks import CHECKS, FRAME_UNKNOWN, Check, NotSupported, Site, stretched
+from cdpnb.probes.checks import (
+    CHECKS,
+    FRAME_UNKNOWN,
+    RENAMED,
+    Check,
+    NotSupported,
+    Site,
+    stretched,
+)
 from cdpnb.probes.expected import EXPECTED, engine_kind, expected_status, race_between
 from cdpnb.probes.progress import Progress, progress_for
 from cdpnb.probes.server import ScenarioServer
@@ -69,8 +76,9 @@ NO_CLASSIC_BRIDGE = ("no dialog bridge over WebDriver classic: it cannot interce
                      "requests (dialogs are polled and answered natively)")
 #: A capability's status in ``matrix()``, best first (ordered: ``max`` is the worst).
 STATUSES = ("ok", "partial", "fail")
-#: What a backend's endpoint speaks: the matrix's ``protocol`` column.
-PROTOCOLS = ("cdp", "bidi", "classic")
+#: What a backend's endpoint speaks: the matrix's ``protocol`` column (``wip``: the
+#: WebKit Inspector Protocol, Bun's; ``classic``: WebDriver classic).
+PROTOCOLS = ("cdp", "bidi", "wip", "classic")
 
 
 @dataclass(frozen=True)
@@ -542,7 +550,7 @@ async def _identify(target: _Target, sup: Supervisor) -> None:
     info = target.info
     info["protocol"] = sup.protocol
     browser = ""
-    if sup.protocol == "cdp" and isinstance(target.connect, str):
+    if sup.protocol != "bidi" and isinstance(target.connect, str):
         browser = await browser_of(target.connect, target.budget)
     browser = (sup.state.engine or browser or str(sup.browser_version.get("product", "")))
     # chromium-bidi 17 swaps browserName and browserVersion: "Chrome/156.…/@<revision>".
@@ -601,7 +609,7 @@ async def _probe_backend(spec: BackendSpec, repeat: int, site: ScenarioServer, o
                 continue
             info = result.backends.setdefault(name, {
                 "kind": spec.name if spec.kind == "launch" else spec.kind, "version": "",
-                "protocol": protocol_of_kind(spec.name) if spec.kind == "launch" else None})
+                "protocol": kind_protocol(spec.name) if spec.kind == "launch" else None})
             info["unreachable"] = exc.reason
             info["error"] = exc.reason
             kind = spec.name if spec.kind == "launch" else info.get("expected_as")
@@ -629,6 +637,13 @@ async def _run_backend(spec: BackendSpec, repeat: int, site: ScenarioServer, out
                     _fail_all(result, name, target, checks, repeat, NO_CLASSIC_BRIDGE,
                               progress)
                     continue
+                if target.recorded and mode in target.recorded:
+                    recorded = _recorded_checks(target, mode, checks)
+                    for _ in range(repeat):  # (not run, and so done: the progress's count)
+                        for check in checks:
+                            if check not in recorded:
+                                progress(f"{name}: {check.name}")
+                    checks = recorded
                 if target.recorded and mode not in target.recorded:
                     _fail_all(result, name, target, checks, repeat,
                               f"no {mode} trace was recorded", progress)
@@ -767,6 +782,22 @@ async def run_checks(connect: Any, checks: Sequence[Check], site: Site, *, backe
         version = version or str(target.info.get("version", ""))
         return [await _run_check(backend, version, target.kind, check, run, sup, target)
                 for check in checks]
+
+
+def _recorded_checks(target: _Target, mode: str, checks: list[Check]) -> list[Check]:
+    """The ``checks`` a recording's probe ran (its header's ``meta.probe.checks``, old
+    names as their new ones): a replay answers only the commands it recorded, so a
+    check added since cannot run on it. Those it lacks are left out, ``—`` in the
+    matrix, and named in the backend's info (``not_recorded``). A recording that does
+    not say which checks it ran gets them all."""
+    listed = target.recorded[mode].header.get("meta", {}).get("probe", {}).get("checks")
+    if not isinstance(listed, list):
+        return checks
+    ran = {RENAMED.get(str(name), str(name)) for name in listed}
+    lacking = [c.name for c in checks if c.name not in ran]
+    if lacking:
+        target.info.setdefault("not_recorded", []).extend(lacking)
+    return [c for c in checks if c.name in ran]
 
 
 def _probe_note(trace: Trace, method: str) -> dict[str, Any] | None:

@@ -80,6 +80,15 @@ def _move(state: BrowserState, news: News, out: Out, *, generation: int | None =
     return state if counter is None else count(state, counter, out)
 
 
+def _protocol(said: object) -> Literal["cdp", "bidi", "wip", "classic"]:
+    """The protocol a ``cdpnb.connected`` note names (absent: CDP)."""
+    if said == "bidi":
+        return "bidi"
+    if said == "classic":
+        return "classic"
+    return "wip" if said == "wip" else "cdp"
+
+
 def _generation(msg: Note, default: int) -> int:
     value = msg.params.get("generation", default)
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
@@ -104,15 +113,9 @@ def connected(state: BrowserState, msg: Note, out: Out) -> BrowserState:
         console_errors_total=state.console_errors_total,
         counters=state.counters,
         bridge_enabled=state.bridge_enabled,
-        protocol=_protocol_of(msg.params.get("protocol")),
+        protocol=_protocol(msg.params.get("protocol")),
     )
     return _move(fresh, "connected", out, generation=generation)
-
-
-def _protocol_of(named: object) -> Literal["cdp", "bidi", "classic"]:
-    if named == "bidi":
-        return "bidi"
-    return "classic" if named == "classic" else "cdp"
 
 
 def ready(state: BrowserState, msg: Note, out: Out) -> BrowserState:

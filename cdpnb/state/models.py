@@ -247,9 +247,10 @@ class BrowserState(_Frozen):
     direct: bool = False
     #: Whether dialogs go through the dialog bridge (``cdpnb.bridgeEnabled`` notes).
     bridge_enabled: bool = False
-    #: The protocol the endpoint speaks: ``cdp``, or ``bidi`` (WebDriver BiDi), from the
-    #: ``cdpnb.connected`` note.
-    protocol: Literal["cdp", "bidi", "classic"] = "cdp"
+    #: The protocol the endpoint speaks: ``cdp``, ``bidi`` (WebDriver BiDi), ``wip``
+    #: (the WebKit Inspector Protocol, folded as CDP) or ``classic`` (WebDriver classic),
+    #: from the ``cdpnb.connected`` note.
+    protocol: Literal["cdp", "bidi", "wip", "classic"] = "cdp"
     #: Over BiDi: whether pages opened by supervised pages are supervised too (the
     #: ``cdpnb.bidiSession`` note; over CDP the supervisor simply does not attach them).
     follow_popups: bool = True

@@ -43,6 +43,7 @@ class BiDiDriver(ProtocolDriver):
         "click(ref)": "refs come from CDP's accessibility tree; click(selector=...) and "
                       "click(x=..., y=...) work over it",
     }
+    needs: ClassVar[dict[str, str]] = {"classic()": "classic"}
     replies_after_load: ClassVar[bool] = True
     #: chromium-bidi 17: a frame leaving an OOPIF for its parent's process leaves the
     #: tree (contextDestroyed) and comes back with the same id.

@@ -62,9 +62,12 @@ class CDPDriver(ProtocolDriver):
     lacks: ClassVar[dict[str, str]] = {
         "bidi()": "sup.cdp(method, params) sends a raw CDP command",
         "classic()": "sup.cdp(method, params) sends a raw CDP command"}
+    needs: ClassVar[dict[str, str]] = {"classic()": "classic"}
     #: headless-shell wedges a page whose dialog is open when it navigates (measured:
     #: "Not attached to an active page", forever): dismissed first, as Chromium does.
     dismiss_before_navigating: ClassVar[bool] = True
+    #: Runs page script (a WIP endpoint's evaluator speaks WIP: ``wip_driver``).
+    evaluator_class: ClassVar[type[Evaluator]] = Evaluator
 
     def __init__(self, core: Core, *, popups: bool, bypass_csp: bool,
                  bridge_key: str | None, bridge_script: str | None,
@@ -75,7 +78,7 @@ class CDPDriver(ProtocolDriver):
         self.backend_info = backend_info
         self.pages = PageAttacher(core, self.bridge)
         self.children = ChildAttacher(core, self.bridge)
-        self.evaluator = Evaluator(core)
+        self.evaluator = self.evaluator_class(core)
         self.refs = AccessibilityRefs(core, self.evaluator)
         core.subscribe(self.children, methods=["Target.attachedToTarget"])
         core.subscribe(self.pages, methods=["Target.attachedToTarget"])

@@ -24,6 +24,7 @@ import contextlib
 import logging
 from collections.abc import Callable, Collection
 from typing import Any, ClassVar
+from urllib.parse import urlsplit
 
 from cdpnb.errors import (
     COMMAND_FAILURES,
@@ -56,7 +57,9 @@ POLL_S = 0.025
 #: A poll that takes longer than this fails (a wedged session) and the next one goes.
 POLL_TIMEOUT_S = 10.0
 #: Every this many polls, the session's windows are listed (popups join, closed ones
-#: leave).
+#: leave) and the current one's frames walked again (classic tells no frame's
+#: navigation: a frame that moved by itself is seen at the next walk). A walk of the
+#: probe page's four frames is nine requests, ≈5 ms on WebKit.
 WINDOWS_EVERY = 8
 #: Deleting the session at stop may take this long (it closes the browser).
 STOP_TIMEOUT_S = 10.0
@@ -85,7 +88,10 @@ class ClassicDriver(ProtocolDriver):
         "click(ref)": "refs come from CDP's accessibility tree; click(selector=...) works "
                       "over it",
         "click(point)": "WebDriver classic clicks elements; click(selector=...) works over it",
+        "evaluate(user_gesture=True)": "WebDriver classic runs scripts without a user "
+                                       "activation; click(selector=...) is a real one",
     }
+    needs: ClassVar[dict[str, str]] = {"bidi()": "bidi"}
     replies_after_load: ClassVar[bool] = True
     #: A navigation over an open dialog fails "unexpected alert open": dismissed first.
     dismiss_before_navigating: ClassVar[bool] = True
@@ -186,6 +192,10 @@ class ClassicDriver(ProtocolDriver):
                 polls += 1
                 if polls % WINDOWS_EVERY == 0:
                     await self._windows()
+                    if not self._dialog_open():
+                        # (every command but the dialog's own fails while one is open)
+                        with contextlib.suppress(CDPError):
+                            await self.frame_tree()
             except CommandTimeout:
                 log.info("cdpnb: a poll of WebDriver session took over %g s (a prompt in a "
                          "window that is not the current one wedges WebKit's session)",
@@ -209,12 +219,16 @@ class ClassicDriver(ProtocolDriver):
                                                         "opener": self.window})
         supervised = [h for h in core.state.pages if h in handles]
         wanted = supervised[-1] if supervised else None
-        busy = any(d.page_session_id == self.window for d in core.state.pending_dialogs)
-        if wanted is None or wanted == self.window or (busy and self.window in handles):
+        if wanted is None or wanted == self.window or (self._dialog_open()
+                                                       and self.window in handles):
             return  # (leaving a window whose prompt is open would wedge WebKit's session)
         await core.send("classic.switchToWindow", {"handle": wanted}, timeout=POLL_TIMEOUT_S)
         self.window = wanted
         await self.frame_tree()
+
+    def _dialog_open(self) -> bool:
+        """Whether the current window shows a dialog, as far as the polls know."""
+        return any(d.page_session_id == self.window for d in self.core.state.pending_dialogs)
 
     # -- pages ----------------------------------------------------------------------------
 
@@ -255,6 +269,12 @@ class ClassicDriver(ProtocolDriver):
         return {"url": url, "frame_id": page.target_id, "loader_id": None}
 
     def navigate_command(self, url: str, frame_id: str, page: PageInfo) -> Command:
+        if not urlsplit(url).scheme:
+            # W3C's "navigate to" refuses a URL that is not absolute ("invalid
+            # argument"); WebKitWebDriver 2.50 answers it with success and stays put
+            # (measured), so cdpnb refuses it for every server alike.
+            raise NavigationError(f"navigating to {redact_url(url)} failed: not an absolute "
+                                  "URL (WebDriver classic navigates to absolute URLs only)")
         window, path = frame_path(frame_id)
         if not path:
             return Command("classic.navigateTo", {"url": url, "window": window}, None)
@@ -309,6 +329,8 @@ class ClassicDriver(ProtocolDriver):
     async def evaluate(self, expression: str, frame_id: str | None, budget: Budget, *,
                        await_promise: bool, user_gesture: bool) -> Any:
         core = self.core
+        if user_gesture:
+            self.require("evaluate(user_gesture=True)")
         route = self._route(frame_id)
         core.note("cdpnb.evaluated", {})
         if budget.left() <= 0:

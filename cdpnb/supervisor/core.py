@@ -205,7 +205,8 @@ class Core:
         #: What went over the wire, from the records as the trace holds them.
         self._wire = WireTally()
         self._conn: Connection = CDPConnection()
-        #: The protocol the endpoint speaks (``cdp`` or ``bidi``), known once connected.
+        #: The protocol the endpoint speaks (``cdp``, ``bidi`` or ``wip``), known once
+        #: connected. WIP is framed as CDP: the same sans-I/O connection parses it.
         self.protocol = "cdp"
         self._transport: Transport | None = None
         self._lock = threading.RLock()  # the fold: one message at a time, in order
@@ -259,9 +260,17 @@ class Core:
                     "generation": generation}
             self._apply(Note("cdpnb.connected", note, None, *_now()))
         conn = self._conn
+        tell_awaiting = getattr(transport, "tell_awaiting", None)
+        if callable(tell_awaiting):
+            tell_awaiting(self._awaiting_reply)
         transport.start(lambda frames: self._on_frames(transport, conn, frames),
                         lambda reason: self._on_closed(transport, reason, generation))
         return generation
+
+    def _awaiting_reply(self) -> bool:
+        """Whether a command sent still waits for its reply (read without the lock: a
+        hint for the transport's acknowledgements, never a decision)."""
+        return bool(self._replies)
 
     @property
     def connected(self) -> bool:
@@ -580,8 +589,8 @@ class Core:
     @property
     def _link(self) -> str:
         """"CDP connection to <url>" (or WebDriver BiDi), for errors."""
-        name = {"bidi": "WebDriver BiDi", "classic": "WebDriver classic"}.get(self.protocol,
-                                                                             "CDP")
+        name = {"bidi": "WebDriver BiDi", "wip": "WIP",
+                "classic": "WebDriver classic"}.get(self.protocol, "CDP")
         return f"{name} connection to {redact_url(self.url)}"
 
     def _lost_error(self, reason: str) -> ConnectionLost:

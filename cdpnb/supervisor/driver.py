@@ -35,7 +35,7 @@ __all__ = ["PROTOCOL_NAMES", "Command", "Navigated", "PageSender", "ProtocolDriv
 
 #: What each protocol is called in an error.
 PROTOCOL_NAMES = {"cdp": "the Chrome DevTools Protocol", "bidi": "WebDriver BiDi",
-                  "classic": "WebDriver classic"}
+                  "wip": "the WebKit Inspector Protocol", "classic": "WebDriver classic"}
 
 #: ``send(method, params)`` on one page's own CDP session (recovery's tool).
 PageSender = Callable[[str, dict[str, Any] | None], Awaitable[dict[str, Any]]]
@@ -63,10 +63,12 @@ class Navigated(NamedTuple):
 class ProtocolDriver(abc.ABC):
     """One supervisor's protocol: built with its core before the first command."""
 
-    #: ``"cdp"`` or ``"bidi"``: what ``Supervisor.protocol`` says.
+    #: ``"cdp"``, ``"bidi"`` or ``"wip"``: what ``Supervisor.protocol`` says.
     name: ClassVar[str]
     #: Calls this protocol cannot make (``"accessibility()"``), with what works instead.
     lacks: ClassVar[Mapping[str, str]] = {}
+    #: The protocol a call in ``lacks`` needs, where it is not the first other one.
+    needs: ClassVar[Mapping[str, str]] = {}
     #: A navigation's reply comes once the new document has loaded (BiDi's ``wait:
     #: complete``); else it comes at once and the load is watched for in the events.
     replies_after_load: ClassVar[bool] = False
@@ -94,9 +96,9 @@ class ProtocolDriver(abc.ABC):
         instead = self.lacks.get(call)
         if instead is None:
             return
-        others = " or ".join(PROTOCOL_NAMES[name] for name in PROTOCOL_NAMES
-                             if name != self.name and name != "classic")
-        raise ProtocolMismatch(f"{call} needs an endpoint that speaks {others}; "
+        other = self.needs.get(call) or next(name for name in PROTOCOL_NAMES
+                                             if name != self.name)
+        raise ProtocolMismatch(f"{call} needs an endpoint that speaks {PROTOCOL_NAMES[other]}; "
                                f"{redact_url(self.core.url)} speaks "
                                f"{PROTOCOL_NAMES[self.name]} ({instead})")
 

@@ -59,7 +59,9 @@ SCRIPT_METHODS = frozenset({"Runtime.evaluate", "Runtime.callFunctionOn",
                             "Runtime.awaitPromise", "Runtime.runScript"})
 #: What Chromium answers when a script was terminated (sync hang / under awaitPromise).
 _TERMINATED = ((-32000, "Execution was terminated"), (-32603, "Internal error"))
-_NOT_BY_VALUE = ("couldn't be returned by value", "reference chain is too long")
+#: (Bun 1.4.5 says "Object has too long reference chain" of an array holding a bigint.)
+_NOT_BY_VALUE = ("couldn't be returned by value", "reference chain is too long",
+                 "too long reference chain")
 #: Deeper data comes back as a RemoteObject: without a cap Chromium 156 fails the whole
 #: command past ~150 levels ("CBOR: stack limit exceeded"), after the script has run.
 MAX_DEPTH = 100

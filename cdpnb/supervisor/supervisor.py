@@ -62,6 +62,7 @@ from cdpnb.supervisor.reconnect import Reconnector
 from cdpnb.supervisor.recovery import Recovery
 from cdpnb.supervisor.routing import frame_of
 from cdpnb.supervisor.values import RemoteObject, call_argument
+from cdpnb.supervisor.wip_driver import WIPDriver
 from cdpnb.trace import Recorder
 from cdpnb.transport import Connector, Transport, connect_websocket
 
@@ -76,7 +77,7 @@ P = ParamSpec("P")
 
 #: The driver of each protocol an endpoint may speak (what its transport says).
 DRIVERS: dict[str, type[CDPDriver] | type[BiDiDriver] | type[ClassicDriver]] = {
-    "cdp": CDPDriver, "bidi": BiDiDriver, "classic": ClassicDriver}
+    "cdp": CDPDriver, "bidi": BiDiDriver, "wip": WIPDriver, "classic": ClassicDriver}
 
 
 
@@ -429,7 +430,9 @@ class Supervisor:
 
     @property
     def protocol(self) -> str:
-        """What the endpoint speaks: ``"cdp"`` or ``"bidi"`` (WebDriver BiDi)."""
+        """What the endpoint speaks: ``"cdp"``, ``"bidi"`` (WebDriver BiDi) or ``"wip"``
+        (the WebKit Inspector Protocol: Bun's inspector; ``sup.cdp()`` sends its raw
+        commands, and ``evaluate`` gives the same values and errors as over CDP)."""
         return self._driver.name
 
     @property

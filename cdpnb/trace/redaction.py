@@ -20,6 +20,10 @@ Over WebDriver BiDi (Firefox ESR 153, chromium-bidi 17; tests/test_redaction.py 
 each on both): a prompt's answer is sent in ``browsingContext.handleUserPrompt.userText``
 and echoed in ``browsingContext.userPromptClosed.userText``; the dialog bridge sends it
 in the JSON text of ``network.provideResponse``'s ``body.value``.
+
+Over WebDriver classic (WebKitWebDriver 2.50, chromedriver 156): a prompt's answer is
+sent in cdpnb's ``classic.answerAlert.text`` (or a raw ``classic.sendAlertText.text``);
+no reply echoes it.
 """
 
 from __future__ import annotations
@@ -77,6 +81,8 @@ SECRETS: tuple[Secret, ...] = (
     Secret("prompt_text", "browsingContext.userPromptClosed", ("userText",)),
     Secret("prompt_text", "network.provideResponse",
            ("body", "value", JSON_TEXT, "promptText")),
+    Secret("prompt_text", "classic.answerAlert", ("text",)),
+    Secret("prompt_text", "classic.sendAlertText", ("text",)),
     Secret("typed_text", "Input.insertText", ("text",)),
     Secret("typed_text", "Input.imeSetComposition", ("text",)),
     *(Secret("typed_text", "Input.dispatchKeyEvent", (name,)) for name in _KEY_FIELDS),

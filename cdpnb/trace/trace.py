@@ -106,10 +106,10 @@ class Trace:
 
     @property
     def protocol(self) -> str:
-        """What the recorded endpoint spoke: ``cdp``, ``bidi`` (WebDriver BiDi) or
-        ``classic`` (WebDriver classic)."""
+        """What the recorded endpoint spoke: ``cdp``, ``bidi`` (WebDriver BiDi), ``wip``
+        (the WebKit Inspector Protocol: Bun) or ``classic`` (WebDriver classic)."""
         protocol = self.header.get("protocol")
-        return protocol if protocol in ("bidi", "classic") else "cdp"
+        return protocol if protocol in ("bidi", "wip", "classic") else "cdp"
 
     @property
     def backend(self) -> dict[str, Any]:

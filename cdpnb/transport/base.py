@@ -35,13 +35,17 @@ class Transport(Protocol):
     """
 
     url: str
-    #: Optional: ``"cdp"`` (the default when absent) or ``"bidi"`` (WebDriver BiDi).
+    #: Optional: ``"cdp"`` (the default when absent), ``"bidi"`` (WebDriver BiDi) or
+    #: ``"wip"`` (the WebKit Inspector Protocol: CDP's framing, ``cdpnb.protocol.wip``).
     # protocol: str
     #: Optional, for a transport a waiting caller can read itself (``WireSocket``;
     #: ``cdpnb.transport.turns``): ``read_while(waiting, deadline)`` reads on the calling
     #: thread while ``waiting()``; ``lead_from(loop)`` lets ``loop`` read while it
     #: awaits and returns what to call when the wait ends (None: someone else reads).
     #: Without them the transport's own thread reads everything, as the scripted one.
+    #: Optional too: ``tell_awaiting(awaiting)``: the core hands a transport that can
+    #: acknowledge what it read at once (TCP_QUICKACK) a ``awaiting()`` saying whether a
+    #: command still waits for its reply (``cdpnb.transport.wire``: why).
 
     def start(self, on_frames: Callable[[Sequence[str | bytes]], None],
               on_closed: Callable[[str], None]) -> None: ...
@@ -76,7 +80,8 @@ async def connect_websocket(url: str, timeout: float) -> Transport:
     (``cdpnb.transport.classic``), and anything else may speak WebDriver BiDi at
     ``ws://host:port/session`` (Firefox). A
     ``ws://`` URL says CDP with ``/devtools/`` and BiDi with ``/session``; any other is
-    asked once (``session.status``, which only BiDi has). EndpointError says what
+    asked once (``session.status``, which only BiDi has; a WIP endpoint such as Bun's
+    refuses it in WebKit's words). EndpointError says what
     was tried when the endpoint speaks neither."""
     from cdpnb.errors import EndpointError
     from cdpnb.protocol.credentials import redact_url

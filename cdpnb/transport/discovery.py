@@ -10,17 +10,21 @@ from urllib.parse import urlsplit, urlunsplit
 
 from cdpnb.errors import EndpointError
 from cdpnb.protocol.credentials import redact_url
+from cdpnb.protocol.wip import is_wip_error
 from cdpnb.runtime.threads import in_own_thread
 from cdpnb.runtime.waits import wait_for
 
 __all__ = ["PROTOCOLS", "bidi_url_of", "browser_of", "fetch_json", "get_json",
            "protocol_of_reply", "protocol_of_url", "resolve_ws_url"]
 
-#: The protocols cdpnb speaks: the Chrome DevTools Protocol, WebDriver BiDi and WebDriver
-#: classic (HTTP, ``cdpnb.transport.classic``).
-PROTOCOLS = ("cdp", "bidi", "classic")
+#: The protocols cdpnb speaks: the Chrome DevTools Protocol, WebDriver BiDi, the WebKit
+#: Inspector Protocol (Bun's inspector; ``cdpnb.protocol.wip``) and WebDriver classic
+#: (HTTP, ``cdpnb.transport.classic``).
+PROTOCOLS = ("cdp", "bidi", "wip", "classic")
 #: Sent once to a WebSocket whose URL does not say what it speaks. BiDi answers it with
-#: ``{"type": "success", ...}``; a CDP endpoint with ``{"id": 0, "error": {-32601}}``.
+#: ``{"type": "success", ...}``; a CDP endpoint with ``{"id": 0, "error": {-32601}}``, a
+#: WIP one (Bun 1.4.5) likewise but in WebKit's words ("'session' domain was not found"
+#: where node and Deno say "'session.status' wasn't found").
 SNIFF_COMMAND = b'{"id":0,"method":"session.status","params":{}}'
 
 
@@ -47,6 +51,8 @@ def protocol_of_reply(reply: bytes | None) -> str | None:
         return None
     if msg.get("type") in ("success", "error"):
         return "bidi"
+    if msg.get("id") == 0 and is_wip_error(msg):
+        return "wip"
     if msg.get("id") == 0 and ("error" in msg or "result" in msg):
         return "cdp"
     return None
