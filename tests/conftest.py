@@ -53,7 +53,7 @@ def no_unexpected_cdpnb_log_warnings(request: pytest.FixtureRequest) -> Iterator
 #: or through another fixture, is a ``browser`` test.
 BROWSER_FIXTURES = frozenset({"chromium", "headless_shell", "any_browser", "sup", "bridged",
                               "mapper", "firefox", "lightpanda", "probed", "local",
-                              "every_path"})
+                              "every_path", "chromedriver_bidi", "selenium_chromium"})
 #: Set by scripts/test-pythons.sh for the legs that run ``-m "not browser or smoke"`` on
 #: the other Pythons. There, a test not marked ``browser`` gets a stand-in for every
 #: browser and runtime binary (cdpnb's ``CDPNB_*`` overrides, inherited by the
@@ -61,7 +61,7 @@ BROWSER_FIXTURES = frozenset({"chromium", "headless_shell", "any_browser", "sup"
 #: naming itself, so the marker stays true by a check, not by care.
 WITHOUT_BROWSERS = "CDPNB_TESTS_WITHOUT_BROWSERS"
 _BINARIES = ("CDPNB_CHROMIUM", "CDPNB_FIREFOX", "CDPNB_LIGHTPANDA", "CDPNB_NODE", "CDPNB_DENO",
-             "CDPNB_BUN")
+             "CDPNB_BUN", "CDPNB_WEBKITWEBDRIVER", "CDPNB_CHROMEDRIVER", "CDPNB_XVFB")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

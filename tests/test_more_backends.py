@@ -242,7 +242,9 @@ async def test_async_with_each_launch_gets_a_fresh_one(kind: str) -> None:
 
 def test_launchable_lists_every_kind_and_each_is_available_here() -> None:
     assert LAUNCHABLE == ("chromium", "headless-shell", "chromium+playwright", "node", "deno",
-                          "bun", "chromium+puppeteer", "lightpanda", "chromium+bidi", "firefox")
+                          "bun", "chromium+puppeteer", "lightpanda", "chromium+bidi", "firefox",
+                          "webkit", "chromium+chromedriver", "chromium+chromedriver+bidi",
+                          "chromium+selenium")
     assert {kind: backend_available(kind) for kind in NEW_KINDS} == dict.fromkeys(NEW_KINDS)
 
 

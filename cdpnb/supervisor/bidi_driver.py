@@ -82,8 +82,9 @@ class BiDiDriver(ProtocolDriver):
             core.note("cdpnb.pageReplaced", {"target_id": target_id,
                                              "reason": "gone after the connection dropped"})
             self.hint(f"the supervisor's page {target_id} was gone after the connection "
-                      "dropped (chromium-bidi starts a new browser for each connection): "
-                      f"a new, blank tab {core.state.page_target_id} replaces it")
+                      "dropped (chromium-bidi starts a new browser for each connection, "
+                      "chromedriver for each session): a new, blank tab "
+                      f"{core.state.page_target_id} replaces it")
         if self.bridge.enabled:
             self.bridge.forget_sessions()
             await self.bridge.install_everywhere()
