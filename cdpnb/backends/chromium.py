@@ -58,6 +58,16 @@ CHROMIUM_FLAGS = (
     # same three. headless-shell has no such window: nothing changes there.
     "--disable-features=WebRtcHideLocalIpsWithMdns,WebUIOmniboxPopup,WebUIOmniboxAimPopup,"
     "WebUIReloadButton",
+    # The names Chromium 156 looks up by itself with the flags above (strace, 15-25 s
+    # from its start, Debian's default profile): accounts.google.com,
+    # clients2.google.com and update.googleapis.com at start-up, start.duckduckgo.com
+    # (the default search engine, preconnected; --disable-features=PreconnectToSearch
+    # did not stop it) once a window opens. Mapped to "not found", no DNS query leaves
+    # the machine (measured: none in 15 s); every other name resolves as usual.
+    "--host-resolver-rules=" + ", ".join(
+        f"MAP {name} ~NOTFOUND" for name in ("accounts.google.com", "clients2.google.com",
+                                             "update.googleapis.com",
+                                             "start.duckduckgo.com")),
 )
 
 

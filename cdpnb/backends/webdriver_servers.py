@@ -59,22 +59,16 @@ __all__ = ["CHROMEDRIVER_CHROMIUM_FLAGS", "OFFLINE_RESOLVER_RULES", "PROMPTS_IGN
 #: dismisses every prompt the moment it opens unless told "ignore" (measured).
 PROMPTS_IGNORED: dict[str, str] = {"default": "ignore", "beforeUnload": "ignore"}
 
-#: The names Chromium 156 looks up by itself with cdpnb's flags (strace, 15-25 s from
-#: its start, Debian's default profile): accounts.google.com, clients2.google.com and
-#: update.googleapis.com at start-up, start.duckduckgo.com (the default search engine,
-#: preconnected; ``--disable-features=PreconnectToSearch`` did not stop it) once a
-#: window opens. Mapped to "not found", no DNS query leaves the machine (measured:
-#: none in 15 s); every other name resolves as usual, so real sites still load.
-OFFLINE_RESOLVER_RULES = "--host-resolver-rules=" + ", ".join(
-    f"MAP {name} ~NOTFOUND" for name in ("accounts.google.com", "clients2.google.com",
-                                         "update.googleapis.com", "start.duckduckgo.com"))
+#: Chromium's resolver rules that keep it from looking up Google's and the default
+#: search engine's names by itself (``cdpnb.backends.chromium.CHROMIUM_FLAGS``, measured
+#: there), also for the Chromiums chromedriver and Selenium start.
+OFFLINE_RESOLVER_RULES = next(f for f in CHROMIUM_FLAGS
+                              if f.startswith("--host-resolver-rules="))
 
 #: The flags of kind ``chromium`` less its DevTools port (chromedriver adds
-#: ``--remote-debugging-port=0`` itself and reads the port the browser chose), and
-#: the resolver rules above.
-CHROMEDRIVER_CHROMIUM_FLAGS = (*(f for f in CHROMIUM_FLAGS
-                                 if not f.startswith("--remote-debugging-port")),
-                               OFFLINE_RESOLVER_RULES)
+#: ``--remote-debugging-port=0`` itself and reads the port the browser chose).
+CHROMEDRIVER_CHROMIUM_FLAGS = tuple(f for f in CHROMIUM_FLAGS
+                                    if not f.startswith("--remote-debugging-port"))
 
 
 @dataclass(frozen=True)
