@@ -4,7 +4,8 @@ With ``Debugger.enable``, node 20 and Deno 2.9.8 write a ``Debugger.scriptParsed
 event before each ``Runtime.evaluate`` reply, on a socket without TCP_NODELAY: Nagle
 holds the reply until the event is acknowledged, and a client that delays its ACK
 (Linux's default) waits for its delayed-ACK timer. cdpnb's WebSocket arms TCP_QUICKACK
-after every read (``cdpnb.transport.wire``); this measures each backend both ways, side
+after a read that leaves a reply awaited (``cdpnb.transport.wire``); this measures each
+backend both ways, side
 by side: ``sup.cdp("Runtime.evaluate", {"expression": "1"})`` from ``cdpnb.sync``,
 ``--calls`` per cell (median), Debugger off and on, QUICKACK off and on, the four cells
 interleaved round by round so load hits them alike, with the load average.

@@ -88,18 +88,21 @@ def test_matrix_of_a_saved_result_is_transposed_and_fits(capsys: pytest.CaptureF
     out = capsys.readouterr().out
     assert_fits(out)
     lines = out.splitlines()
-    # Eight backends at 80 columns: as many tables as their widths need (three for the
-    # saved run's version strings), each backend once, names broken where they break.
+    # Fourteen backends at 80 columns: as many tables as their widths need, each
+    # backend once, names broken where they break.
     tables = [i for i, line in enumerate(lines) if line.startswith("capability")]
     assert len(tables) >= 2
     headers = " ".join(" ".join(lines[i - 2:i + 1]) for i in tables)
-    for backend in ("chromium", "headless-", "playwright", "node", "puppeteer",
-                    "lightpanda", "bidi", "firefox", "153."):
+    for backend in ("chromium", "headless-", "playwright", "node", "deno", "bun",
+                    "puppeteer", "lightpanda", "bidi", "firefox", "153.", "webkit",
+                    "chromedriver", "selenium"):
         assert backend in headers
     cells = [c for line in lines if line.startswith("dialogs cross-site ")
              for c in line.split()[2:]]
-    # playwright and lightpanda partial; node, deno and bun without pages
-    assert sorted(cells) == sorted(["✓"] * 5 + ["~", "~", "✗", "✗", "✗"])
+    # playwright and lightpanda partial; node, deno and bun without pages; webkit and
+    # chromedriver over WebDriver classic seen with no frame, said in words
+    assert sorted(cells) == sorted(["✓"] * 7 + ["~", "~", "✗", "✗", "✗"]
+                                   + ["seen,", "frame", "unknown"] * 2)
     assert any(line.startswith("command RTT ms") for line in lines)
     assert "closed by remote" in out  # --reasons
     assert "no Page domain" in out

@@ -102,7 +102,7 @@ def expected() -> dict[str, dict[str, dict[str, Any]]]:
 def test_every_dataset_has_its_expectations(
         expected: dict[str, dict[str, dict[str, Any]]]) -> None:
     assert sorted(expected) == sorted(name_of(path) for path in TRACES)
-    assert len(TRACES) == 24
+    assert len(TRACES) == 30
     assert all(sorted(tables) == sorted(TABLES) for tables in expected.values())
 
 

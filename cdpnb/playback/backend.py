@@ -26,6 +26,27 @@ _SCRIPT_FIELD = {"Page.addScriptToEvaluateOnNewDocument": "source",
                  "script.addPreloadScript": "functionDeclaration"}
 
 
+class RecordedSession:
+    """A WebDriver session made over HTTP in the recording (chromedriver's BiDi), as a
+    replayed supervisor adopts it: its id and browser; ending it asks no server."""
+
+    def __init__(self, session_id: str, capabilities: dict[str, Any]) -> None:
+        self.session_id = session_id
+        self.capabilities = capabilities
+        self.deleted = False
+
+    def delete(self, timeout: float) -> None:
+        self.deleted = True
+
+
+async def _open_socket(url: str, timeout: float) -> Any:
+    from cdpnb.runtime.threads import in_own_thread
+    from cdpnb.transport.wire import WireSocket
+
+    return await in_own_thread(lambda: WireSocket.open(url, timeout),
+                               orphan=WireSocket.close)
+
+
 class ReplayBackend(Closing):
     """A replay endpoint: same surface as a launched backend (``cdp_url``, ``describe``)."""
 
@@ -95,27 +116,44 @@ class ReplayBackend(Closing):
 
     @property
     def connect_transport(self) -> Callable[[str, float], Awaitable[Any]] | None:
-        """How a supervisor connects to a WebDriver classic recording (None for the
-        others: their URL says what they speak). Classic's messages have CDP's shape, so
-        the replay serves them on its WebSocket; the transport says it speaks classic and
-        carries the recorded session (its id and browser), as a live one does."""
-        if self.trace.protocol != "classic":
-            return None
-        return self._connect_classic
+        """How a supervisor connects to a recording whose session was not made on its
+        socket (None for the others: their URL says what they speak, and their session
+        is made there as it was recorded):
+
+        - WebDriver classic: its messages have CDP's shape, so the replay serves them on
+          its WebSocket; the transport says it speaks classic and carries the recorded
+          session (its id and browser), as a live one does;
+        - WebDriver BiDi on a session made over HTTP (chromedriver: no ``session.new``
+          in the recording): the transport carries the recorded session, which the
+          supervisor adopts, and whose end is no request (there is no server to ask).
+        """
+        if self.trace.protocol == "classic":
+            return self._connect_classic
+        if self.trace.protocol == "bidi" and not any(
+                type(r) is Command and r.method == "session.new" for r in self.trace.records):
+            return self._connect_made_bidi
+        return None
+
+    def _recorded_session(self, note: str) -> tuple[str, dict[str, Any]]:
+        """The recorded session's id and its browser as capabilities, from ``note``."""
+        said = next((r.params for r in self.trace.records
+                     if type(r) is Note and r.method == note), {})
+        name, _, version = str(said.get("browser", "")).partition("/")
+        return str(said.get("session_id", "")), {"browserName": name,
+                                                  "browserVersion": version}
 
     async def _connect_classic(self, url: str, timeout: float) -> Any:
-        from cdpnb.runtime.threads import in_own_thread
         from cdpnb.transport.webdriver_http import NewSession
-        from cdpnb.transport.wire import WireSocket
 
-        sock = await in_own_thread(lambda: WireSocket.open(url, timeout),
-                                   orphan=WireSocket.close)
+        sock = await _open_socket(url, timeout)
         sock.protocol = "classic"
-        said = next((r.params for r in self.trace.records
-                     if type(r) is Note and r.method == "cdpnb.classicSession"), {})
-        name, _, version = str(said.get("browser", "")).partition("/")
-        sock.session = NewSession(str(said.get("session_id", "")),  # type: ignore[attr-defined]
-                                  {"browserName": name, "browserVersion": version})
+        sock.session = NewSession(*self._recorded_session("cdpnb.classicSession"))
+        return sock
+
+    async def _connect_made_bidi(self, url: str, timeout: float) -> Any:
+        sock = await _open_socket(url, timeout)
+        sock.protocol = "bidi"
+        sock.webdriver_session = RecordedSession(*self._recorded_session("cdpnb.bidiSession"))
         return sock
 
     @property
