@@ -80,8 +80,11 @@ def test_an_answer_with_text_types_it_then_accepts() -> None:
     result, sent = run("classic.answerAlert", {"accept": True, "text": "ada",
                                                "expect": "name?"}, dialog)
     assert dialog.closed == [("accept", "ada")]
-    assert result == {"value": None, "message": "name?", "prompt": True}
-    assert [r.path for r in sent] == ["/alert/text", "/alert/text", "/alert/accept"]
+    # (and what the window shows right after: nothing)
+    assert result == {"value": None, "message": "name?", "prompt": True, "after": None}
+    assert [(r.method, r.path) for r in sent] == [
+        ("GET", "/alert/text"), ("POST", "/alert/text"), ("POST", "/alert/accept"),
+        ("GET", "/alert/text")]
 
 
 def test_an_alert_refuses_the_text_and_is_accepted_without_it() -> None:
@@ -308,3 +311,53 @@ def test_frames_that_leave_the_window_leave_the_tree() -> None:
         3.0)).state
     assert f"{W}/0" not in state.frames and state.frames[W].url == "http://a/next"
     assert state.pages[W].url == "http://a/next"
+
+
+def test_a_dialog_shown_again_right_after_the_answer_is_a_new_one() -> None:
+    state = fold(supervised(), poll("first", 2.0)).state
+    dialog = state.pending_dialogs[0]
+    state = fold(state, Note("cdpnb.dialogAnswering", {
+        "dialog_id": dialog.id, "accept": True, "closed_by": "agent"}, None, 2.1)).state
+    folded = fold(state, Reply(10, "classic.answerAlert", {
+        "value": None, "message": "first", "prompt": None, "after": "second"}, None,
+        {"window": W, "accept": True, "expect": "first"}, 2.2))
+    assert [type(c) for c in folded.changes if isinstance(c, DialogClosed | DialogOpened)
+            ] == [DialogClosed, DialogOpened]
+    assert [d.message for d in folded.state.pending_dialogs] == ["second"]
+
+
+def test_a_replay_answers_a_poll_with_the_state_where_it_is() -> None:
+    """A replay's client polls on its own clock: a poll is answered with the latest one
+    recorded by the point the replay has reached, and an answer's reply (which says
+    what the window showed right after) counts as such a poll."""
+    from cdpnb.playback.script import ReplayScript
+    from cdpnb.protocol import Command
+
+    def p(i: int, at: float) -> Command:
+        return Command(i, "classic.getAlertText", {"window": W}, None, at, at)
+
+    messages = [
+        p(1, 1.0), poll(None, 1.1),
+        Command(2, "classic.executeScript", {"script": "x", "window": W}, None, 2.0, 2.0),
+        Reply(2, "classic.executeScript", {"value": None}, None, {}, 2.1, 2.1),
+        p(3, 2.5), poll("hi", 2.6),
+        Command(4, "classic.answerAlert", {"window": W, "accept": True, "expect": "hi"},
+                None, 3.0, 3.0),
+        Reply(4, "classic.answerAlert", {"value": None, "message": "hi", "prompt": None,
+                                         "after": None}, None,
+              {"window": W, "accept": True, "expect": "hi"}, 3.1, 3.1),
+    ]
+    for n, message in enumerate(messages):
+        if isinstance(message, Reply | ErrorReply) and message.method == "classic.getAlertText":
+            messages[n] = type(message)(**{**{f: getattr(message, f) for f in
+                                              message.__dataclass_fields__},
+                                           "id": messages[n - 1].id})
+    script = ReplayScript(messages)
+    gates = [i for i, step in enumerate(script.steps) if step.gate]
+    assert len(gates) == 2  # the polls are no gates
+    at = script.read_answer("classic.getAlertText", None, {"window": W}, gates[0])
+    assert isinstance(at, ErrorReply)  # before the script ran: no dialog
+    at = script.read_answer("classic.getAlertText", None, {"window": W}, gates[1])
+    assert isinstance(at, Reply) and at.result["value"] == "hi"
+    at = script.read_answer("classic.getAlertText", None, {"window": W}, len(script.steps))
+    assert isinstance(at, ErrorReply) and at.message == "no such alert"

@@ -159,7 +159,7 @@ def test_probe_view_cell_shows_its_checks() -> None:
     assert "closed by remote" in view.detail.value
     assert "chromium+playwright.native.jsonl.gz" in view.detail.value
     with pytest.raises(KeyError, match="no cell"):
-        view.select("webkit", "dialogs cross-site")
+        view.select("safari", "dialogs cross-site")
     # Capabilities are rows, backends columns: a handful of columns fits 1,000 px.
     columns = view.grid.layout.grid_template_columns
     assert f"repeat({len(result.backends)}, " in columns

@@ -49,16 +49,7 @@ CHROMIUM_FLAGS = (
     # iceTransportPolicy 'relay' or a 'default_public_interface_only' policy).
     "--webrtc-ip-handling-policy=disable_non_proxied_udp",
     "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
-    # WebUI*: full chromium's headless window still preloads its omnibox popup, two
-    # browser_ui targets (chrome://omnibox-popup.top-chrome/) in a renderer of their
-    # own (--top-chrome-webui). Measured on 156 (2 cores): without them 1 target and
-    # 8 processes instead of 3 and 9, and the browser's process group has used
-    # 0.51–0.54 CPU s by the time cdpnb's page is ready, against 0.61–0.69 s with the
-    # popup (interleaved launches, 10–15 of each, load 9–15). Puppeteer turns off the
-    # same three. headless-shell has no such window: nothing changes there.
-    "--disable-features=WebRtcHideLocalIpsWithMdns,WebUIOmniboxPopup,WebUIOmniboxAimPopup,"
-    "WebUIReloadButton",
-    # The names Chromium 156 looks up by itself with the flags above (strace, 15-25 s
+    # The names Chromium 156 looks up by itself with these flags (strace, 15-25 s
     # from its start, Debian's default profile): accounts.google.com,
     # clients2.google.com and update.googleapis.com at start-up, start.duckduckgo.com
     # (the default search engine, preconnected; --disable-features=PreconnectToSearch
@@ -68,6 +59,15 @@ CHROMIUM_FLAGS = (
         f"MAP {name} ~NOTFOUND" for name in ("accounts.google.com", "clients2.google.com",
                                              "update.googleapis.com",
                                              "start.duckduckgo.com")),
+    # WebUI*: full chromium's headless window still preloads its omnibox popup, two
+    # browser_ui targets (chrome://omnibox-popup.top-chrome/) in a renderer of their
+    # own (--top-chrome-webui). Measured on 156 (2 cores): without them 1 target and
+    # 8 processes instead of 3 and 9, and the browser's process group has used
+    # 0.51–0.54 CPU s by the time cdpnb's page is ready, against 0.61–0.69 s with the
+    # popup (interleaved launches, 10–15 of each, load 9–15). Puppeteer turns off the
+    # same three. headless-shell has no such window: nothing changes there.
+    "--disable-features=WebRtcHideLocalIpsWithMdns,WebUIOmniboxPopup,WebUIOmniboxAimPopup,"
+    "WebUIReloadButton",
 )
 
 

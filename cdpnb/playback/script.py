@@ -8,6 +8,13 @@ is what was left of the caller's time budget when it was sent, which differs fro
 run to run, not part of what was asked. Events go out in recorded order, and a reply is
 never sent before the events that preceded it in the recording (what the client
 saw before that reply, it sees again).
+
+WebDriver classic has no events: a client learns the browser's state by asking again
+and again (``STATE_READS``: cdpnb polls for a dialog every 25 ms), and a replay's
+client asks as often as its own clock says, not as the recording did. So a state read
+is no gate and uses no recorded command up: it is answered with what the latest
+recorded read answered by the point the replay has reached (the first one's answer
+before any), as the browser would have answered it then.
 """
 
 from __future__ import annotations
@@ -30,8 +37,18 @@ from cdpnb.protocol import (
 )
 from cdpnb.trace.replies import ReplyMatcher
 
-__all__ = ["BIDI_REPLAY_PATH", "REPLAY_PATH", "WIP_REPLAY_PATH", "Matcher", "ReplayScript",
-           "Step", "command_key", "is_replay_url"]
+__all__ = ["BIDI_REPLAY_PATH", "REPLAY_PATH", "STATE_READS", "WIP_REPLAY_PATH", "Matcher",
+           "ReplayScript", "Step", "command_key", "is_replay_url"]
+
+#: Commands that read the browser's state and are sent on a timer (WebDriver classic's
+#: polls of a window's dialog, of the session's windows, and its walks of a window's
+#: frames, also sent after each navigation): see the module's doc.
+STATE_READS = frozenset({"classic.getAlertText", "classic.getWindowHandles",
+                         "classic.frameTree"})
+#: A command whose reply also says what a state read would say right after it: the
+#: answer to a classic dialog says what the window shows then (``after``), so a replay
+#: answers the next poll with it, not with a poll recorded before the answer.
+READ_AFTER = {"classic.answerAlert": "classic.getAlertText"}
 
 #: The WebSocket path a replay endpoint serves: a client can tell it plays a recording
 #: (as fast as it is asked to, so the timings it shows are not the browser's).
@@ -110,6 +127,9 @@ class ReplayScript:
         self.gate_of: list[int] = []  # recorded command -> index of its gate step
         self.reply_of: dict[int, int] = {}  # recorded command -> index of its reply step
         self._by_key: dict[CommandKey, list[int]] = {}
+        #: Each state read's answers: (the step index it had come by, the reply).
+        self._reads: dict[CommandKey, list[tuple[int, Reply | ErrorReply]]] = {}
+        read_keys: dict[int, CommandKey] = {}  # recorded state read -> its key
         #: The size of the largest recorded command, in characters of ASCII JSON (its
         #: method, session and params): the replay server lets clients send one this big.
         self.largest_command = 0
@@ -122,10 +142,13 @@ class ReplayScript:
                 number = len(self.gate_of)
                 numbers.sent(message.id, number)
                 key = command_key(message.method, message.session_id, message.params)
-                self._by_key.setdefault(key, []).append(number)
                 self.largest_command = max(self.largest_command,
                                            len(key[0]) + len(key[1] or "") + len(key[2]))
                 self.gate_of.append(len(self.steps))
+                if message.method in STATE_READS:
+                    read_keys[number] = key  # (no gate: answered where the replay is)
+                    continue
+                self._by_key.setdefault(key, []).append(number)
                 self.steps.append(Step(message.mono, command=number, gate=True))
             elif kind is Event:
                 assert isinstance(message, Event)
@@ -135,8 +158,13 @@ class ReplayScript:
                 number_or_none = numbers.answered(message.id)
                 if number_or_none is None:
                     continue
+                if number_or_none in read_keys:
+                    self._reads.setdefault(read_keys[number_or_none], []).append(
+                        (len(self.steps), message))
+                    continue
                 self.reply_of[number_or_none] = len(self.steps)
                 self.steps.append(Step(message.mono, reply=message, command=number_or_none))
+                self._read_after(message)
 
     @classmethod
     def connections(cls, messages: list[Message] | tuple[Message, ...]) -> list[ReplayScript]:
@@ -147,6 +175,35 @@ class ReplayScript:
                 epochs.append([])
             epochs[-1].append(message)
         return [cls(epoch) for epoch in epochs]
+
+    def _read_after(self, reply: Reply | ErrorReply) -> None:
+        """The state read a reply also answers (``READ_AFTER``), kept as that read's."""
+        read = READ_AFTER.get(reply.method)
+        if read is None or not isinstance(reply, Reply) or "after" not in reply.result:
+            return
+        window = reply.params.get("window")
+        key = command_key(read, None, {"window": window} if window is not None else {})
+        after = reply.result["after"]
+        said: Reply | ErrorReply = (
+            Reply(reply.id, read, {"value": after, "window": window}, None,
+                  {"window": window}, reply.wall, reply.mono) if isinstance(after, str)
+            else ErrorReply(reply.id, read, 404, "no such alert", {"error": "no such alert"},
+                            None, {"window": window}, reply.wall, reply.mono))
+        self._reads.setdefault(key, []).append((len(self.steps), said))
+
+    def read_answer(self, method: str, session_id: str | None, params: dict[str, Any],
+                    cursor: int) -> Reply | ErrorReply | None:
+        """A state read's answer at step ``cursor``: the latest one recorded by then,
+        the first one before any; None when the recording never read it so."""
+        answers = self._reads.get(command_key(method, session_id, params))
+        if not answers:
+            return None
+        chosen = answers[0][1]
+        for position, answer in answers:
+            if position > cursor:
+                break
+            chosen = answer
+        return chosen
 
     @cached_property
     def _recorded(self) -> frozenset[tuple[str, str | None]]:

@@ -34,7 +34,14 @@ from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
-from cdpnb.playback.script import BIDI_REPLAY_PATH, REPLAY_PATH, WIP_REPLAY_PATH, ReplayScript
+from cdpnb.playback.script import (
+    BIDI_REPLAY_PATH,
+    REPLAY_PATH,
+    STATE_READS,
+    WIP_REPLAY_PATH,
+    ReplayScript,
+    Step,
+)
 from cdpnb.protocol import Command, InvalidCommand, Message, parse_command, wire_text
 from cdpnb.runtime.waits import wait_for
 
@@ -318,6 +325,10 @@ class _Player:
             return wire_text(reply)
         cid, method, params, session = (command.id, command.method, command.params,
                                         command.session_id)
+        if method in STATE_READS:
+            read = self.script.read_answer(method, session, params, self.cursor)
+            if read is not None:
+                return Step(read.mono, reply=read).frame(cid, self.server.protocol)
         number = self.matcher.match(method, session, params)
         if number is None and self.server.protocol == "wip" \
                 and method.partition(".")[0] not in self.server.domains:

@@ -21,7 +21,8 @@ command (the trace has the command and its outcome, not each request):
 * **Answers**: ``classic.answerAlert`` sends a prompt's text and accepts or dismisses,
   after checking that the open dialog still shows the message it is meant for
   (``expect``): classic answers whatever dialog is open in the window, so a dialog that
-  replaced the one named is refused, never answered.
+  replaced the one named is refused, never answered. Its reply says what the window
+  shows right after (``after``: a message, or None), as a poll would.
 
 Measured on WebKitWebDriver 2.50.6 (MiniBrowser) and chromedriver 156, sessions with
 ``unhandledPromptBehavior`` "ignore": ``GET /alert/text`` gives the message of the
@@ -292,7 +293,12 @@ def _answer_alert(params: Mapping[str, Any]) -> Plan:
             _check(sent)
             prompt = True
     _check((yield Request("POST", "/alert/accept" if accept else "/alert/dismiss", {})))
-    return {"value": None, "message": shown, "prompt": prompt}
+    # What the window shows now, in the same command: the next dialog, if one opened at
+    # once (None: none). A poll sent after the answer would say the same, but a replay's
+    # client polls on its own clock: this is the state the recording holds for it.
+    after = yield Request("GET", "/alert/text")
+    return {"value": None, "message": shown, "prompt": prompt,
+            "after": after.value if after.error is None else None}
 
 
 def _frame_tree(params: Mapping[str, Any], where: _Where) -> Plan:

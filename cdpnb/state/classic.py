@@ -130,9 +130,16 @@ def answered(state: BrowserState, msg: Reply, out: Out) -> BrowserState:
     prompt: Any = msg.result.get("prompt")
     if prompt is True:
         shown = shown.model_copy(update={"type": "prompt"})
-    return closed_natively(state, shown, shown.page_session_id, msg.wall,
-                           accept if isinstance(accept, bool) else None,
-                           text if isinstance(text, str) else None, out)
+    state = closed_natively(state, shown, shown.page_session_id, msg.wall,
+                            accept if isinstance(accept, bool) else None,
+                            text if isinstance(text, str) else None, out)
+    after = msg.result.get("after")
+    if isinstance(after, str) and window is not None:
+        # The window showed a dialog again right after the answer: another one.
+        return polled(state, Reply(msg.id, "classic.getAlertText",
+                                   {"value": after, "window": window}, None,
+                                   {"window": window}, msg.wall, msg.mono), out)
+    return state
 
 
 def answer_refused(state: BrowserState, msg: ErrorReply, out: Out) -> BrowserState:

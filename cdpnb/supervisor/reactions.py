@@ -70,7 +70,9 @@ class PageReactions:
             return
         hint = (f"{record.id} ({record.type}) was closed by someone else {record.open_ms:.1f} ms "
                 f"after it opened: a client on {redact_url(self.core.url)} auto-dismisses "
-                "native dialogs (Playwright with no dialog handler, a cloud CDP proxy).")
+                "native dialogs (Playwright with no dialog handler, a cloud CDP proxy, a "
+                "Selenium command that met it: Selenium dismisses a dialog its command "
+                "meets).")
         if not self.driver.has_bridge:
             hint += (f" {PROTOCOL_NAMES[self.driver.name]} has no dialog bridge to answer "
                      "them first.")

@@ -195,7 +195,10 @@ class Supervisor:
     ) -> Supervisor:
         """Connect to ``url`` (``ws://…/devtools/browser/…``, ``http://host:port``, or a
         backend from ``cdpnb.launch``), create and attach the supervisor's own page,
-        and start supervising.
+        and start supervising. The protocol is the endpoint's: CDP where
+        ``/json/version`` names a WebSocket, WebDriver classic on a WebDriver server
+        (``GET /status``: a new session, dialogs polled), WebDriver BiDi at ``/session``,
+        the WebKit Inspector Protocol where WebKit's words answer (``sup.protocol``).
 
         ``page="first"`` supervises the first page the browser has instead (the first
         ``page`` target of ``Target.getTargets``; over WebDriver BiDi the first
@@ -404,6 +407,10 @@ class Supervisor:
     @property
     def alive(self) -> bool:
         """Connected (or still trying to reconnect) with its page there."""
+        if self._core.connection.phase == "gave_up":
+            # (As folded: the reconnect loop's own flag is cleared a moment later, on its
+            # task; seen under load as alive just after giving up.)
+            return False
         reconnecting = self._reconnector.reconnecting
         if self._core.state.page_gone is not None and not self.options.reopen_page:
             return False
