@@ -361,3 +361,23 @@ def test_a_replay_answers_a_poll_with_the_state_where_it_is() -> None:
     assert isinstance(at, Reply) and at.result["value"] == "hi"
     at = script.read_answer("classic.getAlertText", None, {"window": W}, len(script.steps))
     assert isinstance(at, ErrorReply) and at.message == "no such alert"
+
+
+def test_the_matrix_says_seen_frame_unknown_in_words_everywhere_it_is_shown() -> None:
+    """Neither ✓ (seen with its frame) nor ✗ (not seen): the shipped probe's classic
+    cells say it in the text matrix, the CLI's marks and the HTML grid."""
+    from pathlib import Path
+
+    from cdpnb.probes.display import cell_kind, cell_symbol
+    from cdpnb.probes.run import ProbeResult
+
+    root = Path(__file__).resolve().parent.parent
+    result = ProbeResult.from_json((root / "datasets/probes/probe.json").read_text())
+    for backend in ("webkit", "chromium+chromedriver"):
+        cell = str(result.matrix_text().loc[backend, "dialogs cross-site"])
+        assert cell.startswith("seen, frame unknown: dialog.") and "names no frame" in cell
+        assert result.matrix_text(reasons=False).loc[backend, "dialogs cross-site"] == \
+            "seen, frame unknown"
+        assert (cell_symbol(cell), cell_kind(cell)) == ("frame?", "info")
+        assert result.matrix().loc[backend, "dialogs cross-site"] == "partial"
+    assert str(result.matrix_text().loc["firefox", "dialogs cross-site"]) == "✓"

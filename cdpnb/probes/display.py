@@ -59,7 +59,11 @@ def cell_colour(cell: str) -> str:
 
 
 def cell_symbol(cell: str) -> str:
-    """What a matrix cell shows in a narrow grid: ✓, ✗, ~, a word, or the latency figure."""
+    """What a matrix cell shows in a narrow grid: ✓, ✗, ~, a word, or the latency figure;
+    a dialog seen and answered whose frame its protocol does not name (WebDriver
+    classic's "seen, frame unknown") shows as ``frame?``, its words in the cell's title."""
+    if cell.startswith("seen, frame unknown"):
+        return "frame?"
     return {"fail": "✗", "partial": "~", "none": "—"}.get(cell_kind(cell), clip(cell, 8))
 
 
