@@ -70,7 +70,11 @@ from cdpnb.state.frames import descendants, ident
 from cdpnb.state.models import BrowserState, ConsoleEntry, FrameInfo, PageInfo, PendingDialog
 from cdpnb.state.pages import CLOSED_ON_REQUEST
 
-__all__ = ["CLOSES_ON_FRAME_NAVIGATION", "PROMPT_HANDLERS", "page_of_context"]
+#: ``add_context``, ``context_gone``, ``drop_frames``, ``origin_of`` and
+#: ``walk_contexts`` are shared with WebDriver classic's reducers (``cdpnb.state.classic``),
+#: whose frame walks are said in BiDi's ``browsingContext.Info`` shape.
+__all__ = ["CLOSES_ON_FRAME_NAVIGATION", "PROMPT_HANDLERS", "add_context", "context_gone",
+           "drop_frames", "origin_of", "page_of_context", "walk_contexts"]
 
 Out = list[Change]
 
@@ -93,14 +97,14 @@ def page_of_context(state: BrowserState, context: str | None) -> PageInfo | None
     return None
 
 
-def _origin(url: str) -> str:
+def origin_of(url: str) -> str:
     scheme, sep, rest = url.partition("://")
     if not sep or scheme not in ("http", "https", "ws", "wss"):
         return ""
     return f"{scheme}://{rest.split('/', 1)[0].split('?', 1)[0].split('#', 1)[0]}"
 
 
-def _walk(info: Mapping[str, Any], parent: str | None) -> Iterator[tuple[Mapping[str, Any],
+def walk_contexts(info: Mapping[str, Any], parent: str | None) -> Iterator[tuple[Mapping[str, Any],
                                                                          str | None]]:
     """A BiDi ``browsingContext.Info`` and its children, each with its parent's id."""
     stack = [(info, parent)]
@@ -111,10 +115,10 @@ def _walk(info: Mapping[str, Any], parent: str | None) -> Iterator[tuple[Mapping
         stack.extend((child, me) for child in reversed(node.get("children") or ()))
 
 
-def _add_context(state: BrowserState, info: Mapping[str, Any], parent: str | None,
+def add_context(state: BrowserState, info: Mapping[str, Any], parent: str | None,
                  out: Out) -> BrowserState:
     """One context (with its children) into the page and frame tables, if ours."""
-    for node, up in _walk(info, parent):
+    for node, up in walk_contexts(info, parent):
         cid = ident(node["context"], "context")
         url = str(node.get("url", ""))
         if up is None:
@@ -126,7 +130,7 @@ def _add_context(state: BrowserState, info: Mapping[str, Any], parent: str | Non
         page = page_of_context(state, up)
         parent_origin = state.frames[up].origin
         frame = FrameInfo(frame_id=cid, parent_frame_id=up, url=url,
-                          origin=_origin(url) or parent_origin,
+                          origin=origin_of(url) or parent_origin,
                           session_id=page.session_id if page is not None else None)
         state = state.evolve(frames={**state.frames, cid: frame})
         out.append(FrameAdded(frame))
@@ -158,7 +162,7 @@ def _top_context(state: BrowserState, cid: str, node: Mapping[str, Any], url: st
         out.append(PageOpened(page))
     if cid in state.frames:
         return state
-    frame = FrameInfo(frame_id=cid, url=url, origin=_origin(url), session_id=cid)
+    frame = FrameInfo(frame_id=cid, url=url, origin=origin_of(url), session_id=cid)
     out.append(FrameAdded(frame))
     return state.evolve(frames={**state.frames, cid: frame})
 
@@ -168,7 +172,7 @@ def _top_context(state: BrowserState, cid: str, node: Mapping[str, Any], url: st
 
 def context_created(state: BrowserState, msg: Event, out: Out) -> BrowserState:
     parent = msg.params.get("parent")
-    return _add_context(state, msg.params,
+    return add_context(state, msg.params,
                         ident(parent, "parent") if parent is not None else None, out)
 
 
@@ -176,7 +180,7 @@ def get_tree(state: BrowserState, msg: Reply, out: Out) -> BrowserState:
     """The reply to ``browsingContext.getTree``: what is there already (on attach)."""
     for info in msg.result["contexts"]:
         parent = info.get("parent")
-        state = _add_context(state, info, parent if isinstance(parent, str) else None, out)
+        state = add_context(state, info, parent if isinstance(parent, str) else None, out)
     return state
 
 
@@ -184,14 +188,14 @@ def page_abandoned(state: BrowserState, msg: Note, out: Out) -> BrowserState:
     """``cdpnb.pageAbandoned {context}``: cdpnb left a page it is replacing open and
     stopped supervising it (a page Chromium would crash on if it were closed): it
     leaves the state as if its context were destroyed."""
-    return _context_gone(state, ident(msg.params["context"], "context"), msg.wall, out)
+    return context_gone(state, ident(msg.params["context"], "context"), msg.wall, out)
 
 
 def context_destroyed(state: BrowserState, msg: Event, out: Out) -> BrowserState:
-    return _context_gone(state, ident(msg.params["context"], "context"), msg.wall, out)
+    return context_gone(state, ident(msg.params["context"], "context"), msg.wall, out)
 
 
-def _context_gone(state: BrowserState, cid: str, at: float, out: Out) -> BrowserState:
+def context_gone(state: BrowserState, cid: str, at: float, out: Out) -> BrowserState:
     if cid not in state.frames and cid not in state.pages:
         return state
     doomed = descendants({k: f.parent_frame_id for k, f in state.frames.items()}, {cid})
@@ -205,7 +209,7 @@ def _context_gone(state: BrowserState, cid: str, at: float, out: Out) -> Browser
                                  "page_replaced" if page.replacing else "page_closed", out)
         if not page.replacing:
             state = closed_with_page(state, cid, at, out)
-    state = _drop_frames(state, doomed, "remove" if page is None else "page_closed", out)
+    state = drop_frames(state, doomed, "remove" if page is None else "page_closed", out)
     if page is None:
         if (state.engine or "").startswith(CLOSES_ON_FRAME_NAVIGATION):
             # (the same engines close a removed frame's prompt, at times just before)
@@ -221,7 +225,7 @@ def _context_gone(state: BrowserState, cid: str, at: float, out: Out) -> Browser
     return state
 
 
-def _drop_frames(state: BrowserState, doomed: set[str], reason: str, out: Out) -> BrowserState:
+def drop_frames(state: BrowserState, doomed: set[str], reason: str, out: Out) -> BrowserState:
     # In the frame table's order, not the set's: the same changes in every process.
     out.extend(FrameRemoved(f, reason) for k, f in state.frames.items() if k in doomed)
     return state.evolve(
@@ -276,7 +280,7 @@ def navigated(state: BrowserState, msg: Event, out: Out) -> BrowserState:
     # no address, so no navigation.
     if old is None or not isinstance(url, str) or not url or url == old.url:
         return state
-    origin = _origin(url)
+    origin = origin_of(url)
     parent = state.frames.get(old.parent_frame_id or "")
     if not origin and parent is not None:
         origin = parent.origin  # about:blank and about:srcdoc run with their parent's

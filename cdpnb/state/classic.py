@@ -27,7 +27,7 @@ from typing import Any
 
 from cdpnb.protocol import ErrorReply, Note, Reply
 from cdpnb.protocol.classic import classic_error_name
-from cdpnb.state.bidi import _add_context, _context_gone, _drop_frames, _origin, _walk
+from cdpnb.state.bidi import add_context, context_gone, drop_frames, origin_of, walk_contexts
 from cdpnb.state.changes import Change, DialogOpened, FrameAdded, FrameNavigated, PageOpened
 from cdpnb.state.dialogs import browser_handler_of, close_dialogs_of, closed_natively
 from cdpnb.state.frames import ident
@@ -50,19 +50,19 @@ def frame_tree(state: BrowserState, msg: Reply, out: Out) -> BrowserState:
     if window not in state.pages:
         return state
     now = {ident(node["context"], "context"): (up, str(node.get("url", "")))
-           for node, up in _walk(top, None)}
+           for node, up in walk_contexts(top, None)}
     mine = [k for k, f in state.frames.items() if f.session_id == window and k != window]
     # A frame whose parent changed is another frame at that path: it leaves and joins.
     doomed = {k for k in mine if k not in now or now[k][0] != state.frames[k].parent_frame_id}
     if doomed:
-        state = _drop_frames(state, doomed, "remove", out)
+        state = drop_frames(state, doomed, "remove", out)
     for cid, (_up, url) in now.items():
         old = state.frames.get(cid)
         if old is None or not url or url == old.url:
             continue
         parent = state.frames.get(old.parent_frame_id or "")
         frame = old.model_copy(update={"url": url,
-                                       "origin": _origin(url) or (parent.origin if parent
+                                       "origin": origin_of(url) or (parent.origin if parent
                                                                   else "")})
         out.append(FrameNavigated(frame))
         state = state.evolve(frames={**state.frames, cid: frame})
@@ -70,7 +70,7 @@ def frame_tree(state: BrowserState, msg: Reply, out: Out) -> BrowserState:
         if page is not None:
             state = state.evolve(pages={**state.pages, cid: page.model_copy(
                 update={"url": url})})
-    return _add_context(state, top, None, out)
+    return add_context(state, top, None, out)
 
 
 def _window_of(msg: Reply | ErrorReply) -> str | None:
@@ -177,5 +177,5 @@ def windows(state: BrowserState, msg: Reply, out: Out) -> BrowserState:
     if not isinstance(handles, list):
         return state
     for gone in [h for h in state.pages if h not in handles]:
-        state = _context_gone(state, gone, msg.wall, out)
+        state = context_gone(state, gone, msg.wall, out)
     return state
