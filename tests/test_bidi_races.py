@@ -7,6 +7,7 @@ browser does it only by timing. The real browsers prove the same in
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import re
@@ -99,6 +100,39 @@ async def test_a_frames_prompt_closed_as_its_parent_navigates_it_is_the_navigati
             else:
                 record = await sup.respond("accept", prompt_text="yes")
                 assert record.closed_by == "agent"
+
+
+@pytest.mark.parametrize("close_after_s", [0.0, 0.05, None])
+async def test_navigate_returns_once_the_browser_closed_the_prompt_it_navigated_over(
+        close_after_s: float | None) -> None:
+    """Firefox ESR 153 (4 runs in 20): the ``userPromptClosed`` of an alert the
+    navigation closed comes a few ms *after* ``navigate``'s reply. navigate() returns
+    with it recorded; a close that never comes is a stuck page, freed as any other."""
+    b = peer()
+
+    @b.on("browsingContext.navigate")
+    def navigate(command: ScriptedCommand) -> dict[str, Any]:
+        b.push("browsingContext.navigationStarted", {
+            "context": b.page_frame_id, "navigation": "N-1", "url": command.params["url"]})
+        closed = {"context": b.page_frame_id, "type": "alert", "accepted": True}
+        if close_after_s is not None:
+            asyncio.get_running_loop().call_later(
+                close_after_s, b.push, "browsingContext.userPromptClosed", closed)
+        return {"navigation": "N-1", "url": command.params["url"]}
+
+    async with await cdpnb.Supervisor.start(b, dialog_timeout_s=30) as sup:
+        await b.open_prompt("alert", "navigated away")
+        if close_after_s is None:
+            with pytest.warns(cdpnb.CdpnbWarning, match="replaced by a fresh"):
+                await sup.navigate("http://x.test/next")
+            [record] = sup.state.recent_dialogs  # recorded, not lost
+            assert (record.message, record.closed_by) == ("navigated away", "cdpnb")
+        else:
+            await sup.navigate("http://x.test/next")
+            [record] = sup.state.recent_dialogs
+            assert (record.message, record.closed_by, record.reason) == (
+                "navigated away", "browser", "navigation")
+            assert sup.state.pending_dialogs == ()
 
 
 async def test_a_prompt_closed_before_it_was_announced_is_recorded() -> None:

@@ -118,6 +118,9 @@ class Frames:
         self.at: tuple[int, ...] = ()
         self.window = "W1"
         self.log: list[str] = []
+        #: frames whose commands fail with this error (a dialog open in them, gone)
+        self.failing: dict[tuple[int, ...], str] = {}
+        self.entering_fails: dict[tuple[int, ...], str] = {}
 
     def children(self, path: tuple[int, ...]) -> int:
         return sum(1 for p in self.tree if len(p) == len(path) + 1 and p[:-1] == path)
@@ -132,6 +135,8 @@ class Frames:
         if request.path == "/frame":
             if body["id"] is None:
                 self.at = ()
+            elif (*self.at, body["id"]) in self.entering_fails:
+                return error(self.entering_fails[(*self.at, body["id"])])
             elif (*self.at, body["id"]) in self.tree:
                 self.at = (*self.at, body["id"])
             else:
@@ -143,6 +148,8 @@ class Frames:
             self.log.append("parent")
             return ok()
         if request.path == "/execute/sync":
+            if self.at in self.failing:
+                return error(self.failing[self.at])
             if body["script"] == FRAME_TREE_SCRIPT:
                 return ok([self.tree[self.at], self.children(self.at), ""])
             return ok({"at": list(self.at), "window": self.window})
@@ -175,6 +182,33 @@ def test_the_frame_tree_is_walked_by_switching_and_said_in_bidi_shape() -> None:
         ("W1/0", "about:srcdoc"), ("W1/1", "http://b/")]
     assert top["children"][1]["children"][0]["context"] == "W1/1/0"
     assert server.at == ()  # back at the top
+
+
+def test_a_frame_gone_during_the_walk_is_left_out_but_one_with_a_dialog_fails_the_walk(
+        ) -> None:
+    # Seen on chromedriver 156 (CI, under load): a prompt that opened in a frame while
+    # the walk was between the top's script and entering its frames failed the entering
+    # with "unexpected alert open"; the walk left those frames out, the tree lost them,
+    # and a command routed into one failed "not in the frame tree".
+    server = Frames({(): "http://a/", (0,): "about:srcdoc", (1,): "http://b/",
+                     (1, 0): "http://a/nested"})
+    server.failing[(1,)] = "no such frame"
+    result, _ = run("classic.frameTree", {"window": "W1"}, server, Session("W1"))
+    assert [c["context"] for c in result["contexts"][0]["children"]] == ["W1/0"]
+    server.failing[(1,)] = "unexpected alert open"
+    session = Session("W1")
+    with pytest.raises(ClassicFailure) as failed:
+        run("classic.frameTree", {"window": "W1"}, server, session)
+    assert failed.value.error == "unexpected alert open"
+    del server.failing[(1,)]
+    server.entering_fails[(0,)] = "unexpected alert open"
+    with pytest.raises(ClassicFailure) as failed:
+        run("classic.frameTree", {"window": "W1"}, server, session)
+    assert failed.value.error == "unexpected alert open"
+    # the session still knows where it is: the next command switches back to the top
+    result, _ = run("classic.executeScript", {"script": "", "args": [], "window": "W1"},
+                    server, session)
+    assert result["value"]["at"] == []
 
 
 def test_a_page_with_endless_frames_cannot_make_the_walk_run_on() -> None:

@@ -109,6 +109,14 @@ FRAME_TREE_SCRIPT = "return [location.href, window.frames.length, window.name];"
 #: The walk stops this deep and after this many frames (a page cannot make it run on).
 MAX_FRAME_DEPTH = 8
 MAX_FRAMES = 64
+#: The errors that say a frame left while the walk went through it: it is left out of
+#: the tree. Any other error fails the whole walk, so that the frame tree stays as it was
+#: last known. Seen on chromedriver 156 under load: a prompt that opened in a frame after
+#: the walk ran the top's script failed entering the frames with "unexpected alert open";
+#: left out, they left the tree and a command routed into one was refused -- a frame
+#: whose page shows a dialog is not a frame gone.
+FRAME_GONE = frozenset({"no such frame", "no such window", "no such element",
+                        "stale element reference", "javascript error"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -314,8 +322,8 @@ def _frame_tree(params: Mapping[str, Any], where: _Where) -> Plan:
         response = yield Request("POST", "/execute/sync", {"script": FRAME_TREE_SCRIPT,
                                                            "args": []})
         if response.error is not None:
-            if not path:
-                _check(response)
+            if not path or response.error not in FRAME_GONE:
+                _check(response)  # the whole walk fails: the tree stays as last known
             return None
         said = response.value if isinstance(response.value, list) else []
         href, children, name = [*said, "", 0, ""][:3]
@@ -327,8 +335,9 @@ def _frame_tree(params: Mapping[str, Any], where: _Where) -> Plan:
                 if count[0] >= MAX_FRAMES:
                     break
                 entered = yield Request("POST", "/frame", {"id": index})
-                if entered.error is not None:
+                if entered.error in FRAME_GONE:
                     continue  # (gone meanwhile)
+                _check(entered)
                 where.frame = [*path, index]
                 child = yield from walk([*path, index])
                 if child is not None:

@@ -248,9 +248,16 @@ class ClassicDriver(ProtocolDriver):
                        "page_sender")
 
     async def frame_tree(self) -> None:
-        """Walk the supervised window's frames (the fold takes the reply)."""
-        if self.window is not None:
+        """Walk the supervised window's frames (the fold takes the reply). While a dialog
+        is open in one of them the walk fails and the tree stays as last known: the next
+        walk, 200 ms on, sees the frames again."""
+        if self.window is None:
+            return
+        try:
             await self.core.send("classic.frameTree", {"window": self.window})
+        except CDPError as exc:
+            if classic_error_name(exc.message, exc.data) != "unexpected alert open":
+                raise
 
     # -- navigation -----------------------------------------------------------------------
 
