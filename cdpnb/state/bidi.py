@@ -25,7 +25,9 @@ nested cross-site iframes; the README's "Measured browser behaviour" has the tab
   answers the tab's shown prompt whichever of the tab's contexts it names, so an
   answer is only ever sent for the oldest prompt of a tab.
 * A navigation of the tab while a prompt is open: ``navigationStarted``, then the
-  browser closes the prompt itself (``accepted: true``), then the navigation commits.
+  browser closes the prompt itself (``accepted: true``) and the navigation commits;
+  the ``userPromptClosed`` mostly comes first, but 4 runs in 20 came ~4 ms after
+  ``browsingContext.navigate``'s reply (``PageControl`` waits for it).
   A beforeunload prompt is the exception: the navigation waits for its answer.
 * A frame removed with its prompt open: ``contextDestroyed``, then a
   ``userPromptClosed`` for the gone context (``accepted: true``); answering it then
