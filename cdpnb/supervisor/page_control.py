@@ -76,7 +76,7 @@ from cdpnb.supervisor.dialogs import DialogControl
 from cdpnb.supervisor.driver import Command, ProtocolDriver
 from cdpnb.supervisor.evaluation import Budget
 from cdpnb.supervisor.options import Policy
-from cdpnb.supervisor.recovery import Recovery
+from cdpnb.supervisor.recovery import BROWSER_CLOSE_GRACE_S, Recovery
 
 __all__ = ["REPLACEMENT_WAIT_S", "SET_CONTENT_SCRIPT", "PageControl"]
 
@@ -86,9 +86,6 @@ T = TypeVar("T")
 #: replaced by a fresh one: closing the old takes up to 5 s, then a page is created and
 #: set up).
 REPLACEMENT_WAIT_S = 15.0
-#: How long a navigation, once loaded, waits for the browser's close of the dialogs it
-#: is closing (Firefox's comes a few ms after the navigation's reply, at times).
-BROWSER_CLOSE_WAIT_S = 2.0
 
 #: ``set_content``'s script, called with the HTML: Playwright's ``setContent``
 #: (``document.open(); document.write(html); document.close()``), resolved by the new
@@ -273,15 +270,17 @@ class PageControl:
         close the dialogs it said it would close, so that what the caller reads next
         has them closed and recorded. Measured on Firefox ESR 153, 4 runs in 20: the
         ``userPromptClosed`` of an alert the navigation closed came ~4 ms after
-        ``browsingContext.navigate``'s reply (after ``load``). Should it never come,
-        the dialog stays pending, as the browser left it: nothing is made up."""
+        ``browsingContext.navigate``'s reply (after ``load``). The wait is the one the
+        recovery gives the browser before it frees a page whose dialog is not closed
+        (``BROWSER_CLOSE_GRACE_S``): should the close never come, the page is freed
+        meanwhile and the dialog recorded as closed by cdpnb."""
         def closed(state: BrowserState) -> bool:
             return not any(d.page_session_id == page.session_id
                            and d.unanswerable in BROWSER_CLOSES
                            for d in state.pending_dialogs)
 
         with contextlib.suppress(TimeoutError):
-            await self.core.wait_until(closed, BROWSER_CLOSE_WAIT_S)
+            await self.core.wait_until(closed, BROWSER_CLOSE_GRACE_S)
 
     async def _prepare_navigation(self, call: str = "navigate()") -> PageInfo:
         """What a navigation of our page must not run into; the page (TargetGone when

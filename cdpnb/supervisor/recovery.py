@@ -43,7 +43,9 @@ __all__ = ["Recovery"]
 
 log = logging.getLogger("cdpnb.supervisor")
 
-#: How long the browser gets to close a dialog it is closing itself (measured: 0–3 ms).
+#: How long the browser gets to close a dialog it is closing itself (measured: 0–3 ms;
+#: Firefox's close of a prompt a navigation closed came ~4 ms after the navigation's
+#: reply). A navigation waits this long for it too (``PageControl``).
 BROWSER_CLOSE_GRACE_S = 1.0
 #: How long a release (same-document navigation) may take to close the dialog.
 RELEASE_WAIT_S = 2.0
