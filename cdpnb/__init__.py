@@ -1,5 +1,6 @@
 """cdpnb: a notebook-first research library for browser debugging protocols (the
-Chrome DevTools Protocol and WebDriver BiDi)."""
+Chrome DevTools Protocol, WebDriver BiDi, WebDriver classic and the WebKit Inspector
+Protocol)."""
 
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +28,7 @@ from cdpnb.errors import (
     NoSuchElement,
     PageBlocked,
     ProtocolMismatch,
+    ReplayDiverged,
     SeveralPendingDialogs,
     StaleRef,
     SupervisorStopped,
@@ -45,6 +47,10 @@ if TYPE_CHECKING:
     from cdpnb.campaign import campaign
     from cdpnb.playback.backend import replay
     from cdpnb.probes import ProbeResult, ScenarioServer, probe, scenarios
+    from cdpnb.proxy import Proxy
+    from cdpnb.proxy import ProxyModule as _ProxyModule
+
+    proxy: _ProxyModule
     from cdpnb.supervisor import Supervisor
     from cdpnb.supervisor.events import EventStream, PendingAnswer, SupervisorEvent
     from cdpnb.supervisor.registry import registry
@@ -74,6 +80,9 @@ _LAZY = {
     "Trace": ("cdpnb.trace", "Trace"),
     "compare": ("cdpnb.trace", "compare"),
     "replay": ("cdpnb.playback.backend", "replay"),
+    # a module that opens a proxy when called: cdpnb.proxy(...), cdpnb.proxy.parse_faults
+    "proxy": ("cdpnb.proxy", None),
+    "Proxy": ("cdpnb.proxy", "Proxy"),
 }
 
 
@@ -126,7 +135,9 @@ __all__ = [
     "PendingDialog",
     "ProbeResult",
     "ProtocolMismatch",
+    "Proxy",
     "RemoteObject",
+    "ReplayDiverged",
     "ScenarioServer",
     "SeveralPendingDialogs",
     "Snapshot",
@@ -146,6 +157,7 @@ __all__ = [
     "compare",
     "launch",
     "probe",
+    "proxy",
     "registry",
     "replay",
     "scenarios",

@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
 from cdpnb.errors import EvaluateError
+from cdpnb.runtime.closing import makes_starting
 from cdpnb.runtime.engine import engine
 
 __all__ = [
@@ -265,7 +266,9 @@ def _derived(facade: type[Facade[Any]], name: str, raw: Any) -> Any:
     wrap = _wrap_for(facade)
     if isinstance(raw, classmethod | staticmethod):
         bound = getattr(facade.async_class, name)
-        if inspect.iscoroutinefunction(bound):
+        # A start that is also an async context manager (``Supervisor.start``) is no
+        # coroutine function, but blocks here all the same.
+        if inspect.iscoroutinefunction(bound) or makes_starting(bound):
             return staticmethod(constructor(bound, wrap))
         return staticmethod(bound)
     if isinstance(raw, property) and raw.fget is not None:

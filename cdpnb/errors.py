@@ -27,7 +27,9 @@ __all__ = [
     "NoPendingDialog",
     "NoSuchElement",
     "PageBlocked",
+    "PicklesWhole",
     "ProtocolMismatch",
+    "ReplayDiverged",
     "SeveralPendingDialogs",
     "StaleRef",
     "SupervisorStopped",
@@ -39,7 +41,32 @@ __all__ = [
 ]
 
 
-class CdpnbError(Exception):
+def _rebuilt(cls: type[BaseException], args: tuple[Any, ...]) -> BaseException:
+    """An exception of ``cls`` holding ``args``, made without running ``__init__`` (its
+    attributes follow from the pickled state)."""
+    error = cls.__new__(cls, *args)
+    # An OSError subclass with an __init__ of its own leaves args unset in __new__.
+    error.args = args
+    return error
+
+
+class PicklesWhole(Exception):
+    """An exception that pickles with its message and every attribute, whatever its
+    ``__init__`` takes: errors cross Dask workers and processes.
+
+    BaseException's own ``__reduce__`` calls ``cls(*self.args)``, i.e. ``__init__`` with
+    the finished message only, which fails for an ``__init__`` with other required
+    arguments (``NoSuchElement(message, selector=..., frame_id=...)``) and silently
+    rebuilds different attributes for one whose arguments are positional with
+    defaults. Rebuilding through ``__new__`` and the instance's ``__dict__`` needs no
+    knowledge of any subclass's signature, so a new error class cannot get it wrong.
+    """
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuilt, (type(self), self.args), dict(self.__dict__))
+
+
+class CdpnbError(PicklesWhole):
     """Base class of every error raised by cdpnb."""
 
 
@@ -90,6 +117,12 @@ class SupervisorStopped(CdpnbError):
 
 class EndpointError(CdpnbError, ConnectionError):
     """A CDP endpoint could not be resolved or reached."""
+
+
+class ReplayDiverged(CdpnbError, AssertionError):
+    """A client replayed against a recording (``cdpnb.proxy(replay=...)``) sent a
+    command the recording has no answer for; the message names the first divergence:
+    the command received, the one recorded at that point, and what differs."""
 
 
 class BrowserNotFound(CdpnbError, FileNotFoundError):

@@ -40,6 +40,7 @@ from cdpnb.playback.backend import ReplayBackend
 from cdpnb.playback.backend import replay as _replay
 from cdpnb.probes import ProbeResult
 from cdpnb.probes import probe as _probe
+from cdpnb.proxy.running import proxy as _proxy
 from cdpnb.supervisor import Supervisor as AsyncSupervisor
 from cdpnb.supervisor import SupervisorOptions
 from cdpnb.supervisor.events import EventName, Handler
@@ -62,6 +63,7 @@ __all__ = [
     "Supervisor",
     "launch",
     "probe",
+    "proxy",
     "registry",
     "replay",
 ]
@@ -183,6 +185,9 @@ registry = Registry(async_registry)
 launch = awaited(_launch)
 #: ``backend = cdpnb.sync.replay(trace)`` (also ``with``): a trace served as a CDP endpoint.
 replay = awaited(_replay)
+#: ``px = cdpnb.sync.proxy(backend, record=path)`` (also ``with``; ``replay=`` a recording):
+#: the recording proxy, until ``px.close()``.
+proxy = awaited(_proxy)
 #: ``result = cdpnb.sync.probe(["chromium", "node"])``.
 probe = blocking_function(_probe)
 

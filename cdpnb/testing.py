@@ -69,7 +69,7 @@ from types import TracebackType
 from typing import Any, Literal, Protocol, TypeVar, overload
 
 from cdpnb._check_transport import FarEnd, OpenPair, check_transport
-from cdpnb.errors import ConnectionLost
+from cdpnb.errors import ConnectionLost, PicklesWhole
 from cdpnb.transport.base import Transport
 
 __all__ = ["HOLD", "FarEnd", "HeldMessage", "Hold", "OpenPair", "ScriptedBiDiBrowser",
@@ -85,7 +85,7 @@ class _Hold:
 HOLD = _Hold()
 
 
-class ScriptedError(Exception):
+class ScriptedError(PicklesWhole):
     """Raised by a handler: the command gets a CDP error reply with this code/message."""
 
     def __init__(self, code: int, message: str) -> None:

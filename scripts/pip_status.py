@@ -5,8 +5,10 @@ prints a line per requirement, most past 80 columns. This prints what pip is doi
 lines that fit 80 columns: on a terminal one status line rewritten in place (the
 package being collected, then "installing N packages"); elsewhere (CI, a pipe) a line
 per phase. A line it does not recognise (an error, a warning) is printed as pip wrote
-it, never cut: nothing pip has to say is hidden. Standard library only: it runs with
-the virtualenv's Python before anything is installed in it.
+it, never cut: nothing pip has to say is hidden, except one warning this machine's pip
+configuration makes pip repeat for every project, counted in one line at the end.
+Standard library only: it runs with the virtualenv's Python before anything is
+installed in it.
 """
 
 from __future__ import annotations
@@ -40,6 +42,14 @@ _PHASES = (
 )
 _ORDER = [phase for phase, _ in _PHASES]
 _INSTALLING = "Installing collected packages:"
+#: What pip says of each project it looks up in an index location of its configuration
+#: that does not exist (here ``extra-index-url = file:///opt/pypi/simple
+#: file:///opt/pypi-more/simple``: 173 such lines in a first install of cdpnb[dev,lab]).
+#: pip 23.2.1 writes each on one line of ≈110 columns (not wrapped, measured also with
+#: COLUMNS=60), which a terminal of 80 columns shows on two. It says nothing of cdpnb's
+#: install: folded into one counted line (``Status.finish``).
+_IGNORED_LOCATION = re.compile(r"WARNING: Location '[^']*' is ignored: it is neither a file "
+                               r"nor a directory\.")
 _INSTALLED = "Successfully installed "
 
 
@@ -65,6 +75,7 @@ class Status:
         self.phase = ""
         self.collected = 0
         self.shown = False  # a status line is on screen (live only)
+        self.ignored_locations = 0  # _IGNORED_LOCATION lines, said once by finish()
 
     def _show(self, text: str) -> None:
         if self.live:
@@ -80,8 +91,21 @@ class Status:
             self.out.flush()
             self.shown = False
 
+    def finish(self) -> None:
+        """pip is done: the status line cleared, and the folded warnings counted."""
+        self.clear()
+        count = self.ignored_locations
+        if count:
+            locations = "index location" + ("" if count == 1 else "s")
+            self.out.write(f"{PREFIX}{count} {locations} of this machine's pip "
+                           "configuration ignored\n")
+            self.out.flush()
+
     def line(self, raw: str) -> None:
         text = raw.rstrip("\r\n")
+        if _IGNORED_LOCATION.fullmatch(text):
+            self.ignored_locations += 1
+            return
         if text.startswith(_INSTALLED):
             self.clear()
             names = text[len(_INSTALLED):].split()
@@ -126,7 +150,7 @@ def main() -> int:
     status = Status(sys.stdout, sys.stdout.isatty())
     for raw in sys.stdin:
         status.line(raw)
-    status.clear()
+    status.finish()
     return 0
 
 

@@ -282,7 +282,7 @@ def check_chromium_playwright(backend: cdpnb.Backend) -> None:
     assert backend.http_url == f"http://127.0.0.1:{found[1]}"
     assert re.match(r"^Chrome/\d+\.\d+\.\d+\.\d+$", backend.version), backend.version
     assert backend.executable == CHROMIUM
-    assert os.readlink(f"/proc/{backend.pid}/exe") == CHROMIUM
+    assert os.readlink(f"/proc/{backend.pid}/exe") == os.path.realpath(CHROMIUM)
     assert backend.running and pid_alive(backend.pid)
     assert listeners(int(found[1])) == [("tcp", "0100007F")]
     assert 0 < backend.started_in_s < 10

@@ -229,6 +229,40 @@ def test_replay_statuses(tmp_path: Path) -> None:
     replay.all_seen()
 
 
+def test_proxy_statuses(tmp_path: Path) -> None:
+    from websockets.sync.client import connect
+
+    proxy = Statuses("proxy")
+    proxy.run(0, "--replay", str(CHROMIUM), "--duration", "0.5")
+    proxy.run(1, "--replay", str(tmp_path / "missing.jsonl"))
+    for bad, said in ((["--url", "http://127.0.0.1:9", "--fault", "shuffle:A.b"],
+                       "fault rule 'shuffle:A.b': unknown rule 'shuffle'"),
+                      (["--url", "http://127.0.0.1:9", "--loose"], "--loose goes with --replay"),
+                      (["--replay", str(CHROMIUM), "--fault", "drop:A.b"],
+                       "--replay serves a recording as it is"),
+                      ([], "one of the arguments --backend --url --replay is required")):
+        done = proxy.run(2, *bad)
+        assert done.stderr.startswith("usage: cdpnb proxy ") and said in done.stderr, done.stderr
+    # A client that sends what the recording does not hold: told at once, and the
+    # command exits 4 with the first divergence.
+    with subprocess.Popen([sys.executable, "-m", "cdpnb.cli", "proxy", "--replay",
+                           str(CHROMIUM), "--duration", "3"], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, cwd=ROOT) as process:
+        assert process.stdout is not None and process.stderr is not None
+        endpoint = process.stdout.readline().strip()
+        ws_url = process.stdout.readline().strip()
+        assert endpoint.startswith("http://127.0.0.1:") and ws_url.startswith("ws://127.0.0.1:")
+        with connect(ws_url) as client:
+            client.send(json.dumps({"id": 1, "method": "Nothing.recorded", "params": {}}))
+            reply = json.loads(client.recv(timeout=10))
+        assert "replay diverged" in reply["error"]["message"]
+        err = process.stderr.read()
+        assert process.wait(timeout=60) == 4, err
+    assert "Nothing.recorded" in err and "Traceback" not in err
+    proxy.saw(4)
+    proxy.all_seen()
+
+
 @pytest.mark.browser
 def test_record_statuses(tmp_path: Path, site: ScenarioServer) -> None:
     record = Statuses("record")

@@ -341,6 +341,42 @@ def test_setup_shows_pips_progress_within_80_columns(live: bool) -> None:
                         "setup: pip: installed 4 packages"]
 
 
+IGNORED = ("WARNING: Location 'file:///opt/pypi-more/simple/{}/' is ignored: it is neither "
+           "a file nor a directory.")
+
+
+@pytest.mark.parametrize("live", [False, True])
+def test_the_ignored_index_locations_of_the_pip_configuration_are_one_counted_line(
+        live: bool) -> None:
+    """This machine's pip configuration names an index location that does not exist:
+    pip warns once per project (173 lines in a first install); one line says so."""
+    lines = PIP_OUTPUT.splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if line.startswith("Collecting"))
+    lines[at:at] = [IGNORED.format(name) + "\n" for name in ("websockets", "msgspec", "pandas")]
+    other = "WARNING: Location 'file:///x/' is ignored: it names a host we never reach."
+    lines.insert(at, other + "\n")  # not the folded warning: printed whole
+    module = pip_status()
+    out = io.StringIO()
+    status = module.Status(out, live)
+    for line in lines:
+        status.line(line)
+    status.finish()
+    # What a terminal shows: each rewrite of the status line, and the lines kept.
+    kept = [part for line in out.getvalue().split("\n") for part in line.split("\r\x1b[K")]
+    assert not any("is neither a file nor a directory" in line for line in kept)
+    assert other in kept and WARNING in kept
+    assert kept[-2:] == ["setup: pip: 3 index locations of this machine's pip configuration "
+                         "ignored", ""]
+    single = module.Status(io.StringIO(), live)
+    single.line(IGNORED.format("rich"))
+    single.finish()
+    assert single.out.getvalue().endswith("setup: pip: 1 index location of this machine's "
+                                          "pip configuration ignored\n")
+    quiet = module.Status(io.StringIO(), live)  # none: nothing is said of them
+    quiet.finish()
+    assert quiet.out.getvalue() == ""
+
+
 def test_setup_keeps_pips_exit_status_and_its_errors() -> None:
     setup = (ROOT / "scripts/setup.sh").read_text()
     assert "set -euo pipefail" in setup and "scripts/pip_status.py" in setup

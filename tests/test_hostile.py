@@ -184,6 +184,34 @@ def test_a_gzip_trace_cut_mid_line_keeps_every_whole_line(tmp_path: Path) -> Non
     assert gzip.decompress(path.read_bytes()).count(b"\n") == 52
 
 
+def test_lone_surrogates_in_a_trace_header_compare_and_write_parquet(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A backend name or a meta value may come from a page's JS: a lone surrogate,
+    # which the trace's ASCII lines keep but UTF-8 (Arrow, Parquet, a terminal) cannot.
+    odd = tmp_path / "odd.jsonl"
+    Recorder(odd, backend={"kind": "chro\ud800me", "version": "1\udfff"},
+             meta={"note": "\ud800", "\udc00key": ["\ud83d"]}).close()
+    plain = tmp_path / "plain.jsonl"
+    Recorder(plain, backend={"kind": "chromium"}).close()
+    trace = Trace.load(odd)
+    assert trace.header["meta"] == {"note": "\ud800", "\udc00key": ["\ud83d"]}
+
+    back = Trace.from_parquet(trace.to_parquet(tmp_path / "odd.parquet"))
+    assert back.header == trace.header  # escaped in the file, the same strings read back
+
+    from cdpnb import cli
+
+    assert cli.main(["compare", str(odd), str(plain)]) == 0
+    out = capsys.readouterr().out
+    assert "chro\\ud800me" in out and "1\\udfff" in out
+    out.encode()  # valid UTF-8 throughout
+    table = cdpnb.compare(trace, back)
+    assert table.loc[("trace", "backend")].tolist() == ["chro\\ud800me"] * 2
+    trace.path = None  # a trace made here is named by its backend
+    named = cdpnb.compare(trace, Trace.load(plain)).columns
+    assert named[0] == "chro\\ud800me"
+
+
 # -- security ----------------------------------------------------------------------------
 
 

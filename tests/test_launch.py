@@ -19,6 +19,9 @@ REAL = {
     "chromium": "/usr/lib/chromium/chromium",
     "headless-shell": "/usr/lib/chromium/chromium-headless-shell",
 }
+#: What /proc/PID/exe names for each: the paths above through any symlink a package
+#: update may put there (chromium-driver 156.0.8078.114 did so with its binary).
+EXE = {kind: os.path.realpath(path) for kind, path in REAL.items()}
 VERSION = {
     "chromium": re.compile(r"^Chrome/\d+\.\d+\.\d+\.\d+$"),
     "headless-shell": re.compile(r"^HeadlessChrome/\d+\.\d+\.\d+\.\d+$"),
@@ -115,7 +118,7 @@ def check_running(backend: cdpnb.Backend, kind: str) -> None:
     pid = backend.pid
     assert pid_alive(pid)
     # the pid is the browser itself, not a wrapper script that forks it
-    assert os.readlink(f"/proc/{pid}/exe") == REAL[kind]
+    assert os.readlink(f"/proc/{pid}/exe") == EXE[kind]
     assert backend.executable == REAL[kind]
 
     # DevTools listens on loopback IPv4 only: never 0.0.0.0, never ::
@@ -209,7 +212,7 @@ def test_executable_override(monkeypatch: pytest.MonkeyPatch) -> None:
     with cdpnb.launch("chromium", executable=real) as backend:
         assert backend.executable == real
         assert backend.args[0] == real
-        assert os.readlink(f"/proc/{backend.pid}/exe") == real
+        assert os.readlink(f"/proc/{backend.pid}/exe") == EXE["headless-shell"]
         assert backend.version.startswith("HeadlessChrome/")
         pid, workdir = backend.pid, backend._browser.workdir
     check_ended(pid, workdir)
@@ -220,7 +223,7 @@ async def test_cdpnb_chromium_env_override(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setenv("CDPNB_CHROMIUM", real)
     async with cdpnb.launch("chromium") as backend:
         assert backend.executable == real
-        assert os.readlink(f"/proc/{backend.pid}/exe") == real
+        assert os.readlink(f"/proc/{backend.pid}/exe") == EXE["headless-shell"]
         assert backend.version.startswith("HeadlessChrome/")
         pid, workdir = backend.pid, backend._browser.workdir
     check_ended(pid, workdir)

@@ -35,6 +35,10 @@ MAY_IMPORT: dict[str, set[str]] = {
     "trace": {"protocol", "state"} | LEAVES,
     "playback": {"protocol", "runtime", "transport", "trace", "errors"},
     "supervisor": {"protocol", "state", "runtime", "transport", "trace", "playback"} | LEAVES,
+    # the proxy relays sockets (transport's neighbours), records (trace), folds (state),
+    # replays (playback), and launches a backend for `cdpnb proxy --backend`
+    "proxy": {"protocol", "state", "runtime", "transport", "trace", "playback", "backends"}
+             | LEAVES,
     # backends serve replayed traces, so they may read them
     "backends": {"protocol", "runtime", "transport", "trace", "playback"} | LEAVES,
     "probes": {"protocol", "state", "runtime", "transport", "trace", "playback", "supervisor",

@@ -40,6 +40,10 @@ NEW_KINDS = ["chromium+puppeteer", "lightpanda", "chromium+bidi", "firefox"]
 CHROMIUM = "/usr/lib/chromium/chromium"
 FIREFOX = "/usr/lib/firefox-esr/firefox-esr"
 IGNORE = {"default": "ignore", "beforeUnload": "ignore"}
+#: The npm versions package.json pins (exactly): what describe() must report, read here
+#: rather than restated so a bump of the pin does not fail this file.
+NPM_PINS: dict[str, str] = json.loads(
+    (Path(__file__).resolve().parents[1] / "package.json").read_text())["dependencies"]
 
 URL = {
     "chromium+puppeteer": re.compile(r"^ws://127\.0\.0\.1:(\d+)/devtools/browser/[0-9a-f-]+$"),
@@ -63,11 +67,12 @@ def lightpanda_binary() -> str:
 
 def expected_exe(kind: str) -> str:
     """What ``/proc/PID/exe`` of the backend's pid must be: the program itself, never a
-    wrapper script that forks it."""
+    wrapper script that forks it. Through realpath: a package may make any of these paths
+    a symlink (chromium-driver 156.0.8078.114 did so with /usr/bin/chromedriver)."""
     node = shutil.which("node")
     assert node is not None
-    return {"chromium+puppeteer": CHROMIUM, "lightpanda": lightpanda_binary(),
-            "chromium+bidi": os.path.realpath(node), "firefox": FIREFOX}[kind]
+    return os.path.realpath({"chromium+puppeteer": CHROMIUM, "lightpanda": lightpanda_binary(),
+                             "chromium+bidi": node, "firefox": FIREFOX}[kind])
 
 
 # --- sockets of a process tree ------------------------------------------------------
@@ -185,7 +190,7 @@ def check_running(backend: cdpnb.Backend, kind: str) -> None:
         assert listeners == [f"127.0.0.1:{port}"]
         assert sockets_of(tree_of(backend))["udp"] == []
     elif kind == "chromium+bidi":
-        assert info["chromium_bidi"]["version"].startswith("17.")
+        assert info["chromium_bidi"]["version"] == NPM_PINS["chromium-bidi"]
         assert info["chromium_bidi"]["browser_executable"] == CHROMIUM
         assert backend.version_info["chromium-bidi"] == info["chromium_bidi"]["version"]
         assert backend.executable == shutil.which("node")
@@ -193,7 +198,7 @@ def check_running(backend: cdpnb.Backend, kind: str) -> None:
         assert [p for p in session_members(backend.pid) if p != backend.pid] == []
         assert listeners == [f"127.0.0.1:{port}"]
     else:
-        assert info["puppeteer"]["version"].startswith("25.")
+        assert info["puppeteer"]["version"] == NPM_PINS["puppeteer-core"]
         assert info["puppeteer"]["dialog_handler"] is None
         assert "leaves native JS dialogs open" in info["what"]
         puppeteer = backend._started.puppeteer

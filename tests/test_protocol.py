@@ -169,6 +169,38 @@ def test_command_with_unserialisable_params_raises_and_leaves_nothing_pending() 
     assert conn.pending == 0
 
 
+def _nested(depth: int) -> dict[str, Any]:
+    value: dict[str, Any] = {}
+    for _ in range(depth):
+        value = {"a": value}
+    return value
+
+
+def _holds_itself() -> dict[str, Any]:
+    value: dict[str, Any] = {"list": []}
+    value["list"].append(value)
+    return value
+
+
+@pytest.mark.parametrize("make", [lambda: _nested(2000), lambda: _nested(100_000),
+                                  _holds_itself], ids=["2000", "100000", "itself"])
+@pytest.mark.parametrize("protocol", ["cdp", "bidi"])
+def test_params_nested_too_deep_are_a_value_error_naming_the_method(
+        make: Any, protocol: str) -> None:
+    # (sup.cdp on node, deno and bun raised the encoder's bare RecursionError)
+    from cdpnb.protocol.bidi import BiDiConnection
+
+    conn = CDPConnection() if protocol == "cdp" else BiDiConnection()
+    with pytest.raises(ValueError, match=r"params for Runtime\.evaluate are nested too "
+                                         r"deep to send as JSON") as raised:
+        conn.command("Runtime.evaluate", {"expression": "1", "deep": make()})
+    assert not isinstance(raised.value, RecursionError)
+    assert raised.value.__context__ is None or raised.value.__suppress_context__
+    assert (conn.pending, conn.sent) == (0, 0)
+    cmd, _ = conn.command("Runtime.evaluate", _nested(50))  # what fits still goes
+    assert cmd.id == 1
+
+
 @pytest.mark.parametrize("session_id", [5, b"S", ["S"]])
 def test_command_rejects_non_string_session_id(session_id: Any) -> None:
     conn = CDPConnection()

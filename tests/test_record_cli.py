@@ -373,6 +373,25 @@ def test_a_campaigns_layout_writes_every_file_private_and_whole(
     _assert_private_tree(tmp_path / "new", files=3, folders=5)
 
 
+def test_a_probes_results_are_private_whatever_the_umask(tmp_path: Path) -> None:
+    """``cdpnb probe --out DIR`` (a replayed trace: no browser) under a login shell's
+    umask: the folders it creates 0700, ``probe.json`` and ``matrix.md`` 0600, and so
+    the partial result an interrupted probe saves beside them."""
+    from cdpnb import cli
+    from cdpnb.cli import probing
+    from cdpnb.probes import ProbeResult
+
+    out = tmp_path / "new" / "probe"
+    with umask(0o022):
+        assert cli.main(["probe", "--backends", f"replay:{PROBE_TRACE}",
+                         "--out", str(out)]) == 0
+        probing._save(ProbeResult(), out, interrupted=True)
+        ProbeResult().save(tmp_path / "new" / "saved")  # the library's own way
+    assert {path.name for path in out.iterdir()} == {
+        "probe.json", "matrix.md", probing.PARTIAL_JSON, probing.PARTIAL_MARKDOWN}
+    _assert_private_tree(tmp_path / "new", files=6, folders=3)
+
+
 @pytest.mark.browser  # the campaign launches its headless-shell
 def test_a_campaign_leaves_only_private_files_and_folders(tmp_path: Path) -> None:
     """Cells that succeed (row, latencies, trace) and cells that fail every attempt

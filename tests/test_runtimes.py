@@ -21,12 +21,14 @@ from test_launch import check_ended, pid_alive
 from test_more_backends import sockets_of
 
 import cdpnb
+import cdpnb.backends.bun as bun_mod
 from cdpnb import Trace
 from cdpnb.backends import backend_available
 from cdpnb.backends.bun import bun_binaries, find_bun
 from cdpnb.backends.bun import keepalive_script as bun_keepalive
 from cdpnb.backends.deno import find_deno
 from cdpnb.backends.deno import keepalive_script as deno_keepalive
+from cdpnb.backends.process import read_output
 from cdpnb.errors import EvaluateError
 from cdpnb.probes import CHECKS, ProbeResult
 from cdpnb.probes.expected import expected_status
@@ -39,6 +41,7 @@ URLS = {"deno": re.compile(r"^ws://127\.0\.0\.1:(\d+)/[0-9a-f-]{36}$"),
         "bun": re.compile(r"^ws://127\.0\.0\.1:(\d+)/cdpnb-[0-9a-f]{16}$")}
 VERSIONS = {"deno": re.compile(r"^Deno/\d+\.\d+\.\d+$"), "bun": re.compile(r"^Bun/\d+\.\d+\.\d+$")}
 PROTOCOLS = {"deno": "cdp", "bun": "wip"}
+NODE_URL = re.compile(r"^ws://127\.0\.0\.1:(\d+)/[0-9a-f-]{36}$")
 
 
 @pytest.fixture(scope="module", params=RUNTIMES)
@@ -252,3 +255,53 @@ def test_the_keepalive_script_ends_the_runtime_once_its_parent_is_not_ours(
         **os.environ, "DENO_DIR": str(tmp_path / "deno"), "DENO_NO_UPDATE_CHECK": "1",
         "DO_NOT_TRACK": "1"}, check=False)
     assert done.returncode == 0, done.stderr[-500:]
+
+
+#: Bun 1.4.5's banner with FORCE_COLOR=1 in its environment (NO_COLOR=1 beside it or
+#: not), as it wrote it into its log file: the URL in dim, the link an OSC 8 hyperlink.
+COLOURED_BUN_BANNER = (
+    b"\x1b[2m--------------------- Bun Inspector ---------------------\x1b[22m\x1b[49m\n"
+    b"Listening:\n  \x1b[2mws://127.0.0.1:37583/cdpnb-0123456789abcdef\x1b[22m\n"
+    b"Inspect in browser:\n  \x1b[1m\x1b]8;;https://debug.bun.sh/#127.0.0.1:37583/x\x1b\\"
+    b"https://debug.bun.sh/#127.0.0.1:37583/x\x1b]8;;\x1b\\\x1b[22m\n")
+
+
+def test_a_coloured_banner_is_read_as_a_plain_one(tmp_path: Path) -> None:
+    log = tmp_path / "output.log"
+    log.write_bytes(COLOURED_BUN_BANNER)
+    assert bun_mod._LISTENING.search(log.read_bytes()) is None  # what notebooks met
+    found = bun_mod._LISTENING.search(read_output(log))
+    assert found is not None
+    assert found[1] == b"ws://127.0.0.1:37583/cdpnb-0123456789abcdef"
+    assert b"\x1b" not in read_output(log)
+    assert b"https://debug.bun.sh/#127.0.0.1:37583/x\n" in read_output(log)
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("kind", ["node", *RUNTIMES])
+def test_a_notebook_kernels_force_color_does_not_hide_the_endpoint(
+        kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Jupyter kernels set FORCE_COLOR=1: the runtime starts with colour off (NO_COLOR=1,
+    no FORCE_COLOR), prints no escape, and is found where it listens."""
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    with cdpnb.launch(kind) as backend:
+        assert backend.running and URLS.get(kind, NODE_URL).match(backend.url), backend.url
+        environ = Path(f"/proc/{backend.pid}/environ").read_bytes().split(b"\0")
+        assert b"NO_COLOR=1" in environ
+        assert not [e for e in environ if e.startswith(b"FORCE_COLOR=")], environ
+        assert b"\x1b" not in (backend._browser.workdir / "output.log").read_bytes()
+
+
+@pytest.mark.browser
+def test_bun_colouring_its_banner_anyway_is_still_understood(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The second defence alone: with colour left on (FORCE_COLOR=1 reaching Bun), the
+    escapes around the URL are stripped before the banner is read."""
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    monkeypatch.setattr(bun_mod, "uncoloured", dict)
+    with cdpnb.launch("bun") as backend:
+        assert URLS["bun"].match(backend.url), backend.url
+        log = (backend._browser.workdir / "output.log").read_bytes()
+        assert b"\x1b[" in log  # it did colour it
+        assert backend.version.startswith("Bun/")

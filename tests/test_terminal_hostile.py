@@ -412,6 +412,34 @@ def test_a_hostile_trace_header_reaches_the_terminal_inert_through_replay(
     assert_inert_in_terminal(written)
 
 
+@pytest.mark.parametrize(("argv", "shown"), [
+    (["probe", *STEER.split(" ")], SHOWN),  # "unrecognized arguments", quoted as typed
+    # (argparse takes an option holding a space for a positional: none here)
+    (["compare", "a", "b", "--bogus=" + STEER.replace(" ", "")], SHOWN),
+    ([STEER], ()),  # no such command (argparse quotes it with repr)
+    (["probe", "--repeats", STEER], ()),  # a subcommand's parser: invalid int value
+    (["probe", "--out", STEER, "--backends", "no-such-browser"], ()),  # cdpnb's own check
+], ids=["unrecognized", "unrecognized-option", "command", "value", "check"])
+def test_a_usage_error_quotes_what_was_typed_inert(
+        argv: list[str], shown: tuple[str, ...], capsys: pytest.CaptureFixture[str]) -> None:
+    from cdpnb import cli
+
+    with pytest.raises(SystemExit) as exited:
+        cli.main(argv)
+    assert exited.value.code == 2  # argparse's usage-error status, kept
+    said = capsys.readouterr()
+    assert said.err.startswith("usage: cdpnb"), said.err
+    assert_inert(said.out, said.err, shown=shown)
+
+
+def test_a_usage_error_writes_no_raw_control_byte() -> None:
+    """As a user runs it: the bytes on stderr, not only the str argparse made."""
+    done = cdpnb_command("probe", *STEER.split(" "))
+    assert done.returncode == 2
+    assert "unrecognized arguments" in done.stderr
+    assert_inert(done.stdout, done.stderr)
+
+
 # -- item 7: 80 columns, every token whole --------------------------------------------------
 
 #: Tokens the 80-column compare used to cut (``Page.setLifecycleEven`` / ``tsEnabled``).

@@ -34,7 +34,7 @@ from pathlib import Path
 from cdpnb.backends import npm
 from cdpnb.backends.chromium import CHROMIUM_FLAGS, find_executable, merged_flags
 from cdpnb.backends.node import find_node
-from cdpnb.backends.process import LocalProcess, spawn
+from cdpnb.backends.process import LocalProcess, read_output, spawn, uncoloured
 
 __all__ = ["BIDI_CHROMIUM_FLAGS", "PACKAGES", "ChromiumBidiProcess"]
 
@@ -76,11 +76,12 @@ class ChromiumBidiProcess(LocalProcess):
                     json.dumps(flags))
 
         def listening(log_path: Path) -> int | None:
-            found = _LISTENING.search(log_path.read_bytes())
+            found = _LISTENING.search(read_output(log_path))
             return None if found is None else int(found[1])
 
         # NODE_OPTIONS from the caller's environment would change what runs here.
-        env = {k: v for k, v in os.environ.items() if k != "NODE_OPTIONS"}
+        # Colour off as for node itself (the line is the script's own, plain text).
+        env = uncoloured({k: v for k, v in os.environ.items() if k != "NODE_OPTIONS"})
         env["BROWSER_BIN"] = browser
         started = spawn("chromium+bidi", node, build_args, listening,
                         "'cdpnb: chromium-bidi listening on ws://127.0.0.1:…' on stderr",

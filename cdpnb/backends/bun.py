@@ -5,7 +5,10 @@ Measured on Bun 1.4.5 (npm ``bun``; its platform binary
 ``node_modules/@oven/bun-linux-x64/bin/bun``), ``bun --inspect=127.0.0.1:0/<path>``:
 
 - it prints ``Listening:`` and ``ws://127.0.0.1:PORT/<path>`` once the inspector listens
-  (the only place that says which port it chose); the path is the one asked for;
+  (the only place that says which port it chose); the path is the one asked for; with
+  FORCE_COLOR=1 in its environment, NO_COLOR=1 or not, the URL comes wrapped in colour
+  escapes (``ESC[2m…ESC[22m``) even into a file: cdpnb starts it with colour off and
+  strips escapes before it reads the banner;
 - ``/json/version`` says ``{"Browser": "Bun", "User-Agent": "Bun/1.4.5", "Bun-Version":
   ...}`` with no ``webSocketDebuggerUrl``; ``/json/list`` and ``/json`` are 404;
 - the WebSocket speaks WIP: what differs from CDP is in :mod:`cdpnb.protocol.wip`;
@@ -25,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cdpnb.backends import npm
-from cdpnb.backends.process import LocalProcess, chosen_binary, spawn
+from cdpnb.backends.process import LocalProcess, chosen_binary, read_output, spawn, uncoloured
 from cdpnb.errors import BrowserNotFound
 
 __all__ = ["INSTALL_HINT", "BunProcess", "bun_binaries", "find_bun", "keepalive_script"]
@@ -91,10 +94,12 @@ class BunProcess(LocalProcess):
         binary = find_bun(executable)
         # An unguessable path: the inspector answers at no other.
         path = f"cdpnb-{secrets.token_hex(8)}"
-        env = {k: v for k, v in os.environ.items() if k not in ("NODE_OPTIONS", "BUN_OPTIONS")}
+        # Colour off: with FORCE_COLOR=1 (Jupyter kernels set it) Bun colours its banner
+        # even beside NO_COLOR=1; read_output below strips escapes all the same.
+        env = uncoloured({k: v for k, v in os.environ.items()
+                          if k not in ("NODE_OPTIONS", "BUN_OPTIONS")})
         # Bun uploads a crash report to bun.report unless told not to.
         env["DO_NOT_TRACK"] = "1"
-        env["NO_COLOR"] = "1"
 
         def build_args(workdir: Path) -> tuple[str, ...]:
             script = workdir / "keepalive.js"
@@ -104,7 +109,7 @@ class BunProcess(LocalProcess):
                     f"--cwd={workdir}", *extra_args, str(script))
 
         def listening(log_path: Path) -> tuple[str, int] | None:
-            found = _LISTENING.search(log_path.read_bytes())
+            found = _LISTENING.search(read_output(log_path))
             return None if found is None else (found[1].decode(), int(found[2]))
 
         started = spawn("bun", binary, build_args, listening,

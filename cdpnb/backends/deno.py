@@ -15,7 +15,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from cdpnb.backends.process import LocalProcess, chosen_binary, spawn
+from cdpnb.backends.process import LocalProcess, chosen_binary, read_output, spawn, uncoloured
 from cdpnb.errors import BrowserNotFound
 
 __all__ = ["INSTALL_HINT", "DenoProcess", "find_deno", "keepalive_script"]
@@ -94,7 +94,7 @@ class DenoProcess(LocalProcess):
                     str(script))
 
         def listening(log_path: Path) -> tuple[str, int] | None:
-            found = _LISTENING.search(log_path.read_bytes())
+            found = _LISTENING.search(read_output(log_path))
             return None if found is None else (found[1].decode(), int(found[2]))
 
         started = spawn("deno", binary, build_args, listening,
@@ -106,9 +106,10 @@ class DenoProcess(LocalProcess):
 def _environment() -> dict[str, str]:
     """The caller's environment, less what would change the run (V8 flags, tokens for
     remote modules, a node option), and no update check: Deno otherwise looks one up
-    online."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("DENO_AUTH_TOKENS", "NODE_OPTIONS") and not k.startswith("DENO_V8")}
+    online. Colour off (Deno 2.9.8 left its banner plain with FORCE_COLOR=1, measured;
+    Bun did not)."""
+    env = uncoloured({k: v for k, v in os.environ.items()
+                      if k not in ("DENO_AUTH_TOKENS", "NODE_OPTIONS")
+                      and not k.startswith("DENO_V8")})
     env["DENO_NO_UPDATE_CHECK"] = "1"
-    env["NO_COLOR"] = "1"
     return env

@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from cdpnb.backends.process import LocalProcess, chosen_binary, spawn
+from cdpnb.backends.process import LocalProcess, chosen_binary, read_output, spawn
 from cdpnb.errors import BrowserNotFound
 
 __all__ = ["INSTALL_HINT", "LIGHTPANDA_ARGS", "LightpandaProcess", "find_lightpanda"]
@@ -76,7 +76,7 @@ class LightpandaProcess(LocalProcess):
             return (binary, *LIGHTPANDA_ARGS, *extra_args)
 
         def listening(log_path: Path) -> int | None:
-            found = _LISTENING.search(log_path.read_bytes())
+            found = _LISTENING.search(read_output(log_path))
             return None if found is None else int(found[1])
 
         env = {**os.environ, **LIGHTPANDA_ENV}

@@ -14,7 +14,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from cdpnb.backends.process import LocalProcess, chosen_binary, spawn
+from cdpnb.backends.process import LocalProcess, chosen_binary, read_output, spawn, uncoloured
 from cdpnb.errors import BrowserNotFound
 
 __all__ = ["NodeProcess", "find_node", "keepalive_script"]
@@ -71,14 +71,16 @@ class NodeProcess(LocalProcess):
         binary = find_node(executable)
         # NODE_OPTIONS from the caller's environment (a second --inspect, a --require)
         # would change what is being studied, or fight over the inspector.
-        env = {k: v for k, v in os.environ.items() if k != "NODE_OPTIONS"}
+        # Colour off, as for Bun: node 20.20.2 left this banner plain with FORCE_COLOR=1
+        # (measured), but FORCE_COLOR wins over NO_COLOR in node's rules.
+        env = uncoloured({k: v for k, v in os.environ.items() if k != "NODE_OPTIONS"})
 
         def build_args(workdir: Path) -> tuple[str, ...]:
             return (binary, "--inspect=127.0.0.1:0", *extra_args, "-e",
                     keepalive_script(os.getpid()))
 
         def listening(log_path: Path) -> tuple[str, int] | None:
-            found = _LISTENING.search(log_path.read_bytes())
+            found = _LISTENING.search(read_output(log_path))
             return None if found is None else (found[1].decode(), int(found[2]))
 
         started = spawn("node", binary, build_args, listening,

@@ -15,6 +15,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -30,7 +31,8 @@ from cdpnb.backends import reaper
 from cdpnb.errors import BrowserNotFound, BrowserStartError
 
 __all__ = ["OWNER_FILE", "WORKDIR_PREFIX", "LocalProcess", "Reaper", "Spawned",
-           "chosen_binary", "guard_started", "new_workdir", "spawn", "sweep_stale_workdirs"]
+           "chosen_binary", "guard_started", "new_workdir", "read_output", "spawn",
+           "sweep_stale_workdirs", "uncoloured", "without_ansi"]
 
 #: In each work directory: who owns it and which process group lives in it (JSON).
 OWNER_FILE = "cdpnb-owner.json"
@@ -39,6 +41,37 @@ WORKDIR_PREFIX = "cdpnb-"
 
 T = TypeVar("T")
 log = logging.getLogger("cdpnb.backends")
+
+#: Terminal escape sequences: CSI (colours: ``ESC [ … final``), OSC (hyperlinks,
+#: titles: ``ESC ] … BEL`` or ``… ESC \``) and the two-byte ones. Bun 1.4.5 with
+#: FORCE_COLOR=1 (as Jupyter kernels set it) prints its banner as
+#: ``Listening:\n  ESC[2mws://127.0.0.1:PORT/pathESC[22m`` and an OSC 8 hyperlink.
+_ANSI = re.compile(rb"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
+#: What turns colour on whatever the output is: FORCE_COLOR wins over NO_COLOR in Bun
+#: 1.4.5 (measured: coloured with both set; uncoloured with NO_COLOR alone) and in
+#: node (its documentation says so); CLICOLOR_FORCE is the other convention's switch.
+_COLOUR_FORCING = ("FORCE_COLOR", "CLICOLOR_FORCE")
+
+
+def without_ansi(data: bytes) -> bytes:
+    """``data`` with its terminal escape sequences removed (see ``_ANSI``)."""
+    return _ANSI.sub(b"", data) if b"\x1b" in data else data
+
+
+def read_output(log_path: Path) -> bytes:
+    """A started program's output so far, escape sequences removed: what a banner is
+    looked for in, so a program that colours it anyway (its environment is not the only
+    say it has) is still understood."""
+    return without_ansi(log_path.read_bytes())
+
+
+def uncoloured(env: Mapping[str, str]) -> dict[str, str]:
+    """``env`` with colour off for the program it starts: NO_COLOR=1 and whatever would
+    force colour removed (a Jupyter kernel sets FORCE_COLOR=1 for its children)."""
+    plain = {k: v for k, v in env.items() if k not in _COLOUR_FORCING}
+    plain["NO_COLOR"] = "1"
+    return plain
+
 
 _live: dict[int, LocalProcess] = {}
 _live_lock = threading.Lock()
@@ -346,7 +379,7 @@ def _wait_until_ready(process: subprocess.Popen[bytes], log_path: Path,
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            err = log_path.read_bytes().decode(errors="replace")[-800:]
+            err = read_output(log_path).decode(errors="replace")[-800:]
             raise BrowserStartError(f"{binary} exited with code {process.returncode} before "
                                     f"opening DevTools:\n{err}")
         value = ready(log_path)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from cdpnb.backends import npm
 from cdpnb.backends.node import find_node
-from cdpnb.backends.process import LocalProcess, spawn
+from cdpnb.backends.process import LocalProcess, read_output, spawn, uncoloured
 
 __all__ = ["PACKAGES", "PuppeteerProcess"]
 
@@ -48,10 +48,11 @@ class PuppeteerProcess(LocalProcess):
             return (node, str(SCRIPT), str(modules), http_url, str(os.getpid()))
 
         def attached(log_path: Path) -> tuple[str, str] | None:
-            found = _ATTACHED.search(log_path.read_bytes())
+            found = _ATTACHED.search(read_output(log_path))
             return None if found is None else (found[1].decode(), found[2].decode())
 
-        env = {k: v for k, v in os.environ.items() if k != "NODE_OPTIONS"}
+        # Colour off as for node itself (the line is the script's own, plain text).
+        env = uncoloured({k: v for k, v in os.environ.items() if k != "NODE_OPTIONS"})
         started = spawn("puppeteer", node, build_args, attached,
                         "'cdpnb: puppeteer-core … attached' on stdout", timeout, env)
         version, ws_url = started.ready

@@ -38,11 +38,13 @@ DATASETS = Path(__file__).resolve().parent.parent.parent / "datasets" / "probes"
 
 DESCRIPTION = """\
 cdpnb: a research tool for browser debugging protocols (the Chrome DevTools
-Protocol and WebDriver BiDi).
+Protocol, WebDriver BiDi, WebDriver classic, the WebKit Inspector Protocol).
 
   cdpnb probe               probe every backend installed here, print the matrix
   cdpnb record URL --out F  supervise a page and record every message to F
   cdpnb replay TRACE        serve a recorded trace as a CDP endpoint
+  cdpnb proxy --backend K   record any client's session (Playwright, Puppeteer,
+                            Selenium, ...), inject faults, replay it offline
   cdpnb matrix RESULT       show a saved probe result (probe.json)
   cdpnb compare A B         what two traces did, side by side
   cdpnb campaign --out DIR  scenarios × backends × repeats, with statistics
@@ -107,9 +109,10 @@ def _add_duration(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="cdpnb", description=DESCRIPTION,
-                                     epilog=_epilog(EXIT_STATUSES),
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    # (inert usage errors: an argument may hold terminal controls; subparsers inherit it)
+    parser = output.InertParser(prog="cdpnb", description=DESCRIPTION,
+                                epilog=_epilog(EXIT_STATUSES),
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("-V", "--version", action="version", version=f"cdpnb {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -147,6 +150,19 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--speed", type=float, default=None,
                    help="1.0 replays at the recorded pace (default: as fast as possible)")
     _add_duration(s)
+
+    x = _command(commands, "proxy", "record, fault and replay any client's session",
+                 "Stand in front of a browser as a CDP or WebDriver BiDi endpoint on "
+                 "127.0.0.1 and record every client connection (Playwright, Puppeteer, "
+                 "Selenium, chrome-devtools-mcp) as a cdpnb trace, applying --fault rules; "
+                 "or, with --replay, serve such a recording to the same client with no "
+                 "browser. Prints the endpoint on its first line (CDP: the http:// a client "
+                 "discovers from; BiDi: the ws://…/session) and runs until Ctrl-C, SIGTERM "
+                 "or --duration.")
+    from cdpnb.cli.proxy import add_arguments as add_proxy_arguments
+
+    add_proxy_arguments(x)
+    _add_duration(x)
 
     m = _command(commands, "matrix", "show a saved probe result",
                  "Print the capability matrix of a probe result saved by cdpnb probe --out "
@@ -220,6 +236,11 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 
             check_replay_args(parser, args)
             return replay_command(args)
+        if args.command == "proxy":
+            from cdpnb.cli.proxy import check_proxy_args, proxy_command
+
+            check_proxy_args(parser, args)
+            return proxy_command(args)
         if args.command == "campaign":
             from cdpnb.cli.campaign import campaign_command, check_campaign_args
 

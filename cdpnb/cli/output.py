@@ -18,6 +18,7 @@ copy of it is one line). Status lines break between their `` · `` parts, never 
 
 from __future__ import annotations
 
+import argparse
 import json
 import logging
 import math
@@ -43,13 +44,14 @@ from cdpnb.terminal_text import inert, inert_json
 
 if TYPE_CHECKING:
     import pandas as pd
+    from _typeshed import SupportsWrite
 
     from cdpnb.probes import ProbeResult
 
-__all__ = ["Grid", "InertConsole", "InertLogHandler", "LabelledProgress", "Paragraphs", "Words",
-           "compare_table", "err", "fit_widths", "lines", "logging_to_stderr", "matrix_table",
-           "matrix_tables", "out", "print_json", "reason", "reasons_table", "redraws",
-           "show_warning", "text"]
+__all__ = ["Grid", "InertConsole", "InertLogHandler", "InertParser", "LabelledProgress",
+           "Paragraphs", "Words", "compare_table", "err", "fit_widths", "lines",
+           "logging_to_stderr", "matrix_table", "matrix_tables", "out", "print_json", "reason",
+           "reasons_table", "redraws", "show_warning", "text"]
 
 _MARKS = {"✓": "green", "✗": "red", "~": "yellow", "—": "dim"}
 LEGEND = ("✓ works  ~ partly  ✗ does not  words: how the engine does it  figures: median ms\n"
@@ -93,6 +95,19 @@ class InertConsole(Console):
             proxy.write(captured.get())
             return
         super().print(*objects, sep=sep, crop=crop, soft_wrap=soft_wrap, **options)
+
+
+class InertParser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose every message (a usage error quoting an argument as
+    typed, ``unrecognized arguments: <ESC>[31m``; the usage line; ``-h``) goes through
+    :func:`cdpnb.terminal_text.inert`: an argument cannot steer the terminal either.
+    Its subcommands' parsers are of this class too (``add_subparsers`` makes them of the
+    parser's own type); the exit statuses are argparse's (2 for a usage error)."""
+
+    def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
+        # Every message argparse prints (error, exit, print_usage, print_help, the
+        # version action) goes through here.
+        super()._print_message(inert(message) if message else message, file)
 
 
 def text(value: str, **options: Any) -> Text:

@@ -38,6 +38,7 @@ from cdpnb.probes.run import STEP_BUDGET_S
 from cdpnb.probes.specs import BackendSpec
 from cdpnb.supervisor.options import check_timeout
 from cdpnb.terminal_text import inert
+from cdpnb.trace.private import make_private_dirs, write_private_text
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -293,7 +294,7 @@ def probe_command(args: argparse.Namespace) -> int:
         return FAILED
     if args.out:
         try:
-            Path(args.out).mkdir(parents=True, exist_ok=True)
+            make_private_dirs(args.out)  # (0700: the owner's, as the files in it)
         except OSError as exc:
             output.err().print(f"cdpnb probe: cannot write to --out {args.out}: "
                                f"{output.reason(exc)}", style="red")
@@ -327,10 +328,11 @@ def _save(result: ProbeResult, folder: Path, interrupted: bool) -> tuple[Path, P
         result.save(folder)
         return folder / "probe.json", folder / "matrix.md"
     json_path, markdown_path = folder / PARTIAL_JSON, folder / PARTIAL_MARKDOWN
-    json_path.write_text(result.to_json())
-    markdown_path.write_text(
-        f"**Partial matrix**: the probe was interrupted (Ctrl-C) before every check ran; "
-        f"{NOT_RUN} not run.\n\n" + result.to_markdown(reasons=True) + "\n")
+    write_private_text(json_path, result.to_json())
+    write_private_text(markdown_path,
+                       f"**Partial matrix**: the probe was interrupted (Ctrl-C) before "
+                       f"every check ran; {NOT_RUN} not run.\n\n"
+                       + result.to_markdown(reasons=True) + "\n")
     return json_path, markdown_path
 
 

@@ -3,13 +3,14 @@ words: :data:`COMMAND_STATUSES`) and the README (:data:`EXIT_STATUSES`)."""
 
 from __future__ import annotations
 
-__all__ = ["COMMAND_STATUSES", "EXIT_STATUSES", "FAILED", "INTERRUPTED", "OK", "SURPRISES",
-           "USAGE"]
+__all__ = ["COMMAND_STATUSES", "DIVERGED", "EXIT_STATUSES", "FAILED", "INTERRUPTED", "OK",
+           "SURPRISES", "USAGE"]
 
 OK = 0
 FAILED = 1
 USAGE = 2
 SURPRISES = 3
+DIVERGED = 4
 INTERRUPTED = 130
 
 _USAGE = "usage error (unknown option, bad value)"
@@ -43,6 +44,15 @@ COMMAND_STATUSES: dict[str, dict[int, str]] = {
         FAILED: "the trace could not be read or served",
         USAGE: _USAGE,
     },
+    "proxy": {
+        OK: "stopped by Ctrl-C, SIGTERM or --duration (with --replay: every command a "
+            "client sent was in the recording)",
+        FAILED: "the browser could not be launched or reached, or the recording could "
+                "not be read or written",
+        USAGE: "usage error (a bad fault rule, option or value)",
+        DIVERGED: "--replay: a client sent a command the recording has no answer for "
+                  "(the first divergence is printed)",
+    },
     "matrix": {
         OK: "shown: every backend in the result was probed, or the result is partial "
             "(an interrupted probe's probe.partial.json, which says so above the matrix)",
@@ -69,11 +79,12 @@ COMMAND_STATUSES: dict[str, dict[int, str]] = {
 
 #: Every status of every command, short: ``cdpnb -h`` and the README's table.
 EXIT_STATUSES = {
-    OK: "done (record, replay: stopped by Ctrl-C, SIGTERM or --duration)",
+    OK: "done (record, replay, proxy: stopped by Ctrl-C, SIGTERM or --duration)",
     FAILED: "failed: a backend could not be probed, a page could not load, a file or "
             "endpoint could not be used, campaign cells failed every attempt",
     USAGE: "usage error (unknown option or backend, bad value)",
     SURPRISES: _STRICT + " (probe, matrix)",
+    DIVERGED: "a replayed client left its recording (proxy --replay)",
     INTERRUPTED: "interrupted by Ctrl-C (probe: prints the partial matrix; campaign: "
                  "keeps its cells, the same command resumes)",
 }

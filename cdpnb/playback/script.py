@@ -20,10 +20,11 @@ before any), as the browser would have answered it then.
 from __future__ import annotations
 
 import json
+import re
 from collections import deque
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, Literal
 
 from cdpnb.protocol import (
     Command,
@@ -125,6 +126,8 @@ class ReplayScript:
     def __init__(self, messages: list[Message]) -> None:
         self.steps: list[Step] = []
         self.gate_of: list[int] = []  # recorded command -> index of its gate step
+        #: Every recorded command, by number (what a divergence names as expected).
+        self.commands: list[Command] = []
         self.reply_of: dict[int, int] = {}  # recorded command -> index of its reply step
         self._by_key: dict[CommandKey, list[int]] = {}
         #: Each state read's answers: (the step index it had come by, the reply).
@@ -141,6 +144,7 @@ class ReplayScript:
                 assert isinstance(message, Command)
                 number = len(self.gate_of)
                 numbers.sent(message.id, number)
+                self.commands.append(message)
                 key = command_key(message.method, message.session_id, message.params)
                 self.largest_command = max(self.largest_command,
                                            len(key[0]) + len(key[1] or "") + len(key[2]))
@@ -209,10 +213,19 @@ class ReplayScript:
     def _recorded(self) -> frozenset[tuple[str, str | None]]:
         return frozenset((method, session) for method, session, _ in self._by_key)
 
-    def matcher(self) -> Matcher:
+    def matcher(self, match: MatchMode = "strict") -> Matcher:
         """A fresh record of which recorded commands one connection has used."""
         return Matcher({key: deque(numbers) for key, numbers in self._by_key.items()},
-                       self._recorded)
+                       self._recorded, match)
+
+    def expected(self, used: set[int], cursor: int) -> Command | None:
+        """The recorded command a client replaying faithfully sends next: the first one
+        not yet used, from the gate the replay has reached (else from the start)."""
+        for start in (cursor, 0):
+            for step in self.steps[start:]:
+                if step.gate and step.command not in used:
+                    return self.commands[step.command]
+        return None
 
     def __len__(self) -> int:
         return len(self.steps)
@@ -220,14 +233,28 @@ class ReplayScript:
 
 class Matcher:
     """Numbers a client's commands as the recorded commands they replay, each recorded
-    command used once (the earliest unused one with the same method, session, params)."""
+    command used once (the earliest unused one with the same method, session, params).
+
+    ``match="loose"``: when no unused recorded command has the same params, the earliest
+    unused one with the same method and session whose params differ only in fresh random
+    tokens is taken (``fresh_only``): a client that puts a generated id or a temporary
+    folder in its params still replays its own script; one that asks something else
+    does not."""
 
     def __init__(self, unused: dict[CommandKey, deque[int]],
-                 recorded: frozenset[tuple[str, str | None]]) -> None:
+                 recorded: frozenset[tuple[str, str | None]],
+                 match: MatchMode = "strict") -> None:
+        if match not in ("strict", "loose"):
+            raise ValueError(f"match must be 'strict' or 'loose', got {match!r}")
         self._unused = unused
         # The (method, session) pairs recorded: a command of any other is told apart
         # without writing its params out as JSON (a client may send megabytes of them).
         self._recorded = recorded
+        self.mode = match
+        #: The recorded commands used so far.
+        self.used: set[int] = set()
+        #: How many commands were matched loosely (their params differed).
+        self.loose = 0
 
     def match(self, method: str, session_id: str | None, params: dict[str, Any]) -> int | None:
         """The recorded command this one replays, or None when none is left."""
@@ -241,5 +268,68 @@ class Matcher:
             return None
         queue = self._unused.get(key)
         if not queue:
+            if self.mode == "strict":
+                return None
+            return self._loose(method, session_id, params)
+        number = queue.popleft()
+        self.used.add(number)
+        return number
+
+    def _loose(self, method: str, session_id: str | None, params: dict[str, Any]) -> int | None:
+        """The earliest unused recorded command of this method and session whose params
+        differ from these only in fresh random tokens (``fresh_only``)."""
+        asked = {k: v for k, v in params.items() if k not in BUDGET_PARAMS}
+        best: tuple[int, CommandKey] | None = None
+        for key, queue in self._unused.items():
+            if not queue or key[0] != method or key[1] != session_id:
+                continue
+            if (best is None or queue[0] < best[0]) and fresh_only(json.loads(key[2]), asked):
+                best = (queue[0], key)
+        if best is None:
             return None
-        return queue.popleft()
+        number = self._unused[best[1]].popleft()
+        self.used.add(number)
+        self.loose += 1
+        return number
+
+
+#: A fresh random token: what a client generates anew each run (a guid, a temporary
+#: folder's suffix, a nonce): letters, digits, ``_`` and ``-``, at least this long.
+_TOKEN = re.compile(r"[A-Za-z0-9_-]{6,}")
+
+
+def fresh_only(recorded: Any, received: Any) -> bool:
+    """Whether two params differ only where a client put a fresh random token: the
+    same shape, equal everywhere but in strings whose differing middles (once their
+    common start and end are set aside) are both tokens. ``"/tmp/pw-artifacts-m08xt0"``
+    and ``"/tmp/pw-artifacts-uK6F64"`` do; ``"1+1"`` and ``"2+2"``, ``"Ada"`` and
+    ``"Bob"``, ``true`` and ``false`` do not, so a client that asks something else still
+    diverges."""
+    if isinstance(recorded, dict) and isinstance(received, dict):
+        return recorded.keys() == received.keys() and all(
+            fresh_only(recorded[k], received[k]) for k in recorded)
+    if isinstance(recorded, list) and isinstance(received, list):
+        return len(recorded) == len(received) and all(
+            fresh_only(a, b) for a, b in zip(recorded, received, strict=True))
+    if recorded == received and type(recorded) is type(received):
+        return True
+    if not (isinstance(recorded, str) and isinstance(received, str)):
+        return False
+    start = 0
+    while start < min(len(recorded), len(received)) and recorded[start] == received[start]:
+        start += 1
+    end = 0
+    while end < min(len(recorded), len(received)) - start \
+            and recorded[-1 - end] == received[-1 - end]:
+        end += 1
+    # The common start may have eaten a token's first characters (two guids that both
+    # begin with "8"): widen the middles back to the token they are part of.
+    while start > 0 and (recorded[start - 1].isalnum() or recorded[start - 1] in "_-"):
+        start -= 1
+    while end > 0 and (recorded[-end].isalnum() or recorded[-end] in "_-"):
+        end -= 1
+    middles = (recorded[start:len(recorded) - end], received[start:len(received) - end])
+    return all(_TOKEN.fullmatch(middle) for middle in middles)
+
+
+MatchMode = Literal["strict", "loose"]

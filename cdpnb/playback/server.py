@@ -34,11 +34,13 @@ from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
+from cdpnb.playback.divergence import Divergence, learn_substitutions
 from cdpnb.playback.script import (
     BIDI_REPLAY_PATH,
     REPLAY_PATH,
     STATE_READS,
     WIP_REPLAY_PATH,
+    MatchMode,
     ReplayScript,
     Step,
 )
@@ -173,7 +175,8 @@ class ReplayServer:
 
     def __init__(self, messages: list[Message] | tuple[Message, ...], *,
                  browser: dict[str, Any] | None = None, speed: float | None = None,
-                 stall_s: float = 3.0, protocol: str = "cdp") -> None:
+                 stall_s: float = 3.0, protocol: str = "cdp",
+                 match: MatchMode = "strict") -> None:
         if protocol not in _PATHS:
             raise ValueError(f"protocol must be 'cdp', 'bidi', 'wip' or 'classic', got "
                              f"{protocol!r}")
@@ -186,6 +189,12 @@ class ReplayServer:
                                   or speed <= 0):
             raise ValueError(f"speed must be None (as fast as possible) or a positive factor, "
                              f"got {speed!r}")
+        if match not in ("strict", "loose"):
+            raise ValueError(f"match must be 'strict' or 'loose', got {match!r}")
+        self.match: MatchMode = match
+        #: The first command a client sent that the recording had no answer for (with the
+        #: recorded command it came in place of): None while every command matched.
+        self.divergence: Divergence | None = None
         self.scripts = ReplayScript.connections(list(messages))
         self.browser = dict(browser or {})
         self.speed = speed
@@ -263,7 +272,7 @@ class ReplayServer:
         self.connections += 1
         last = index == len(self.scripts) - 1
         player = _Player(self, self.scripts[index], ws, self._unmatched,
-                         close_at_end=not last)
+                         close_at_end=not last, connection=index + 1)
         task = asyncio.current_task()
         assert task is not None
         self._players.add(task)
@@ -275,11 +284,15 @@ class ReplayServer:
 
 class _Player:
     def __init__(self, server: ReplayServer, script: ReplayScript, ws: ServerConnection,
-                 unmatched: _UnmatchedLog, *, close_at_end: bool) -> None:
+                 unmatched: _UnmatchedLog, *, close_at_end: bool, connection: int = 1) -> None:
         self.server = server
         self.unmatched = unmatched
         self.script = script
-        self.matcher = script.matcher()
+        self.connection = connection
+        self.matcher = script.matcher(server.match)
+        self._loose_seen = 0
+        #: Recorded string -> the client's own (JSON-escaped), learnt from loose matches.
+        self.substitutions: dict[str, str] = {}
         self.ws = ws
         self.close_at_end = close_at_end
         self.cursor = 0
@@ -347,6 +360,11 @@ class _Player:
             where = f" on session {_cut(session, _NAME_CHARS)}" if session else ""
             text = (f"cdpnb replay: the recording has no (further) reply for {name}{where} "
                     f"with params {_excerpt(params, len(frame))}")
+            if self.server.divergence is None:
+                self.server.divergence = Divergence(
+                    name, session, params if len(frame) <= _PARAMS_CHARS * 64 else {},
+                    self.script.expected(self.matcher.used, self.cursor), self.connection)
+                text = f"cdpnb replay: {self.server.divergence}"
             self.unmatched.add(name, text)
             answer: dict[str, Any] = {"id": cid, "error": {"code": NO_RECORDED_REPLY,
                                                            "message": text}}
@@ -355,10 +373,17 @@ class _Player:
             elif session is not None:
                 answer["sessionId"] = session
             return wire_text(answer)
+        if self.matcher.loose != self._loose_seen:
+            # Matched loosely: the client put fresh values where the recorded client put
+            # others (Playwright's utility world is named after a random page guid). What
+            # the browser said back names the recorded ones; the client must read its own.
+            self._loose_seen = self.matcher.loose
+            self.substitutions.update(learn_substitutions(
+                self.script.commands[number].params, params))
         if number in self.deferred:
             self.deferred.discard(number)
             step = self.script.steps[self.script.reply_of[number]]
-            return step.frame(cid, self.server.protocol)
+            return self._substituted(step.frame(cid, self.server.protocol))
         self.arrived[number] = cid
         self.wake.set()
         return None
@@ -386,16 +411,22 @@ class _Player:
                         continue  # a command came in; look again
             elif step.event is not None:
                 await self._pace(step.mono)
-                await self.ws.send(step.frame(protocol=self.server.protocol))
+                await self.ws.send(self._substituted(step.frame(protocol=self.server.protocol)))
             elif step.command in self.arrived:
                 await self._pace(step.mono)
-                await self.ws.send(step.frame(self.arrived.pop(step.command),
-                                              self.server.protocol))
+                await self.ws.send(self._substituted(step.frame(
+                    self.arrived.pop(step.command), self.server.protocol)))
             else:
                 # Its command has not come (the client skipped it, or sent later ones
                 # first): answer it the moment it does.
                 self.deferred.add(step.command)
             self.cursor += 1
+
+    def _substituted(self, text: str) -> str:
+        for recorded, own in self.substitutions.items():
+            if recorded in text:
+                text = text.replace(recorded, own)
+        return text
 
     def _client_is_ahead(self) -> bool:
         gates = self.script.gate_of

@@ -48,6 +48,7 @@ from cdpnb.supervisor.options import check_timeout
 from cdpnb.terminal_text import inert
 from cdpnb.trace import Trace
 from cdpnb.trace.dtypes import with_text_dtype
+from cdpnb.trace.private import make_private_dirs, write_private_text
 from cdpnb.transport.discovery import browser_of
 
 if TYPE_CHECKING:
@@ -340,10 +341,12 @@ class ProbeResult:
         return cls(results, data["backends"], data.get("traces", {}), data["started_at"])
 
     def save(self, directory: str | Path) -> Path:
+        """Write ``probe.json`` and ``matrix.md`` to ``directory``, 0600 (missing folders
+        0700): they sit beside the probe's traces and are the owner's as those are."""
         out = Path(directory)
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "probe.json").write_text(self.to_json())
-        (out / "matrix.md").write_text(self.to_markdown(reasons=True) + "\n")
+        make_private_dirs(out)
+        write_private_text(out / "probe.json", self.to_json())
+        write_private_text(out / "matrix.md", self.to_markdown(reasons=True) + "\n")
         return out
 
     def view(self) -> Any:
@@ -861,7 +864,7 @@ async def probe(
     if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
         raise ValueError(f"repeat must be an int >= 1, got {repeat!r}")
     folder = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="cdpnb-probe-"))
-    folder.mkdir(parents=True, exist_ok=True)
+    make_private_dirs(folder)  # (0700: it holds the probe's traces)
     result = ProbeResult() if into is None else into
     with (ScenarioServer() as site,
           progress_for(progress, len(specs) * len(CHECKS) * repeat) as tick):

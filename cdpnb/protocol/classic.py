@@ -40,6 +40,8 @@ from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from cdpnb.errors import PicklesWhole
+
 __all__ = [
     "COMMANDS",
     "ELEMENT_KEY",
@@ -148,7 +150,7 @@ class Response:
         return f"HTTP {self.status}" if self.status >= 400 else None
 
 
-class ClassicFailure(Exception):
+class ClassicFailure(PicklesWhole):
     """A command failed: the W3C error code, the server's message, the HTTP status."""
 
     def __init__(self, error: str, message: str = "", status: int = 500) -> None:

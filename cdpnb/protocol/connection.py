@@ -7,6 +7,7 @@ returns; everything else (futures, timeouts) lives above.
 
 from __future__ import annotations
 
+import sys
 from collections import Counter, OrderedDict
 from typing import Any
 
@@ -34,8 +35,10 @@ class CommandBook:
     """What either protocol's connection keeps of its commands: ids, the pending ones,
     the abandoned ones whose late replies are still matched, and fault counts."""
 
-    def __init__(self) -> None:
-        self._next_id = 1
+    def __init__(self, *, first_id: int = 1) -> None:
+        # first_id: where this side's ids start. A proxy relays a client's commands under
+        # the client's own ids (from 1) and sends its own from far above them.
+        self._next_id = first_id
         self._pending: dict[int, Command] = {}
         self._abandoned: OrderedDict[int, Command] = OrderedDict()
         self.faults: Counter[str] = Counter()
@@ -62,12 +65,27 @@ class CommandBook:
         self._check_session(method, session_id)
         params = params or {}
         # Encoded before the command is kept: params that do not encode leave nothing.
-        text = wire_text(self._frame(self._next_id, method, params, session_id))
+        try:
+            text = wire_text(self._frame(self._next_id, method, params, session_id))
+        except RecursionError:
+            # The encoders recurse once per level and stop near the interpreter's
+            # recursion limit: a caller's mistake (or a value that holds itself), said
+            # as one, not a bare RecursionError from inside the encoder.
+            raise ValueError(
+                f"params for {method} are nested too deep to send as JSON (the encoder "
+                f"takes about {sys.getrecursionlimit()} levels), or hold themselves (a "
+                f"dict or list inside itself)") from None
         cmd = Command(self._next_id, method, params, session_id, wall, mono)
         self._next_id += 1
         self._pending[cmd.id] = cmd
         self.sent += 1
         return cmd, text
+
+    def adopt(self, command: Command) -> None:
+        """A command someone else sent on this connection (a proxied client's, under its
+        own id): its reply is matched to it as to one of ours."""
+        self._pending[command.id] = command
+        self.sent += 1
 
     def _check_session(self, method: str, session_id: str | None) -> None:
         """Raise if ``session_id`` cannot go with a command of this protocol."""
@@ -117,8 +135,8 @@ class CommandBook:
 class CDPConnection(CommandBook):
     """One CDP WebSocket's protocol state: pending commands and known sessions."""
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, *, first_id: int = 1) -> None:
+        super().__init__(first_id=first_id)
         self._orphans: list[tuple[Command, str]] = []
         # session id -> parent session id (None is the browser/root connection)
         self._sessions: dict[str, str | None] = {}

@@ -16,6 +16,7 @@ from cdpnb.errors import (
     WaitTimeout,
 )
 from cdpnb.protocol.credentials import redact_url
+from cdpnb.runtime.closing import starting
 from cdpnb.runtime.engine import engine
 from cdpnb.runtime.threads import in_own_thread
 from cdpnb.state import (
@@ -111,7 +112,9 @@ class Supervisor:
     """One persistent connection (CDP or WebDriver BiDi) supervising a page: its own, or
     one that exists already (``start(page=...)``).
 
-    Start it with ``await Supervisor.start(url)``. Every coroutine method can be
+    Start it with ``await Supervisor.start(url)`` (``stop()`` it when done), or with
+    ``async with Supervisor.start(url) as sup:`` (stopped on leaving the block; ``async
+    with await Supervisor.start(url)`` works as well). Every coroutine method can be
     awaited from any event loop; the work runs on cdpnb's engine loop. The protocol is
     its driver's (``cdpnb.supervisor.driver``), chosen once from what the endpoint
     speaks; nothing here speaks a protocol itself.
@@ -174,6 +177,7 @@ class Supervisor:
     # -- lifecycle ----------------------------------------------------------------------
 
     @classmethod
+    @starting
     async def start(
         cls,
         url: str | HasCdpUrl,
@@ -195,7 +199,8 @@ class Supervisor:
     ) -> Supervisor:
         """Connect to ``url`` (``ws://…/devtools/browser/…``, ``http://host:port``, or a
         backend from ``cdpnb.launch``), create and attach the supervisor's own page,
-        and start supervising. The protocol is the endpoint's: CDP where
+        and start supervising: ``await`` it for the Supervisor, or enter it with ``async
+        with`` (stopped on leaving the block). The protocol is the endpoint's: CDP where
         ``/json/version`` names a WebSocket, WebDriver classic on a WebDriver server
         (``GET /status``: a new session, dialogs polled), WebDriver BiDi at ``/session``,
         the WebKit Inspector Protocol where WebKit's words answer (``sup.protocol``).

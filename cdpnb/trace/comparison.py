@@ -22,6 +22,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cdpnb.trace.canonical import escape_surrogates
 from cdpnb.trace.trace import Trace
 
 if TYPE_CHECKING:
@@ -43,7 +44,12 @@ class _Facts:
         self.medians: dict[str, float] = {}
 
     def put(self, section: str, item: str, value: Any, *, count: bool = False) -> None:
-        self.values[(section, item)] = value
+        # Text from a trace's header (a backend name from a page's JS, a hand-made
+        # line) may hold lone surrogates, which pandas' Arrow-backed strings (and any
+        # UTF-8 output) refuse: escaped as the trace's tables escape them.
+        if isinstance(value, str):
+            value = escape_surrogates(value)
+        self.values[(section, escape_surrogates(item))] = value
         if count:
             self.counts.add((section, item))
 
@@ -183,9 +189,11 @@ def _stem(path: Path) -> str:
 
 def _base_name(trace: Trace) -> str:
     """A loaded trace's file name without its suffix; a trace made here, its backend."""
+    # Escaped as _Facts.put escapes: a file name undecodable on this system holds
+    # lone surrogates too (os.fsdecode's surrogateescape).
     if trace.path is not None:
-        return _stem(Path(trace.path))
-    return str(trace.backend.get("kind") or "trace")
+        return escape_surrogates(_stem(Path(trace.path)))
+    return escape_surrogates(str(trace.backend.get("kind") or "trace"))
 
 
 def _qualifiers(trace: Trace) -> list[str]:
@@ -194,7 +202,8 @@ def _qualifiers(trace: Trace) -> list[str]:
     second, then with the date and milliseconds)."""
     if trace.path is not None:
         # absolute, not resolved: the folders the user named, not a symlink's target
-        return list(reversed(Path(trace.path).absolute().parent.parts[1:]))  # (no root)
+        parts = Path(trace.path).absolute().parent.parts[1:]  # (no root)
+        return [escape_surrogates(part) for part in reversed(parts)]
     if not trace.started_at:
         return []
     started = dt.datetime.fromtimestamp(trace.started_at)
@@ -207,7 +216,7 @@ def _labels(traces: Sequence[Trace], labels: Sequence[str] | None) -> list[str]:
         return _distinct_names(traces)
     if isinstance(labels, str):
         raise TypeError(f"labels must be a sequence of names, got the str {labels!r}")
-    names = [str(label) for label in labels]
+    names = [escape_surrogates(str(label)) for label in labels]  # (as _Facts.put)
     if len(names) != len(traces):
         raise ValueError(f"labels has {len(names)} names for {len(traces)} traces")
     if len(set(names)) != len(names):

@@ -30,7 +30,7 @@ from cdpnb.trace.blocks import (
     Vocabulary,
     error_fields,
 )
-from cdpnb.trace.canonical import encode_json
+from cdpnb.trace.canonical import encode_json, escape_surrogates
 from cdpnb.trace.columns import Columns
 from cdpnb.trace.format import Record, TraceFormatError
 from cdpnb.trace.nogc import gc_paused
@@ -65,7 +65,11 @@ def to_parquet(path: str | os.PathLike[str], columns: Columns, start: float, *,
         table = table.append_column(name, column)
     about = {"version": PARQUET_VERSION, "header": header, "footer": footer,
              "problems": list(problems)}
-    metadata = {**(table.schema.metadata or {}), PARQUET_KEY: encode_json(about).encode()}
+    # A header may hold lone surrogates (a backend name or a meta value taken from a
+    # page's JavaScript): UTF-8 cannot, and a \udXXX escape in the JSON text reads
+    # back as the very same string.
+    metadata = {**(table.schema.metadata or {}),
+                PARQUET_KEY: escape_surrogates(encode_json(about)).encode()}
     # A trace's tables hold what the trace holds: 0600 from its creation, folders 0700.
     with private_file(path) as file:
         pq.write_table(table.replace_schema_metadata(metadata), file)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 __all__ = ["PRIVATE_DIR_MODE", "PRIVATE_MODE", "make_private_dirs", "open_private",
-           "private_file"]
+           "private_file", "write_private_text"]
 
 #: Read and write for the owner, nothing for anyone else, whatever the umask.
 PRIVATE_MODE = 0o600
@@ -52,6 +52,13 @@ def private_file(path: str | os.PathLike[str], *, exclusive: bool = False) -> Bi
     """``open_private`` as a binary file object (buffered), for writers that take one
     (``pyarrow.parquet.write_table``); close it (``with``) to close the descriptor."""
     return open(open_private(path, exclusive=exclusive), "wb")
+
+
+def write_private_text(path: str | os.PathLike[str], text: str) -> None:
+    """``text`` (UTF-8) as the whole of ``path``, through ``private_file``: what
+    ``Path.write_text`` does, but 0600 from the start (a probe result, a matrix)."""
+    with private_file(path) as file:
+        file.write(text.encode("utf-8"))
 
 
 def make_private_dirs(path: str | os.PathLike[str]) -> None:

@@ -77,3 +77,8 @@ async def async_face() -> None:
     await backend.aclose()
     async with cdpnb.launch("chromium") as other:
         assert_type(other, cdpnb.Backend)
+    # Supervisor.start: awaited, or entered (issue 39), the Supervisor either way
+    sup = await cdpnb.Supervisor.start(other)
+    assert_type(sup, cdpnb.Supervisor)
+    async with cdpnb.Supervisor.start(other, policy="auto_accept") as entered:
+        assert_type(entered, cdpnb.Supervisor)

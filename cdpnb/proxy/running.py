@@ -1,0 +1,313 @@
+"""``cdpnb.proxy(...)``: a recording, fault-injecting proxy in front of a browser, or a
+recording served back to an unmodified client (VCR replay), on both faces.
+
+``async with cdpnb.proxy(backend_or_url, record=path, faults=[...]) as px:`` serves
+for the block (``with`` too; ``px = await cdpnb.proxy(...)`` / ``cdpnb.sync.proxy``
+until ``px.close()``). ``cdpnb.proxy(replay=trace_or_path)`` plays a recording with no
+browser; leaving its block raises :class:`~cdpnb.errors.ReplayDiverged` when the client
+sent a command the recording had no answer for.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Generator, Iterable, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import urlsplit
+
+from cdpnb._version import __version__
+from cdpnb.errors import ReplayDiverged
+from cdpnb.playback.divergence import Divergence
+from cdpnb.playback.server import ReplayServer
+from cdpnb.protocol import Message
+from cdpnb.proxy.faults import FaultRule, parse_faults
+from cdpnb.proxy.relay import OWN_ID_BASE
+from cdpnb.proxy.server import ProxyServer
+from cdpnb.runtime.closing import Closing
+from cdpnb.runtime.engine import engine
+from cdpnb.trace.private import make_private_dirs
+
+if TYPE_CHECKING:
+    from cdpnb.backends import Backend
+    from cdpnb.state import BrowserState
+    from cdpnb.trace import Trace
+
+__all__ = ["Proxy", "proxy", "replay_messages"]
+
+#: The protocols the proxy relays: CDP (and the WebKit Inspector Protocol, framed as
+#: CDP) and WebDriver BiDi. WebDriver classic is HTTP, not a socket to relay.
+_RELAYED = {"cdp": "cdp", "wip": "cdp", "bidi": "bidi"}
+
+
+def _protocol_of_url(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.scheme not in ("ws", "wss", "http", "https"):
+        raise ValueError(f"proxy() needs a ws:// or http:// endpoint, a backend, or a kind "
+                         f"such as 'chromium'; got {url!r}")
+    return "bidi" if parts.path.rstrip("/").endswith("/session") or \
+        "/session/" in parts.path else "cdp"
+
+
+def replay_messages(traces: Sequence[Trace]) -> list[Message]:
+    """The messages a replay serves: each recorded connection in turn (each starts with
+    its ``cdpnb.connected`` note), without the proxy's own commands and their replies
+    (a fault rule's dismissal: a replayed client never sends them)."""
+    messages: list[Message] = []
+    for trace in traces:
+        for message in trace.messages:
+            if getattr(message, "id", 0) >= OWN_ID_BASE and \
+                    type(message).__name__ in ("Command", "Reply", "ErrorReply"):
+                continue
+            messages.append(message)
+    return messages
+
+
+class Proxy(Closing):
+    """A running proxy (or replay): where a client connects, and what it recorded.
+    ``with`` / ``async with`` close it at the block's end, and then raise
+    ReplayDiverged if a replayed client left its recording (unless the block raised)."""
+
+    def __init__(self, server: ProxyServer | ReplayServer, *, owned: Backend | None = None,
+                 workdir: tempfile.TemporaryDirectory[str] | None = None) -> None:
+        self._server = server
+        self._owned = owned
+        self._workdir = workdir
+        self.closed = False
+
+    @property
+    def mode(self) -> Literal["record", "replay"]:
+        return "replay" if isinstance(self._server, ReplayServer) else "record"
+
+    @property
+    def url(self) -> str:
+        """``http://127.0.0.1:PORT``: give it to a client that discovers (Playwright's
+        ``connect_over_cdp``, Puppeteer's ``browserURL``)."""
+        return self._server.http_url if isinstance(self._server, ReplayServer) \
+            else self._server.url
+
+    @property
+    def ws_url(self) -> str:
+        """The WebSocket a client connects to (``ws://127.0.0.1:PORT/devtools/browser/…``
+        for CDP, ``ws://127.0.0.1:PORT/session`` for WebDriver BiDi)."""
+        return self._server.cdp_url if isinstance(self._server, ReplayServer) \
+            else self._server.ws_url
+
+    @property
+    def protocol(self) -> str:
+        return self._server.protocol
+
+    @property
+    def connections(self) -> int:
+        """Client connections so far."""
+        return self._server.connections
+
+    @property
+    def recordings(self) -> list[Path]:
+        """Each client connection's recording, in order (none in replay mode)."""
+        return [] if isinstance(self._server, ReplayServer) else list(self._server.recordings)
+
+    @property
+    def divergence(self) -> Divergence | None:
+        """Replay: the first command the recording had no answer for, else None."""
+        return self._server.divergence if isinstance(self._server, ReplayServer) else None
+
+    @property
+    def refused(self) -> int:
+        """Requests refused for their Host or Origin (record mode)."""
+        return 0 if isinstance(self._server, ReplayServer) else self._server.refused
+
+    def state(self, connection: int = 1) -> BrowserState:
+        """The browser's state as connection ``connection`` (1 for the first) has seen
+        it, folded live by the same reducers as a trace."""
+        if isinstance(self._server, ReplayServer):
+            raise ValueError("a replay keeps no live state; load a recording with "
+                             "cdpnb.Trace.load and read its final_state()")
+        relays = self._server.relays
+        if not 1 <= connection <= len(relays):
+            raise ValueError(f"connection must be 1..{len(relays)} (clients so far), "
+                             f"got {connection!r}")
+        return relays[connection - 1].state
+
+    def trace(self, connection: int = 1) -> Trace:
+        """Connection ``connection``'s recording as a Trace (so far, while it goes on)."""
+        from cdpnb.trace import Trace
+
+        recordings = self.recordings
+        if not recordings:
+            raise ValueError("no client has connected yet, so nothing is recorded"
+                             if self.mode == "record" else "a replay records nothing")
+        if not 1 <= connection <= len(recordings):
+            raise ValueError(f"connection must be 1..{len(recordings)}, got {connection!r}")
+        return Trace.load(recordings[connection - 1], strict=False)
+
+    def traces(self) -> list[Trace]:
+        return [self.trace(n) for n in range(1, len(self.recordings) + 1)]
+
+    async def _close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        await self._server.close()
+        if self._owned is not None:
+            await self._owned.aclose()
+
+    def close(self) -> None:
+        """Stop serving (and end a backend the proxy launched). Idempotent."""
+        engine.run_sync(self._close())
+
+    async def aclose(self) -> None:
+        await engine.run(self._close())
+
+    def check(self) -> None:
+        """Raise ReplayDiverged if a replayed client left its recording."""
+        if self.divergence is not None:
+            raise ReplayDiverged(str(self.divergence))
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+        if exc_type is None:
+            self.check()
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        await self.aclose()
+        if exc_type is None:
+            self.check()
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else f"{self.connections} connections"
+        return f"<Proxy {self.mode} {self.protocol} at {self.url} ({state})>"
+
+
+class proxy:
+    """Start a proxy in front of ``target`` (a launched backend, an endpoint URL, or a
+    backend kind to launch, such as ``"chromium"``), or serve ``replay=`` (a Trace, a
+    path, or several, one per recorded connection) with no browser.
+
+    ``record``: where connection 1's trace goes (connection N's beside it, with ``.N``
+    before the suffixes; files 0600); by default a private temporary folder. ``faults``:
+    rules such as ``"dismiss-dialogs=10ms"`` (see ``cdpnb.proxy.faults``); ``seed`` makes
+    their chances repeatable. ``match``: a replay's ``"strict"`` (same params) or
+    ``"loose"`` (same method, session and param names) matching.
+    """
+
+    def __init__(self, target: Backend | str | None = None, *,
+                 record: str | os.PathLike[str] | None = None,
+                 faults: Iterable[str | FaultRule] | str | None = None,
+                 seed: int | None = None, redact: bool | Sequence[str] = False,
+                 replay: Trace | str | os.PathLike[str] | Sequence[Any] | None = None,
+                 match: Literal["strict", "loose"] = "strict") -> None:
+        if (target is None) == (replay is None):
+            raise ValueError("proxy() takes a browser to stand in front of (a backend, a URL "
+                             "or a kind) or replay= a recording, exactly one of them")
+        self.target = target
+        self.record = Path(record) if record is not None else None
+        self.faults = parse_faults(faults)
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+            raise TypeError(f"seed must be an int, got {seed!r}")
+        self.seed = seed
+        self.redact = redact
+        self.replay = replay
+        if match not in ("strict", "loose"):
+            raise ValueError(f"match must be 'strict' or 'loose', got {match!r}")
+        self.match = match
+        self.handle: Proxy | None = None
+
+    async def _open(self) -> Proxy:
+        if self.replay is not None:
+            return await self._open_replay()
+        owned: Backend | None = None
+        target = self.target
+        if isinstance(target, str) and "://" not in target:
+            from cdpnb.backends import launch
+
+            owned = await launch(target)
+            target = owned
+        try:
+            return await self._open_record(target, owned)
+        except BaseException:
+            if owned is not None:
+                await owned.aclose()
+            raise
+
+    async def _open_record(self, target: Backend | str | None, owned: Backend | None) -> Proxy:
+        backend_info: dict[str, Any] | None = None
+        browser_info: dict[str, Any] | None = None
+        if isinstance(target, str):
+            url, protocol = target, _protocol_of_url(target)
+        else:
+            url = str(getattr(target, "cdp_url", "") or "")
+            said = str(getattr(target, "protocol", "cdp"))
+            if said not in _RELAYED:
+                raise ValueError(f"the proxy relays CDP and WebDriver BiDi sockets; this "
+                                 f"backend speaks {said} (WebDriver classic is HTTP)")
+            protocol = _RELAYED[said]
+            describe = getattr(target, "describe", None)
+            backend_info = describe() if callable(describe) else None
+            info = getattr(target, "version_info", None)
+            browser_info = dict(info) if isinstance(info, dict) else None
+        workdir = None
+        record = self.record
+        if record is None:
+            workdir = tempfile.TemporaryDirectory(prefix="cdpnb-proxy-")
+            record = Path(workdir.name) / "proxy.jsonl"
+        else:
+            make_private_dirs(record.parent)
+        server = ProxyServer(url, protocol=protocol, record=record, faults=self.faults,
+                             seed=self.seed, redact=self.redact, backend=backend_info,
+                             browser=browser_info, cdpnb_version=__version__)
+        await server.start()
+        return Proxy(server, owned=owned, workdir=workdir)
+
+    async def _open_replay(self) -> Proxy:
+        from cdpnb.trace import Trace
+
+        given = self.replay
+        items = list(given) if isinstance(given, list | tuple) else [given]
+        traces: list[Trace] = []
+        for item in items:
+            if isinstance(item, Trace):
+                traces.append(item)
+            elif isinstance(item, str | os.PathLike):
+                traces.append(Trace.load(item))
+            else:
+                raise TypeError(f"replay= takes a Trace, a path, or a list of them (one per "
+                                f"recorded connection); got {type(item).__name__}")
+        if not traces:
+            raise ValueError("replay= names no recording")
+        protocol = traces[0].protocol
+        server = ReplayServer(replay_messages(traces), browser=traces[0].browser or None,
+                              protocol="cdp" if protocol == "classic" else protocol,
+                              match=self.match)
+        await server.start()
+        return Proxy(server)
+
+    async def start(self) -> Proxy:
+        handle: Proxy = await engine.run(self._open())
+        self.handle = handle
+        return handle
+
+    def __await__(self) -> Generator[Any, None, Proxy]:
+        return self.start().__await__()
+
+    async def __aenter__(self) -> Proxy:
+        return await self.start()
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        if self.handle is not None:
+            await self.handle.__aexit__(exc_type, exc, tb)
+
+    def __enter__(self) -> Proxy:
+        handle: Proxy = engine.run_sync(self._open())
+        self.handle = handle
+        return handle
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if self.handle is not None:
+            self.handle.__exit__(exc_type, exc, tb)
