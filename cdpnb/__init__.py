@@ -54,6 +54,12 @@ if TYPE_CHECKING:
     from cdpnb.supervisor import Supervisor
     from cdpnb.supervisor.events import EventStream, PendingAnswer, SupervisorEvent
     from cdpnb.supervisor.registry import registry
+    from cdpnb.supervisor.results import (
+        ClickResult,
+        ClosePageResult,
+        NavigateResult,
+        SetContentResult,
+    )
     from cdpnb.supervisor.values import RemoteObject, Undefined
     from cdpnb.trace import Trace, compare
 
@@ -72,6 +78,10 @@ _LAZY = {
     "PendingAnswer": ("cdpnb.supervisor.events", "PendingAnswer"),
     "registry": ("cdpnb.supervisor.registry", "registry"),
     "RemoteObject": ("cdpnb.supervisor.values", "RemoteObject"),
+    "NavigateResult": ("cdpnb.supervisor.results", "NavigateResult"),
+    "ClickResult": ("cdpnb.supervisor.results", "ClickResult"),
+    "SetContentResult": ("cdpnb.supervisor.results", "SetContentResult"),
+    "ClosePageResult": ("cdpnb.supervisor.results", "ClosePageResult"),
     "Undefined": ("cdpnb.supervisor.values", "Undefined"),
     "probe": ("cdpnb.probes", "probe"),
     "ProbeResult": ("cdpnb.probes", "ProbeResult"),
@@ -113,6 +123,8 @@ __all__ = [
     "CDPError",
     "CdpnbError",
     "CdpnbWarning",
+    "ClickResult",
+    "ClosePageResult",
     "CommandTimeout",
     "ConnectionLost",
     "DialogError",
@@ -126,6 +138,7 @@ __all__ = [
     "EventStream",
     "FrameNotRoutable",
     "FrameTree",
+    "NavigateResult",
     "NavigationError",
     "NoPendingDialog",
     "NoSuchElement",
@@ -139,6 +152,7 @@ __all__ = [
     "RemoteObject",
     "ReplayDiverged",
     "ScenarioServer",
+    "SetContentResult",
     "SeveralPendingDialogs",
     "Snapshot",
     "StaleRef",

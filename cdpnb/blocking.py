@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar,
 from cdpnb.errors import EvaluateError
 from cdpnb.runtime.closing import makes_starting
 from cdpnb.runtime.engine import engine
+from cdpnb.runtime.interrupts import interrupted
 
 __all__ = [
     "Delegated",
@@ -123,6 +124,10 @@ def blocking(method: Callable[Concatenate[A, P], Coroutine[Any, Any, R]]
             # frames it came through would only bury them (Playwright shows the call too).
             # (Not ``from None``: an exception the caller was handling stays its context.)
             raise exc.with_traceback(None)  # noqa: B904 (the caller's context stays)
+        except KeyboardInterrupt as exc:
+            # Ctrl-C while the call waited: one line (cdpnb.runtime.interrupts), the
+            # engine's and concurrent.futures' frames cut; the call's waits have ended.
+            raise interrupted(exc.with_traceback(None), method.__name__) from None
         finally:
             _warn_on_this_thread(self.aio)
 
@@ -147,6 +152,8 @@ def blocking_as(method: Callable[Concatenate[A, P], Coroutine[Any, Any, T]],
         try:
             return wrap(engine.run_sync(method(self.aio, *args, **kwargs),
                                         here=type(self).run_here))
+        except KeyboardInterrupt as exc:  # (as in blocking's call)
+            raise interrupted(exc.with_traceback(None), method.__name__) from None
         finally:
             _warn_on_this_thread(self.aio)
 

@@ -110,6 +110,9 @@ class Supervisor(Facade[AsyncSupervisor]):
     evaluate_on = blocking(A.evaluate_on)
     accessibility = blocking(A.accessibility)
     click = blocking(A.click)
+    fill = blocking(A.fill)
+    wait_for_selector = blocking(A.wait_for_selector)
+    screenshot = blocking(A.screenshot)
     release_objects = blocking(A.release_objects)
     navigate = blocking(A.navigate)
     reload = blocking(A.reload)
@@ -119,6 +122,7 @@ class Supervisor(Facade[AsyncSupervisor]):
     annotate = blocking(A.annotate)
     wait_for_dialog = blocking(A.wait_for_dialog)
     respond = blocking(A.respond)
+    wait_for_event = blocking(A.wait_for_event)
 
     # -- events (never block): handlers run on the supervisor's event thread, as this
     # face's calls block the caller's thread (a handler may answer while one waits) ------
@@ -154,9 +158,10 @@ class Supervisor(Facade[AsyncSupervisor]):
     protocol = Forward(A.protocol)
     browser_version = Forward(A.browser_version)
     reconnects = Forward(A.reconnects)
+    url = Forward(A.url)
 
     # -- attributes the async supervisor sets on itself ----------------------------------
-    url: Delegated[str] = Delegated()
+    endpoint: Delegated[str] = Delegated()
     options: Delegated[SupervisorOptions] = Delegated()
     recorder: Delegated[Recorder | None] = Delegated()
     hints: Delegated[list[str]] = Delegated()

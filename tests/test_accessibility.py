@@ -212,12 +212,12 @@ async def test_evaluate_on_a_ref_in_the_page_and_in_the_oopif(
 async def test_click_by_ref_in_the_page_and_in_the_oopif(
         sup: cdpnb.Supervisor, page: dict[str, str]) -> None:
     await sup.accessibility()
-    done = await sup.click("button:Go")
-    assert done["ref"] == "button:Go" and done["dialog_id"] is None
-    await sup.click("button:Go")
+    done = await sup.click(ref="button:Go")
+    assert done.ref == "button:Go" and done.dialog_id is None
+    await sup.click(ref="button:Go")
     assert await sup.evaluate("window.clicked") == 2
     assert await sup.evaluate("window.second ?? false") is False
-    await sup.click("button:Go#3")
+    await sup.click(ref="button:Go#3")
     assert await sup.evaluate("window.clicked", frame_id=page["oopif"]) == 1
     assert await sup.evaluate("window.clicked") == 2
     assert sup.stats()["clicks"] == 3
@@ -227,9 +227,9 @@ async def test_click_by_ref_in_the_page_and_in_the_oopif(
 async def test_a_click_that_opens_a_dialog_returns_it(sup: cdpnb.Supervisor,
                                                       page: dict[str, str]) -> None:
     await sup.accessibility()
-    done = await asyncio.wait_for(sup.click("button:Ask", timeout=5), 5)
-    assert done["dialog_id"] is not None
-    record = await sup.respond("accept", dialog_id=done["dialog_id"])
+    done = await asyncio.wait_for(sup.click(ref="button:Ask", timeout=5), 5)
+    assert done.dialog_id is not None
+    record = await sup.respond("accept", dialog_id=done.dialog_id)
     assert record.type == "confirm" and record.message == "sure?"
     await settle(sup, lambda s: not s.pending_dialogs)
     assert await sup.evaluate("window.r") is True
@@ -246,12 +246,12 @@ async def test_a_blocking_click_that_opens_a_dialog_returns_it_at_once(
     def script() -> tuple[dict[str, Any], float]:
         blocking.accessibility()
         began = time.monotonic()
-        done = blocking.click("button:Ask", timeout=5)
+        done = blocking.click(ref="button:Ask", timeout=5)
         return done, time.monotonic() - began
 
     done, took = await asyncio.to_thread(script)
-    assert done["dialog_id"] is not None and took < 2.5
-    record = await sup.respond("accept", dialog_id=done["dialog_id"])
+    assert done.dialog_id is not None and took < 2.5
+    record = await sup.respond("accept", dialog_id=done.dialog_id)
     assert record.type == "confirm"
 
 
@@ -264,7 +264,7 @@ async def test_a_click_is_the_user_gesture_beforeunload_needs(
 </script></body>""")
     await sup.navigate(site.url("/leave-asks"))
     await sup.accessibility()
-    await sup.click("button:Stay a while")
+    await sup.click(ref="button:Stay a while")
     leaving = asyncio.ensure_future(sup.navigate(site.url("/blank"), timeout=10))
     dialog = await sup.wait_for_dialog(timeout=5)
     assert dialog.type == "beforeunload"
@@ -283,12 +283,12 @@ async def test_a_ref_goes_stale_when_the_page_navigates(sup: cdpnb.Supervisor,
         await sup.evaluate_on("button:Go", "el => el.id")
     assert caught.value.ref == "button:Go"
     with pytest.raises(StaleRef):
-        await sup.click("button:Go#3")  # its OOPIF was replaced too
+        await sup.click(ref="button:Go#3")  # its OOPIF was replaced too
     # A fresh snapshot gives working refs again.
     await sup.accessibility()
     assert await sup.evaluate_on("button:Go", "el => el.id") == "go"
     with pytest.raises(StaleRef, match="no element"):
-        await sup.click("button:Nothing like this")
+        await sup.click(ref="button:Nothing like this")
 
 
 @pytest.mark.browser
@@ -301,7 +301,7 @@ async def test_a_removed_element_is_stale_and_a_hidden_one_not_clickable(
     await sup.evaluate("document.getElementById('go').style.visibility = 'hidden'; "
                        "document.getElementById('go').style.width = '0px'")
     with pytest.raises((ElementNotClickable, StaleRef)):
-        await sup.click("button:Go")
+        await sup.click(ref="button:Go", timeout=1)
 
 
 @pytest.mark.browser

@@ -443,7 +443,8 @@ async def test_scripted_a_blocked_page_is_page_blocked_and_never_closed(
     await settle(sup, lambda s: sup.stats().get("reconnect-gave-up") == 1)
     assert browser.commands("Target.closeTarget") == []
     assert browser.commands("Target.createTarget") == []
-    await sup.stop()
+    with pytest.warns(cdpnb.CdpnbWarning, match="ended for good: .*THEIRS did not answer"):
+        await sup.stop()
 
 
 async def test_scripted_bidi_first_and_unknown_contexts() -> None:
@@ -489,7 +490,7 @@ async def test_the_registry_takes_a_backend_and_rebinds_when_the_endpoint_change
     ``page=`` naming another page, rebinds (the old one stopped, its adopted page left)."""
     reg = cdpnb.registry
     sup = await reg.get_or_start("task", every_path, page="first")
-    assert sup.url == every_path.cdp_url
+    assert sup.endpoint == every_path.cdp_url
     assert await reg.get_or_start("task", every_path.cdp_url) is sup
     assert await reg.get_or_start("task", every_path, page="first") is sup
     assert await reg.get_or_start("task", every_path) is sup  # keeps what it started with
@@ -501,7 +502,7 @@ async def test_the_registry_takes_a_backend_and_rebinds_when_the_endpoint_change
         sup = other
     moved = await reg.get_or_start("task", playwright_backend)
     assert moved is not sup and sup.stopped
-    assert moved.url == playwright_backend.cdp_url
+    assert moved.endpoint == playwright_backend.cdp_url
     assert moved.bridge_enabled  # chromium+playwright: known to dismiss dialogs
     assert await reg.stop("task") is True
     if raw is not None:
@@ -509,7 +510,7 @@ async def test_the_registry_takes_a_backend_and_rebinds_when_the_endpoint_change
         await raw.send("Target.closeTarget", {"targetId": target})
     face = cdpnb.sync.registry.get_or_start("sync-task", every_path, page="first")
     assert face.aio is cdpnb.registry.get("sync-task")
-    assert face.aio.url == every_path.cdp_url
+    assert face.endpoint == every_path.cdp_url and face.url == face.aio.url
     assert cdpnb.sync.registry.stop("sync-task") is True
     for bad in (None, 5, b"ws://x", "", object()):
         with pytest.raises(TypeError, match="url"):

@@ -64,8 +64,8 @@ async def open_dialog(sup: cdpnb.Supervisor, call: str, frame_id: str | None
 
 
 async def page_got(sup: cdpnb.Supervisor, frame_id: str | None) -> object:
-    """What the dialog call returned to page JS (``undefined`` reads as None over
-    classic, as JSON says it), once it returned."""
+    """What the dialog call returned to page JS (``undefined`` is ``cdpnb.Undefined``, as
+    over CDP and BiDi), once it returned."""
     return await sup.evaluate("new Promise(done => { const look = () => "
                               "window.__r === undefined ? setTimeout(look, 20) : "
                               "done(window.__r.v); look(); })", frame_id=frame_id, timeout=10)
@@ -94,7 +94,7 @@ async def test_a_prompt_in_every_frame_is_polled_and_answered_with_its_text(
 
 
 @pytest.mark.parametrize(("call", "action", "expected"), [
-    ("alert('hi')", "accept", None),
+    ("alert('hi')", "accept", cdpnb.Undefined),
     ("confirm('sure?')", "accept", True),
     ("confirm('sure?')", "dismiss", False),
     ("prompt('name?', 'kept')", "accept", "kept"),  # accepted without text: its default

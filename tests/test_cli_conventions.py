@@ -168,7 +168,34 @@ def test_matrix_statuses(tmp_path: Path) -> None:
     data["backends"]["node"]["unreachable"] = "nothing listening"
     (tmp_path / "probe.json").write_text(json.dumps(data))
     assert "Could not be probed" in matrix.run(1, str(tmp_path)).stdout
+    # the tables for papers (their content: tests/test_report.py)
+    assert matrix.run(0, str(PROBES), "--format", "tex").stdout.startswith("% cdpnb's")
+    assert matrix.run(2, str(PROBES), "--format", "md", "--json").stderr.startswith(
+        "usage: cdpnb matrix ")
     matrix.all_seen()
+
+
+def test_report_statuses(tmp_path: Path) -> None:
+    from test_report import altered_result
+
+    report = Statuses("report")
+    second = altered_result(tmp_path / "second")
+    out = tmp_path / "report.html"
+    done = report.run(0, str(PROBES), str(second), "--out", str(out), "--json")
+    data = json.loads(done.stdout)
+    assert data["changed"] == [{"backend": "chromium", "capability": "dialogs cross-site",
+                                "before": "✓", "after": "~"}]
+    assert out.stat().st_size == data["bytes"] and (out.stat().st_mode & 0o777) == 0o600
+    done = report.run(0, str(PROBES), "--out", str(out))
+    assert " ".join(done.stdout.split()).startswith(f"report written to {out} (")
+    report.run(1, str(tmp_path / "missing"), "--out", str(out))
+    done = report.run(1, str(PROBES), "--out", "/dev/null/report.html")
+    assert "cannot write --out" in done.stderr
+    for bad in ([str(PROBES)], ["--out", str(out)], [str(PROBES), "--out", str(tmp_path)],
+                [str(PROBES), str(PROBES / "probe.json"), "--out", str(out)]):
+        done = report.run(2, *bad)
+        assert done.stderr.startswith("usage: cdpnb report "), done.stderr
+    report.all_seen()
 
 
 def test_compare_statuses(tmp_path: Path) -> None:

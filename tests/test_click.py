@@ -20,6 +20,7 @@ import cdpnb.sync
 from cdpnb import BlockedByDialog, ElementNotClickable, NoSuchElement, ProtocolMismatch
 from cdpnb.probes import ScenarioServer
 from cdpnb.supervisor.actions import ClickSpec, click_spec
+from cdpnb.supervisor.results import ClickResult
 from cdpnb.testing import HOLD, ScriptedBiDiBrowser, ScriptedBrowser, ScriptedCommand
 
 #: Nameless divs (no role, no accessible name: no ref can reach them), a handler that
@@ -94,8 +95,8 @@ async def test_a_nameless_div_is_clicked_by_selector(sup: cdpnb.Supervisor) -> N
     done = await sup.click(selector="#plain")
     top = sup.frame_tree().top
     assert top is not None
-    assert done == {"selector": "#plain", "frame_id": top.frame_id, "x": 60, "y": 30,
-                    "dialog_id": None}
+    assert done == ClickResult(top.frame_id, 60, 30, None, selector="#plain")
+    assert done["x"] == 60  # (still read as the dict it was)
     assert await sup.evaluate("[window.clicked, window.at]") == [1, [60, 30, True]]
     assert sup.stats()["clicks"] >= 1
 
@@ -105,7 +106,7 @@ async def test_a_point_is_clicked_where_it_is(sup: cdpnb.Supervisor) -> None:
     assert (done["x"], done["y"], done["dialog_id"] is not None) == (10, 75, True)
     await sup.respond("accept", dialog_id=done["dialog_id"])
     done = await sup.click(x=100, y=5)
-    assert "selector" not in done and "ref" not in done and done["dialog_id"] is None
+    assert (done.selector, done.ref, done.dialog_id) == (None, None, None)
     assert await sup.evaluate("[window.clicked, window.at]") == [1, [100, 5, True]]
 
 
@@ -119,8 +120,7 @@ async def test_a_frame_is_clicked_by_selector_and_at_a_point(
         sup: cdpnb.Supervisor, which: str) -> None:
     frame = frame_on(sup, FRAMES[which])
     done = await sup.click(selector="#target", frame_id=frame)
-    assert done == {"selector": "#target", "frame_id": frame, "x": 70, "y": 60,
-                    "dialog_id": None}
+    assert done == ClickResult(frame, 70, 60, None, selector="#target")
     assert await sup.evaluate("[window.clicked, window.at]", frame_id=frame) == [
         1, [70, 60, True]]
     # A point is in the frame's own viewport, wherever the frame is on the page.
@@ -184,16 +184,16 @@ async def test_a_click_is_the_user_activation_beforeunload_needs(
 
 
 async def test_what_cannot_be_clicked_says_why(sup: cdpnb.Supervisor) -> None:
-    with pytest.raises(NoSuchElement, match="#nothing") as caught:
-        await sup.click(selector="#nothing")
+    with pytest.raises(NoSuchElement, match="#nothing.* within 0.5 s") as caught:
+        await sup.click("#nothing", timeout=0.5)
     assert (caught.value.selector, caught.value.frame_id) == ("#nothing", None)
     frame = frame_on(sup, "localhost")
     with pytest.raises(NoSuchElement, match=f"frame {frame}"):
-        await sup.click(selector="#plain", frame_id=frame)
+        await sup.click(selector="#plain", frame_id=frame, timeout=0.5)
     with pytest.raises(ValueError, match="selector 'div\\[' is not a CSS selector"):
         await sup.click(selector="div[")
-    with pytest.raises(ElementNotClickable, match="#hidden"):
-        await sup.click(selector="#hidden")
+    with pytest.raises(ElementNotClickable, match="#hidden.* still after 0.5 s"):
+        await sup.click(selector="#hidden", timeout=0.5)
     with pytest.raises(ValueError, match="outside the viewport"):
         await sup.click(x=100_000, y=5)
     with pytest.raises(ValueError, match="outside the viewport"):
@@ -207,11 +207,11 @@ async def test_a_ref_click_is_cdps(sup: cdpnb.Supervisor, site: ScenarioServer) 
     await sup.navigate(site.url("/form"))
     if sup.protocol == "bidi":
         with pytest.raises(ProtocolMismatch, match="click\\(selector=...\\)"):
-            await sup.click("button:Go")
+            await sup.click(ref="button:Go")
         return
     await sup.accessibility()
-    done = await sup.click("button:Go")  # positionally, as before
-    assert done["ref"] == "button:Go" and done["dialog_id"] is None
+    done = await sup.click(ref="button:Go")
+    assert done.ref == "button:Go" and done.dialog_id is None
     assert await sup.evaluate("window.went") == "go"
 
 
@@ -219,13 +219,13 @@ async def test_a_ref_click_is_cdps(sup: cdpnb.Supervisor, site: ScenarioServer) 
 
 
 def test_one_of_ref_selector_or_a_point() -> None:
-    assert click_spec("button:OK") == ClickSpec(ref="button:OK")
-    assert click_spec(None, selector="#a", frame_id="F") == ClickSpec(selector="#a",
-                                                                       frame_id="F")
+    assert click_spec(ref="button:OK") == ClickSpec(ref="button:OK")
+    assert click_spec("#a", frame_id="F") == ClickSpec(selector="#a", frame_id="F")
+    assert click_spec(selector="#a") == ClickSpec(selector="#a")
     assert click_spec(None, x=1, y=2.5) == ClickSpec(point=(1.0, 2.5))
     bad: list[tuple[dict[str, Any], type[Exception], str]] = [
         ({}, TypeError, "needs what to click"),
-        ({"ref": "button:OK", "selector": "#a"}, TypeError, "got ref and selector"),
+        ({"ref": "button:OK", "selector": "#a"}, TypeError, "got selector and ref"),
         ({"selector": "#a", "x": 1, "y": 2}, TypeError, "got selector and x, y"),
         ({"x": 1}, TypeError, "got x without y"),
         ({"y": 1}, TypeError, "got y without x"),
@@ -233,23 +233,26 @@ def test_one_of_ref_selector_or_a_point() -> None:
         ({"x": True, "y": 2}, TypeError, "x must be a number"),
         ({"x": 1, "y": float("nan")}, ValueError, "y must be a finite number"),
         ({"ref": 5}, TypeError, "ref must be a ref str"),
+        # A selector given as a ref: the error says where a selector goes.
+        ({"ref": "#b"}, ValueError, "ref must look like 'role:name'.*click\\('#b'\\) or "
+                                    "click\\(selector='#b'\\)"),
         ({"selector": b"#a"}, TypeError, "selector must be a CSS selector str"),
         ({"selector": "  "}, ValueError, "selector must be a CSS selector"),
         ({"selector": "#a", "frame_id": 3}, TypeError, "frame_id must be a str"),
         ({"ref": "button:OK", "frame_id": "F"}, TypeError, "a ref names its frame"),
     ]
     for kwargs, error, words in bad:
-        ref = kwargs.pop("ref", None)
+        selector = kwargs.pop("selector", None)
         with pytest.raises(error, match=words):
-            click_spec(ref, **kwargs)
+            click_spec(selector, **kwargs)
 
 
 async def test_bad_arguments_send_nothing_on_either_protocol() -> None:
     for peer in (ScriptedBrowser(), ScriptedBiDiBrowser()):
         async with await cdpnb.Supervisor.start(peer, dialog_timeout_s=30) as sup:
             sent = len(peer.commands())
-            with pytest.raises(TypeError, match="got ref and selector"):
-                await sup.click("button:OK", selector="#a")
+            with pytest.raises(TypeError, match="got selector and ref"):
+                await sup.click("#a", ref="button:OK")
             with pytest.raises(TypeError, match="needs what to click"):
                 await sup.click()
             with pytest.raises(TypeError, match="x without y"):
@@ -258,7 +261,7 @@ async def test_bad_arguments_send_nothing_on_either_protocol() -> None:
                 await sup.click(selector="#a", timeout=-1)
             if peer.protocol == "bidi":
                 with pytest.raises(ProtocolMismatch, match="accessibility tree"):
-                    await sup.click("button:OK")
+                    await sup.click(ref="button:OK")
             assert len(peer.commands()) == sent
 
 
@@ -303,7 +306,7 @@ async def test_a_dialog_that_opens_before_the_release_is_answered_ends_the_click
                 await peer.open_dialog("confirm", "sure?")
             done = await asyncio.wait_for(clicking, 2)
             [dialog] = sup.state.pending_dialogs
-            assert (done["dialog_id"], done["x"], done["y"]) == (dialog.id, 10, 20)
+            assert (done.dialog_id, done.x, done.y) == (dialog.id, 10, 20)
             # An open dialog refuses the next click before anything is sent.
             sent = len(peer.commands(method))
             with pytest.raises(BlockedByDialog, match=dialog.id):

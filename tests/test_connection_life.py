@@ -192,7 +192,10 @@ async def test_giving_up_is_a_phase_the_core_reads_why_from() -> None:
         core.apply(Note("cdpnb.disconnected", {"reason": "late", "generation": 2}, None,
                         time.time(), time.monotonic()))
         assert (core.connection.phase, core.last_disconnect_reason) == ("gave_up", why)
-        with pytest.raises(cdpnb.ConnectionLost, match="gave up after 1 reconnect"):
+        # Said once, as on every protocol: which connection ended, and why.
+        with pytest.warns(cdpnb.CdpnbWarning, match=r"CDP connection to .* ended for good: "
+                          r"connection dropped; gave up .*not today"), \
+                pytest.raises(cdpnb.ConnectionLost, match="gave up after 1 reconnect"):
             await sup.cdp("Runtime.evaluate", {"expression": "1"})
     finally:
         await sup.stop()

@@ -845,7 +845,8 @@ async def test_late_news_of_a_lost_attempt_changes_nothing_once_reconnecting_gav
         await _engine_caught_up()
         assert (b.connections, sup.reconnects, sup.alive) == (2, 0, False)
         assert sup._core.last_disconnect_reason == reason
-        with pytest.raises(cdpnb.ConnectionLost, match="gave up after 1 reconnect"):
+        with pytest.warns(cdpnb.CdpnbWarning, match="ended for good: .*gave up after 1"), \
+                pytest.raises(cdpnb.ConnectionLost, match="gave up after 1 reconnect"):
             await sup.cdp("Runtime.evaluate", {"expression": "1"})
     finally:
         gate.set()

@@ -24,7 +24,7 @@ from cdpnb.testing import ScriptedError
 from cdpnb.trace.format import TraceFormatError
 from cdpnb.trace.reader import TraceTruncatedWarning
 from cdpnb.trace.sources import Refused
-from cdpnb.transport.webdriver_http import WebDriverError
+from cdpnb.transport.webdriver_http import ServerGone, WebDriverError
 
 #: A representative instance of each public exception class, made as cdpnb makes it.
 INSTANCES: dict[type[BaseException], Callable[[], BaseException]] = {
@@ -78,6 +78,7 @@ INSTANCES: dict[type[BaseException], Callable[[], BaseException]] = {
     TraceTruncatedWarning: lambda: TraceTruncatedWarning("cut at line 9"),
     Refused: lambda: Refused("unusual block"),
     WebDriverError: lambda: WebDriverError("unexpected alert open", "alert", 500),
+    ServerGone: lambda: ServerGone("GET http://127.0.0.1:9/status: the connection was refused"),
     FaultRuleError: lambda: FaultRuleError("delay=200: longer than 60 s"),
 }
 

@@ -105,7 +105,7 @@ def test_instance_attributes_read_through() -> None:
     face = cdpnb.sync.Supervisor.of(aio)
     assert cdpnb.sync.Supervisor.of(aio) is face
     attributes = [n for n in vars(aio) if not n.startswith("_")]
-    assert {"hints", "url", "options"} <= set(attributes)
+    assert {"hints", "endpoint", "options"} <= set(attributes)
     for name in attributes:
         assert getattr(face, name) is getattr(aio, name), name
     for name, raw in vars(cdpnb.Supervisor).items():

@@ -381,7 +381,7 @@ async def test_every_public_call_names_its_bad_argument(
         ("redact", lambda: start(url, redact=True)),
         ("url", lambda: sup.navigate("")),
         ("timeout", lambda: sup.navigate("about:blank", timeout=0)),
-        ("action", lambda: sup.respond("perhaps")),
+        ("action", lambda: sup.respond("perhaps")),  # type: ignore[arg-type]
         ("prompt_text", lambda: sup.respond("accept", prompt_text=5)),  # type: ignore[arg-type]
         ("dialog_id", lambda: sup.respond("accept", dialog_id=7)),  # type: ignore[arg-type]
         ("timeout", lambda: sup.wait_for_dialog(timeout="soon")),  # type: ignore[arg-type]
@@ -394,7 +394,8 @@ async def test_every_public_call_names_its_bad_argument(
         ("timeout", lambda: sup.evaluate("1", timeout=-5)),
         ("await_promise", lambda: sup.evaluate("1", await_promise=None)),  # type: ignore[arg-type]
         ("frame_id", lambda: sup.accessibility(frame_id=3)),  # type: ignore[arg-type]
-        ("ref", lambda: sup.click(5)),  # type: ignore[arg-type]
+        ("selector", lambda: sup.click(5)),  # type: ignore[arg-type]
+        ("ref", lambda: sup.click(ref="#b")),
         ("ref", lambda: sup.evaluate_on("no colon", "el => el")),
         ("function", lambda: sup.evaluate_on("button:Go", 5)),  # type: ignore[arg-type]
         ("method", lambda: sup.annotate("nodot")),

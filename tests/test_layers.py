@@ -36,9 +36,10 @@ MAY_IMPORT: dict[str, set[str]] = {
     "playback": {"protocol", "runtime", "transport", "trace", "errors"},
     "supervisor": {"protocol", "state", "runtime", "transport", "trace", "playback"} | LEAVES,
     # the proxy relays sockets (transport's neighbours), records (trace), folds (state),
-    # replays (playback), and launches a backend for `cdpnb proxy --backend`
-    "proxy": {"protocol", "state", "runtime", "transport", "trace", "playback", "backends"}
-             | LEAVES,
+    # replays (playback), launches a backend for `cdpnb proxy --backend`, and its races
+    # serve their pages from the probes' scenario server
+    "proxy": {"protocol", "state", "runtime", "transport", "trace", "playback", "backends",
+              "probes"} | LEAVES,
     # backends serve replayed traces, so they may read them
     "backends": {"protocol", "runtime", "transport", "trace", "playback"} | LEAVES,
     "probes": {"protocol", "state", "runtime", "transport", "trace", "playback", "supervisor",
@@ -46,14 +47,18 @@ MAY_IMPORT: dict[str, set[str]] = {
     # campaigns run probe checks as Dask tasks; notebooks and the CLI sit on top of them
     "campaign": {"protocol", "state", "runtime", "transport", "trace", "playback",
                  "supervisor", "backends", "probes", "progress_line"} | LEAVES,
+    # the evidence report reads results, traces and a campaign's statistics; it sits
+    # beside notebook and cli, below the top
+    "report": {"protocol", "state", "trace", "probes", "campaign"} | LEAVES,
     "blocking": {"runtime", "errors"},
     "_check_transport": {"protocol", "runtime", "transport", "errors"},
     "testing": {"protocol", "runtime", "transport", "_check_transport", "errors"},
 }
 TOP = {"notebook", "cli", "sync", "busy", "__init__", "__main__"}
-#: The one way up: a ``view()`` method may import the notebook layer inside its body,
-#: the way ``DataFrame.plot`` imports matplotlib — loaded only when a view is asked for.
-VIEW_ENTRY_POINTS = {"view"}
+#: The ways up: a ``view()`` method may import the notebook layer inside its body,
+#: the way ``DataFrame.plot`` imports matplotlib — loaded only when a view is asked for;
+#: a ``report()`` method the report room, the same way.
+VIEW_ENTRY_POINTS = {"view": "cdpnb.notebook", "report": "cdpnb.report"}
 #: Layers that must stay sans-I/O.
 SANS_IO = {"protocol", "state"}
 
@@ -130,7 +135,7 @@ def _imports(path: Path, root: Path = ROOT) -> list[tuple[int, str]]:
         if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef) \
                 and fn.name in VIEW_ENTRY_POINTS:
             allowed |= {id(n) for n in ast.walk(fn) if isinstance(n, ast.ImportFrom)
-                        and _resolve(module, n).startswith("cdpnb.notebook")}
+                        and _resolve(module, n).startswith(VIEW_ENTRY_POINTS[fn.name])}
     for node in ast.walk(tree):
         if id(node) in allowed:
             continue

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 import cdpnb
+from cdpnb import ClosePageResult, NavigateResult, SetContentResult
 from cdpnb.probes import ScenarioServer
 from cdpnb.probes.checks import user_activation
 from cdpnb.protocol import Event, Note
@@ -127,7 +128,7 @@ async def test_set_content_replaces_the_document_and_a_dialog_in_it_does_not_han
         top = sup.page_target_id
         done = await sup.set_content(f'<!doctype html><title>new</title><p id=p>hello</p>'
                                      f'<iframe src="{kid}"></iframe>', timeout=20)
-        assert done == {"frame_id": top, "loaded": True, "dialog_id": None}
+        assert done == SetContentResult(top, loaded=True)
         assert await sup.evaluate("[document.title, document.getElementById('p').textContent,"
                                   " document.querySelectorAll('iframe').length]") == [
             "new", "hello", 1]
@@ -139,7 +140,7 @@ async def test_set_content_replaces_the_document_and_a_dialog_in_it_does_not_han
 
         done = await sup.set_content("<title>inside</title><b>in the frame</b>",
                                      frame_id=child)
-        assert done == {"frame_id": child, "loaded": True, "dialog_id": None}
+        assert done == SetContentResult(child, loaded=True)
         assert await sup.evaluate("document.body.textContent", frame_id=child) == "in the frame"
         assert await sup.evaluate("document.title") == "new"  # the parent's stays
 
@@ -148,7 +149,7 @@ async def test_set_content_replaces_the_document_and_a_dialog_in_it_does_not_han
                                      "<p>after</p>", timeout=20)
         assert time.monotonic() - began < 10
         [dialog] = sup.state.pending_dialogs
-        assert done == {"frame_id": top, "loaded": False, "dialog_id": dialog.id}
+        assert done == SetContentResult(top, loaded=False, dialog_id=dialog.id)
         assert (dialog.type, dialog.message, dialog.frame_id) == ("alert", "hi", top)
         await sup.respond("accept", dialog_id=dialog.id)
         assert await sup.evaluate(
@@ -213,7 +214,7 @@ async def test_a_popup_closed_at_once_is_a_close_asked_for_and_the_own_page_reop
         popup = sup.state.pages[dialog.page_session_id or ""]
         assert not popup.main
         done = await sup.close_page(popup.target_id)
-        assert done == {"page": popup.target_id, "closed": True, "dialog_id": None}
+        assert done == ClosePageResult(popup.target_id, closed=True)
         assert [p.target_id for p in sup.pages] == [sup.page_target_id]
         await asyncio.sleep(0.5)  # past the moment a fast close is judged
         [record] = [r for r in sup.state.recent_dialogs if r.id == dialog.id]
@@ -232,7 +233,7 @@ async def test_a_popup_closed_at_once_is_a_close_asked_for_and_the_own_page_reop
 
         own = sup.page_target_id
         done = await sup.close_page()
-        assert done == {"page": own, "closed": True, "dialog_id": None}
+        assert done == ClosePageResult(own, closed=True)
         assert sup.page_target_id not in (None, own) and sup.alive
         await sup.navigate(site.url("/blank"))
         assert await sup.evaluate("document.title") == "blank"
@@ -256,7 +257,7 @@ async def test_the_own_page_closed_with_beforeunload_asks_and_the_answer_decides
             assert time.monotonic() - began < 10
             [dialog] = sup.state.pending_dialogs
             assert dialog.type == "beforeunload"
-            assert done == {"page": own, "closed": False, "dialog_id": dialog.id}
+            assert done == ClosePageResult(own, closed=False, dialog_id=dialog.id)
             await sup.respond(action, dialog_id=dialog.id)
             if action == "dismiss":
                 assert await sup.evaluate("document.title") == "beforeunload"
@@ -398,7 +399,7 @@ async def test_a_frame_that_changes_process_mid_navigation_is_followed_to_its_lo
         browser.on("Page.getFrameTree", tree)
         browser.on("Page.navigate", navigate)
         done = await sup.navigate("http://b.test/kid", frame_id="KID", timeout=5)
-        assert done == {"url": "http://b.test/kid", "frame_id": "KID", "loader_id": "L1"}
+        assert done == NavigateResult("http://b.test/kid", "KID", "L1")
         [sent] = browser.commands("Page.navigate")
         assert (sent.session_id, sent.params) == (session, {"url": "http://b.test/kid",
                                                             "frameId": "KID"})
@@ -435,11 +436,11 @@ async def test_over_bidi_a_dismissed_close_returns_though_its_command_never_repl
     try:
         own = sup.page_target_id
         done = await sup.close_page(run_beforeunload=True, timeout=5)
-        assert done == {"page": own, "closed": False, "dialog_id": "d-1"}
+        assert done == ClosePageResult(own, closed=False, dialog_id="d-1")
         await sup.respond("dismiss", dialog_id="d-1")
         assert sup.alive and not sup.state.pages[own or ""].closing and sup.hints == []
         done = await sup.close_page(timeout=5)  # at once, this time
-        assert done == {"page": own, "closed": True, "dialog_id": None}
+        assert done == ClosePageResult(own, closed=True)
         assert sup.state.page_gone == CLOSED_ON_REQUEST and sup.hints == []
     finally:
         await sup.stop()

@@ -445,3 +445,251 @@ async def test_a_remote_that_dismisses_dialogs_is_reproduced_for_playwright(
     assert (record.closed_by, record.accepted) == ("fault", False)
     assert record.open_ms >= 10
     assert len(refused) == 1  # Playwright's accept came after the dialog was gone
+
+
+def test_a_client_answer_after_the_faults_leaves_the_faults_on_record() -> None:
+    """Measured with Playwright (notebook 05): a handler that answered 5 ms after the
+    proxy's dismissal went out was recorded as the client's, and the browser's close
+    (result false: the dismissal) then read as someone else's. The browser answers the
+    first answer it gets; the client's fails, and the record says the fault closed it."""
+    s = Scripted("dismiss-dialogs=10ms")
+    s.browser(ATTACHED)
+    later = next(a for a in s.browser(OPENING) if isinstance(a, Later))
+    (dismissal,) = later.then(2.0, 2.0)
+    s.client({"id": 4, "method": "Page.handleJavaScriptDialog", "sessionId": "S",
+              "params": {"accept": True, "promptText": "Ada"}})
+    s.browser({**CLOSED, "params": {"frameId": "F", "result": False, "userInput": ""}})
+    s.browser({"id": json.loads(dismissal.data)["id"], "sessionId": "S", "result": {}})
+    s.browser({"id": 4, "sessionId": "S", "error": {"code": -32602,
+                                                     "message": "No dialog is showing"}})
+    (record,) = s.relay.state.recent_dialogs
+    assert (record.closed_by, record.accepted) == ("fault", False)
+    assert [n["closed_by"] for n in s.notes("cdpnb.dialogAnswering")] == ["fault"]
+
+
+# -- the real client: Selenium 4 over WebDriver BiDi (chromedriver's webSocketUrl) ------
+
+def selenium_script(url: str, capabilities: dict[str, Any], page_url: str) -> dict[str, Any]:
+    """An ordinary Selenium 4 BiDi script: a session made over HTTP with
+    ``webSocketUrl``, a navigation and an evaluate over BiDi, a prompt answered with
+    Selenium's own ``handle_user_prompt``."""
+    import time
+
+    from selenium import webdriver
+
+    options = webdriver.ChromeOptions()
+    chrome = capabilities["goog:chromeOptions"]
+    options.binary_location = chrome["binary"]
+    for arg in chrome["args"]:
+        options.add_argument(arg)
+    options.set_capability("unhandledPromptBehavior", capabilities["unhandledPromptBehavior"])
+    options.enable_bidi = True
+    driver = webdriver.Remote(command_executor=url, options=options)
+    try:
+        context = driver.current_window_handle
+        driver.browsing_context.navigate(context=context, url=page_url, wait="complete")
+        prompts: list[dict[str, Any]] = []
+        driver.browsing_context.add_event_handler("user_prompt_opened", prompts.append)
+        evaluated = driver.script.evaluate("1 + 1", {"context": context}, await_promise=False)
+        driver.execute_script("setTimeout(() => window.answer = prompt('name?'), 0)")
+        deadline = time.monotonic() + 30
+        while not prompts and time.monotonic() < deadline:
+            time.sleep(0.02)
+        driver.browsing_context.handle_user_prompt(context=context, accept=True,
+                                                   user_text="Ada")
+        answer = None
+        while answer is None and time.monotonic() < deadline:
+            answer = driver.execute_script("return window.answer")
+        return {"sum": evaluated["result"]["value"], "prompted": len(prompts), "answer": answer}
+    finally:
+        driver.quit()
+
+
+@pytest.mark.browser
+async def test_seleniums_bidi_session_through_chromedriver_is_recorded(
+        site: ScenarioServer, tmp_path: Path) -> None:
+    async with cdpnb.launch("chromium+chromedriver") as backend, \
+            cdpnb.proxy(backend, record=tmp_path / "selenium.jsonl") as px:
+        capabilities = backend.webdriver_capabilities
+        assert capabilities is not None and px.protocol == "bidi"
+        got = await asyncio.to_thread(selenium_script, px.url, capabilities,
+                                      site.url("/two-site"))
+        trace = px.trace()
+    assert got == {"sum": 2, "prompted": 1, "answer": "Ada"}
+    assert px.http_recording == tmp_path / "selenium.webdriver.jsonl"
+    exchanges = cdpnb.Trace.load(px.http_recording).commands()
+    assert {"http.POST", "http.DELETE"} <= set(exchanges["method"])
+    assert trace.protocol == "bidi" and trace.header["endpoint"].startswith("ws://127.0.0.1:")
+    assert {"browsingContext.navigate", "script.evaluate",
+            "browsingContext.handleUserPrompt"} <= set(trace.commands()["method"])
+    (prompt,) = trace.dialogs().itertuples()
+    assert (prompt.type, prompt.closed_by, prompt.accepted, prompt.answer) == (
+        "prompt", "client", True, "Ada")
+
+
+@pytest.mark.browser
+async def test_selenium_replays_its_session_with_no_server(site: ScenarioServer,
+                                                           tmp_path: Path) -> None:
+    """The HTTP side (new session, execute, delete) and the BiDi socket both replay: the
+    session is made against the replay, its webSocketUrl points at it."""
+    path = tmp_path / "selenium.jsonl"
+    async with cdpnb.launch("chromium+chromedriver") as backend, \
+            cdpnb.proxy(backend, record=path) as px:
+        capabilities = backend.webdriver_capabilities
+        assert capabilities is not None
+        recorded = await asyncio.to_thread(selenium_script, px.url, capabilities,
+                                           site.url("/two-site"))
+    async with cdpnb.proxy(replay=path) as px:
+        replayed = await asyncio.to_thread(selenium_script, px.url, capabilities,
+                                           site.url("/two-site"))
+        assert px.divergence is None
+    assert replayed == recorded == {"sum": 2, "prompted": 1, "answer": "Ada"}
+
+
+def test_a_page_attached_twice_has_one_dialog_answered_on_either_session() -> None:
+    """Chromium 156 announces a dialog on every session of its page (chrome-devtools-mcp
+    attaches its page twice): one dialog, one dismissal, whichever session answers."""
+    s = Scripted("dismiss-dialogs=10ms")
+    s.browser(ATTACHED)
+    s.browser({**ATTACHED, "params": {**ATTACHED["params"], "sessionId": "S2"}})
+    first = [a for a in s.browser(OPENING) if isinstance(a, Later)]
+    second = [a for a in s.browser({**OPENING, "sessionId": "S2"}) if isinstance(a, Later)]
+    assert len(first) == 1 and second == []  # one dialog: dismissed once
+    assert len(s.relay.state.pending_dialogs) == 1
+
+    s = Scripted()
+    s.browser(ATTACHED)
+    s.browser({**ATTACHED, "params": {**ATTACHED["params"], "sessionId": "S2"}})
+    s.browser(OPENING)
+    s.browser({**OPENING, "sessionId": "S2"})
+    s.client({"id": 9, "method": "Page.handleJavaScriptDialog", "sessionId": "S2",
+              "params": {"accept": True, "promptText": "Ada"}})
+    s.browser(CLOSED)
+    s.browser({**CLOSED, "sessionId": "S2"})
+    (record,) = s.relay.state.recent_dialogs
+    assert (record.closed_by, record.prompt_text) == ("client", "Ada")
+
+
+def test_the_live_view_shows_who_closed_each_dialog_with_page_text_escaped() -> None:
+    from cdpnb.proxy import Proxy, ProxyServer
+
+    server = ProxyServer("ws://127.0.0.1:9/devtools/browser/x", record=Path("run.jsonl"),
+                         faults=parse_faults(["dismiss-dialogs=10ms"]))
+    s = Scripted("dismiss-dialogs=10ms")
+    server.relays.append(s.relay)
+    server.recordings.append(Path("run.jsonl"))
+    server.connections = 1
+    s.browser(ATTACHED)
+    hostile = {**OPENING, "params": {**OPENING["params"],
+                                     "message": "<img src=x onerror=alert(1)>"}}
+    later = next(a for a in s.browser(hostile) if isinstance(a, Later))
+    later.then(2.0, 2.0)
+    s.browser({**CLOSED, "params": {"frameId": "F", "result": False, "userInput": ""}})
+    px = Proxy(server)
+    html = px.view().render()
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html and "<img" not in html
+    assert "fault" in html and "1 fault acts" in html and "run.jsonl" in html
+    assert px.fault_acts(1) == {"dismissed": 1}
+
+
+# -- a hostile client: no crash, no flood, no one else's session ------------------------
+
+@pytest.mark.browser
+async def test_a_hostile_client_cannot_crash_flood_or_reach_another_clients_session(
+        headless_shell: cdpnb.Backend, tmp_path: Path) -> None:
+    from websockets.asyncio.client import connect
+
+    async def ask(ws: Any, message: dict[str, Any]) -> dict[str, Any]:
+        await ws.send(json.dumps(message))
+        while True:
+            got = json.loads(await asyncio.wait_for(ws.recv(), 20))
+            if got.get("id") == message["id"]:
+                return got  # type: ignore[no-any-return]
+
+    async with cdpnb.proxy(headless_shell, record=tmp_path / "h.jsonl",
+                           max_record_bytes=64 * 1024) as px:
+        async with connect(px.ws_url, max_size=None) as a, \
+                connect(px.ws_url, max_size=None) as b:
+            target = (await ask(a, {"id": 1, "method": "Target.createTarget",
+                                    "params": {"url": "about:blank"}}))["result"]["targetId"]
+            session = (await ask(a, {"id": 2, "method": "Target.attachToTarget", "params": {
+                "targetId": target, "flatten": True}}))["result"]["sessionId"]
+            # Client b, on its own socket, names a's session: the browser knows it not there.
+            stolen = await ask(b, {"id": 1, "method": "Runtime.evaluate", "sessionId": session,
+                                   "params": {"expression": "1"}})
+            assert "error" in stolen
+            # Garbage, a binary frame, JSON nested deeper than any parser wants: the
+            # proxy relays them as they are; the browser answers; nothing crashes.
+            await b.send(b"\x00\xff not json")
+            await b.send("[" * 5000 + "]" * 5000)
+            await b.send(json.dumps({"id": "x", "method": 5}))
+            # A flood: far more than max_record_bytes, every reply still relayed.
+            for i in range(3, 400):
+                got = await ask(a, {"id": i, "method": "Runtime.evaluate", "sessionId": session,
+                                    "params": {"expression": f"'{'x' * 200}{i}'"}})
+                assert got["result"]["result"]["value"].endswith(str(i))
+            await ask(a, {"id": 500, "method": "Target.closeTarget",
+                          "params": {"targetId": target}})
+        assert px.connections == 2
+    recorded = cdpnb.Trace.load(tmp_path / "h.jsonl", strict=False)
+    assert any(f.kind == "record-limit" for f in recorded.faults)
+    assert (tmp_path / "h.jsonl").stat().st_size < 80 * 1024
+
+
+# -- the real client: cdp-use (typed CDP over one socket, flat sessions) ----------------
+
+async def cdp_use_script(ws_url: str, page_url: str, answer: str = "Ada") -> dict[str, Any]:
+    """An ordinary cdp-use script: a target made and attached (flat, auto-attaching its
+    cross-site iframe), a navigation, an evaluate, a prompt answered by its own event
+    handler."""
+    from cdp_use.client import CDPClient
+
+    async with CDPClient(ws_url) as client:
+        target = (await client.send.Target.createTarget({"url": "about:blank"}))["targetId"]
+        session = (await client.send.Target.attachToTarget(
+            {"targetId": target, "flatten": True}))["sessionId"]
+        answered: list[Any] = []
+
+        def on_dialog(event: Any, session_id: str | None) -> None:
+            answered.append(asyncio.ensure_future(client.send.Page.handleJavaScriptDialog(
+                {"accept": True, "promptText": answer}, session_id=session_id)))
+
+        client.register.Page.javascriptDialogOpening(on_dialog)
+        await client.send.Page.enable(session_id=session)
+        await client.send.Target.setAutoAttach(
+            {"autoAttach": True, "waitForDebuggerOnStart": False, "flatten": True},
+            session_id=session)
+        await client.send.Page.navigate({"url": page_url}, session_id=session)
+        # (the navigation's load: the page's own answer that it is there)
+        for _ in range(200):
+            done = await client.send.Runtime.evaluate(
+                {"expression": "document.readyState == 'complete' && frames.length == 2",
+                 "returnByValue": True}, session_id=session)
+            if done["result"].get("value"):
+                break
+            await asyncio.sleep(0.05)
+        title = await client.send.Runtime.evaluate(
+            {"expression": "document.title", "returnByValue": True}, session_id=session)
+        prompted = await client.send.Runtime.evaluate(
+            {"expression": "prompt('name?')",
+             "returnByValue": True}, session_id=session)
+        await asyncio.gather(*answered)
+        await client.send.Target.closeTarget({"targetId": target})
+        return {"title": title["result"]["value"], "prompted": prompted["result"]["value"]}
+
+
+@pytest.mark.browser
+async def test_cdp_use_records_and_replays_its_own_script(
+        headless_shell: cdpnb.Backend, site: ScenarioServer, tmp_path: Path) -> None:
+    path = tmp_path / "cdp-use.jsonl"
+    async with cdpnb.proxy(headless_shell, record=path) as px:
+        recorded = await asyncio.wait_for(cdp_use_script(px.ws_url, site.url("/two-site")), 60)
+        trace = px.trace()
+    assert recorded == {"title": "two sites", "prompted": "Ada"}
+    (prompt,) = trace.dialogs().itertuples()
+    assert (prompt.closed_by, prompt.answer) == ("client", "Ada")
+    # cdp-use sends nothing random: a strict replay, with no browser, gives the same.
+    async with cdpnb.proxy(replay=path) as px:
+        replayed = await asyncio.wait_for(cdp_use_script(px.ws_url, site.url("/two-site")), 60)
+        assert px.divergence is None
+    assert replayed == recorded

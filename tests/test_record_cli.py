@@ -115,6 +115,9 @@ def chatty(site: ScenarioServer) -> str:
                                          "got 0"),
     (["about:blank", "--dialog-timeout", "nan"],
      "--dialog-timeout must be a positive number of seconds, got nan"),
+    (["about:blank", "--dialog-timeout", "300000"],
+     "--dialog-timeout is in seconds: 300000 s is more than the 3600 s cdpnb takes; did you "
+     "mean 300?"),
     (["about:blank", "--backend", "node"], "argument --backend: invalid choice: 'node'"),
 ])
 def test_what_record_cannot_use_is_a_usage_error_that_names_it(

@@ -65,14 +65,14 @@ async def test_a_new_url_rebinds_the_task(chromium: cdpnb.Backend) -> None:
     reg = cdpnb.registry
     # http://host:port and ws://…/devtools/browser/… name the same browser
     old = await reg.get_or_start("task-a", chromium.http_url)
-    assert old.url == chromium.http_url
+    assert old.endpoint == chromium.http_url
     assert await old.evaluate("2 * 3") == 6
     old_target = old.page_target_id
     new = await reg.get_or_start("task-a", chromium.cdp_url)
     assert new is not old
     assert old.stopped
     assert not old.connected
-    assert new.url == chromium.cdp_url
+    assert new.endpoint == chromium.cdp_url
     assert new.connected
     assert reg.get("task-a") is new
     assert len(reg) == 1

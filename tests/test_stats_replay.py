@@ -85,7 +85,8 @@ async def test_a_replay_rebuilds_the_wire_counts_and_the_connection_counters(
         await b.drop()
         await _until(lambda: sup.stats().get("reconnect-gave-up") == 1)
     finally:
-        await sup.stop()
+        with pytest.warns(cdpnb.CdpnbWarning, match="ended for good"):
+            await sup.stop()
     live = sup.stats()
     for key in ("command-timeouts", "fault:late-reply", "commands-orphaned",
                 "fault:malformed-json", "malformed:Page.frameNavigated", "reconnects",

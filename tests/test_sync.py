@@ -399,7 +399,7 @@ def test_blocking_face_records_a_trace_forces_the_bridge_and_reads_state(
         assert dialog.via == "bridge"
         assert s.respond("accept", prompt_text="secret").closed_by == "agent"
         assert s.evaluate("window.r") == "secret"
-        assert s.url == chromium.cdp_url and s.reconnects == 0
+        assert s.endpoint == chromium.cdp_url and s.reconnects == 0
     loaded = cdpnb.Trace.load(trace)
     assert loaded.complete and loaded.header["meta"] == {"who": "test"}
     assert any(getattr(r, "method", "") == "experiment.phase" for r in loaded.records)

@@ -151,7 +151,8 @@ def test_redaction_hides_answers_typed_text_and_credentials(tmp_path: Path) -> N
     text = path.read_text()
     assert "hunter2" not in text
     assert "http://***@127.0.0.1:9/x" in text
-    assert _lines(path)[0]["redacted"] == ["prompt_text", "typed_text", "url_credentials"]
+    assert _lines(path)[0]["redacted"] == ["authorization", "cookies", "prompt_text",
+                                           "typed_text", "url_credentials"]
 
 
 def test_redact_names_a_bad_kind(tmp_path: Path) -> None:

@@ -3,11 +3,12 @@
     <python> benchmarks/contenders/contender.py LIBRARY BROWSER_WS_URL TARGET_ID PAGE_URL
     <python> benchmarks/contenders/contender.py LIBRARY-bidi BIDI_WS_URL
     <python> benchmarks/contenders/contender.py LIBRARY-ingest STREAM_WS_URL COUNT
+    <python> benchmarks/contenders/contender.py bare-burst BROWSER_WS_URL TARGET_ID PAGE_URL COUNT
 
 Connects with LIBRARY's own client (libraries.py) to the page TARGET_ID (at PAGE_URL)
 of the browser at BROWSER_WS_URL and prints ``ready``. Then, for each line ``OP K`` on
-stdin (``rtt`` or ``dialog``; ``bidi`` and ``ingest`` are more_libraries.py's), does K
-operations back to back, timing each with its own monotonic clock, checks (outside the
+stdin (``rtt`` or ``dialog``; ``bidi``, ``ingest`` and ``burst`` are more_libraries.py's),
+does K operations back to back, timing each with its own monotonic clock, checks (outside the
 timing) that the batch did what it says, and prints one JSON line: the K durations in
 seconds (or ``{"error": ...}``). Ends at ``quit`` or at the end of stdin (so it also ends
 when the harness is gone). Every contender is woken the same way, by a line on a pipe;

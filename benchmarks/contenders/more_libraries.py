@@ -10,6 +10,10 @@ each with its library's own client (see contender.py for the contract).
   ``Runtime.consoleAPICalled`` and ``Network.requestWillBeSent``, as fast as the socket
   takes them), takes them in with the library's own event handling until COUNT have
   reached the handler, and closes.
+- ``burst`` (``contender.py bare-burst BROWSER_WS_URL TARGET_ID PAGE_URL COUNT``,
+  bench_proxy.py): a bare client on the page's socket, ``Runtime.enable`` on; each
+  operation evaluates a loop of COUNT ``console.log`` calls and ends when COUNT
+  ``Runtime.consoleAPICalled`` events and the reply are in hand, each frame parsed.
 
 Imports are made in each maker: the cdpnb venv has cdpnb, websockets and bench_cdp.py's
 imports; the peers' venv (``benchmarks/peers.sh``) cdp-use, pydoll and Selenium.
@@ -18,12 +22,13 @@ imports; the peers' venv (``benchmarks/peers.sh``) cdp-use, pydoll and Selenium.
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from libraries import AsyncContender, BareClient, SyncContender
+from libraries import AsyncContender, BareClient, SyncContender, page_socket
 
 __all__ = ["more_async", "more_sync"]
 
@@ -197,10 +202,51 @@ async def pydoll_ingest(url: str, count: str) -> AsyncContender:
     return AsyncContender(ops={"ingest": take_in}, close=nothing)
 
 
+#: How long one burst may take before the contender says how many events it got.
+BURST_TIMEOUT_S = 60.0
+
+
+async def bare_burst(browser_url: str, target: str, page_url: str,
+                     count: str) -> AsyncContender:
+    """A burst of COUNT console messages, taken in as ``bench_cdp.py``'s bare loop takes
+    events: one coroutine reading the socket, ``json.loads`` on every frame."""
+    from websockets.asyncio.client import connect
+
+    ws = await connect(page_socket(browser_url, target), max_size=None, compression=None,
+                       ping_interval=None)
+    events = int(count)
+    sent = [0]
+
+    async def call(method: str, params: dict[str, Any], wanted: int = 0) -> None:
+        sent[0] += 1
+        ident = sent[0]
+        await ws.send(json.dumps({"id": ident, "method": method, "params": params}))
+        seen, replied = 0, False
+        try:
+            async with asyncio.timeout(BURST_TIMEOUT_S):
+                while not replied or seen < wanted:
+                    message = json.loads(await ws.recv())
+                    if message.get("id") == ident:
+                        if "error" in message:
+                            raise RuntimeError(f"{method}: {message['error']}")
+                        replied = True
+                    elif message.get("method") == "Runtime.consoleAPICalled":
+                        seen += 1
+        except TimeoutError:
+            raise RuntimeError(f"{method}: {seen} of {wanted} console events and "
+                               f"{'a' if replied else 'no'} reply in "
+                               f"{BURST_TIMEOUT_S:.0f} s") from None
+
+    await call("Runtime.enable", {})
+    loop = {"expression": f"for (let i = 0; i < {events}; i++) console.log('burst', i); 1"}
+    return AsyncContender(ops={"burst": lambda: call("Runtime.evaluate", loop, events)},
+                          close=ws.close)
+
+
 more_async: dict[str, Callable[..., Awaitable[AsyncContender]]] = {
     "bare-bidi": bare_bidi, "bare-bidi-control": bare_bidi, "cdpnb-bidi": cdpnb_bidi,
     "bare-ingest": bare_ingest, "cdpnb-ingest": cdpnb_ingest, "cdp-use-ingest": cdp_use_ingest,
-    "pydoll-ingest": pydoll_ingest,
+    "pydoll-ingest": pydoll_ingest, "bare-burst": bare_burst,
 }
 more_sync: dict[str, Callable[..., SyncContender]] = {
     "cdpnb-sync-bidi": cdpnb_sync_bidi, "selenium-bidi": selenium_bidi,

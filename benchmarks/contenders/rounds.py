@@ -3,6 +3,7 @@ round by round, and what one repeat of that gathers."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 import sys
 from dataclasses import dataclass, field
@@ -37,9 +38,10 @@ def runnable_now() -> int | None:
 
 async def run_rounds(running: dict[str, Running], samples: dict[str, dict[str, list[float]]],
                      repeat: Repeat, rounds: int, warmup: int, batch: int,
-                     ops: tuple[str, ...] = OPS) -> None:
+                     ops: tuple[str, ...] = OPS, idle_s: float = 0.0) -> None:
     """``warmup + rounds`` rounds; in each, per operation, every contender that takes
-    part in it is woken once, in a random order, for ``batch`` operations."""
+    part in it is woken once, in a random order, for ``batch`` operations; ``idle_s``
+    of nothing before each wake-up (bench_proxy.py: a call after an idle moment)."""
     for index in range(warmup + rounds):
         if index >= warmup and (now := runnable_now()) is not None:
             repeat.runnable.append(now)
@@ -47,6 +49,8 @@ async def run_rounds(running: dict[str, Running], samples: dict[str, dict[str, l
             names = [name for name, r in running.items()
                      if op in r.contender.labels and name not in repeat.failed]
             for name in random.sample(names, len(names)):
+                if idle_s:
+                    await asyncio.sleep(idle_s)
                 try:
                     durations = await running[name].ask(op, batch)
                 except ContenderFailed as failed:

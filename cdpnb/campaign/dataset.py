@@ -305,6 +305,20 @@ class CampaignResult:
         return plot_campaign(checks, self.summary(confidence=confidence,
                                                   all_cells=all_cells), capabilities)
 
+    def report(self, path: str | os.PathLike[str] | None = None) -> str | Path:
+        """A self-contained HTML report of every cell in the folder: the matrix (each
+        cell a link to its runs' traces), each check's outcomes over the repeats, its
+        flake rate with a Wilson interval, its latencies plotted; the same scenario
+        across protocols. Returns the HTML, or with ``path`` writes it there (0600)
+        and returns the path (``cdpnb report FOLDER --out F`` does the same)."""
+        # Imported here: the report room sits above campaign (as ``view()``).
+        from cdpnb.report import campaign_source, report_html, write_report
+
+        source = campaign_source(self.path)
+        if path is None:
+            return report_html([source])
+        return write_report([source], path)
+
     def _repr_html_(self) -> str:
         summary = self.summary().reset_index().to_dict("records")
         rows = [(r["backend"], r["capability"], r["cells"], _rate(r),

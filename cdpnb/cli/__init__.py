@@ -48,6 +48,7 @@ Protocol, WebDriver BiDi, WebDriver classic, the WebKit Inspector Protocol).
   cdpnb matrix RESULT       show a saved probe result (probe.json)
   cdpnb compare A B         what two traces did, side by side
   cdpnb campaign --out DIR  scenarios × backends × repeats, with statistics
+  cdpnb report R --out F    an HTML report: every matrix cell opens its evidence
 
 Every command takes --json (machine-readable output on stdout) and -h (its
 options and the exit statuses it returns)."""
@@ -168,6 +169,9 @@ def build_parser() -> argparse.ArgumentParser:
                  "Print the capability matrix of a probe result saved by cdpnb probe --out "
                  "DIR (DIR/probe.json), e.g. datasets/probes.")
     m.add_argument("result", type=Path, metavar="RESULT", help="probe.json, or its folder")
+    m.add_argument("--format", choices=("md", "tex"), default=None,
+                   help="print the matrix for a paper instead: Markdown or LaTeX, a row per "
+                        "capability, footnotes saying why a cell is not ✓")
     _add_matrix_options(m)
 
     c = _command(commands, "compare", "what two (or more) traces did, side by side",
@@ -192,6 +196,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_arguments(g)
     _add_timeout(g)
+
+    e = _command(commands, "report", "an HTML report: every matrix cell opens its evidence",
+                 "Write one self-contained HTML file (no network, no script) of saved "
+                 "results: the matrix, every cell a link to its evidence (the check's "
+                 "messages from its trace, why it is not ✓, what it was expected to be); "
+                 "outcomes over the runs with flake rates for repeats; the same dialog "
+                 "scenario across protocols; and given two or more results, the cells that "
+                 "changed, first, both proofs side by side.")
+    from cdpnb.cli.reporting import add_arguments as add_report_arguments
+
+    add_report_arguments(e)
+    _add_json(e)
     return parser
 
 
@@ -218,8 +234,9 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             check_args(parser, args, parse_backend)
             return probe_command(args)
         if args.command == "matrix":
-            from cdpnb.cli.probing import matrix_command
+            from cdpnb.cli.probing import check_matrix_args, matrix_command
 
+            check_matrix_args(parser, args)
             return matrix_command(args)
         if args.command == "compare":
             from cdpnb.cli.traces import check_compare_args, compare_command
@@ -241,6 +258,11 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 
             check_proxy_args(parser, args)
             return proxy_command(args)
+        if args.command == "report":
+            from cdpnb.cli.reporting import check_report_args, report_command
+
+            check_report_args(parser, args)
+            return report_command(args)
         if args.command == "campaign":
             from cdpnb.cli.campaign import campaign_command, check_campaign_args
 

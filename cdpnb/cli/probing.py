@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import json
 import shlex
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -43,7 +44,8 @@ from cdpnb.trace.private import make_private_dirs, write_private_text
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["NOT_RUN", "UNFINISHED", "check_args", "check_timeout_option", "mark_not_run",
+__all__ = ["NOT_RUN", "UNFINISHED", "check_args", "check_matrix_args", "check_timeout_option",
+           "mark_not_run",
            "matrix_command", "partial_matrix", "probe_command", "retry_command"]
 
 #: A cell of a partial matrix whose checks did not run (the probe was interrupted).
@@ -343,6 +345,12 @@ def load_result(path: Path) -> ProbeResult:
     return ProbeResult.from_json(path.read_text(encoding="utf-8"))
 
 
+def check_matrix_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Usage errors (exit 2): ``--format`` and ``--json`` are two outputs, not one."""
+    if getattr(args, "format", None) and args.json:
+        command_parser(parser, "matrix").error("--format and --json cannot be used together")
+
+
 def matrix_command(args: argparse.Namespace) -> int:
     try:
         result = load_result(args.result)
@@ -350,4 +358,11 @@ def matrix_command(args: argparse.Namespace) -> int:
         output.err().print(f"cdpnb matrix: cannot read a probe result from {args.result}: "
                            f"{output.reason(exc)}")
         return FAILED
+    if getattr(args, "format", None):
+        # A table for a paper, printed as it is (its words already inert): no wrapping.
+        table = result.to_markdown(footnotes=True) if args.format == "md" else result.to_latex()
+        sys.stdout.write(table + "\n")
+        if result.unprobed():
+            return FAILED
+        return SURPRISES if args.strict and not result.surprises().empty else OK
     return _report(result, args, None)

@@ -25,6 +25,7 @@ from cdpnb.cli.status import FAILED, OK
 from cdpnb.errors import CdpnbError, NavigationError
 from cdpnb.protocol.credentials import redact_url
 from cdpnb.supervisor import Supervisor
+from cdpnb.supervisor.options import MAX_TIMEOUT_S
 from cdpnb.terminal_text import inert
 from cdpnb.trace import Recorder
 
@@ -56,8 +57,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bridge", default="auto", choices=("auto", "on", "off"),
                         help="answer dialogs through the dialog bridge (default auto)")
     parser.add_argument("--redact", action="store_true",
-                        help="hide prompt answers, typed text and URL credentials in the "
-                             "trace")
+                        help="hide prompt answers, typed text, URL credentials, cookies "
+                             "and authorization headers in the trace")
 
 
 def check_record_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
@@ -82,6 +83,10 @@ def check_record_args(parser: argparse.ArgumentParser, args: argparse.Namespace)
     if not 0 < args.dialog_timeout < math.inf:
         parser.error(f"--dialog-timeout must be a positive number of seconds, got "
                      f"{args.dialog_timeout:g}")
+    if args.dialog_timeout > MAX_TIMEOUT_S:  # (milliseconds meant: the shared check says so)
+        parser.error(f"--dialog-timeout is in seconds: {args.dialog_timeout:g} s is more "
+                     f"than the {MAX_TIMEOUT_S:g} s cdpnb takes; did you mean "
+                     f"{args.dialog_timeout / 1000:g}?")
     if args.duration is not None and not 0 < args.duration < math.inf:
         parser.error(f"--duration must be a positive number of seconds, got "
                      f"{args.duration:g}")

@@ -75,6 +75,12 @@ COMMAND_STATUSES: dict[str, dict[int, str]] = {
         INTERRUPTED: "interrupted by Ctrl-C: the cells that finished are kept in --out, "
                      "and the same command resumes",
     },
+    "report": {
+        OK: "the report was written to --out",
+        FAILED: "a result could not be read, or --out could not be written",
+        USAGE: "usage error (no result, no --out, --out a folder, a result given twice, "
+               "unknown option)",
+    },
 }
 
 #: Every status of every command, short: ``cdpnb -h`` and the README's table.

@@ -27,7 +27,9 @@ __all__ = ["DPI", "figure_html", "figure_png", "latencies", "plot_dialogs", "plo
 #: they are shown at half their pixel size and stay crisp on a retina display.
 DPI = 192
 CLOSED_BY_COLOURS = {"agent": "#22aa77", "auto_policy": "#2277aa", "watchdog": "#cc7700",
-                     "remote": "#aa3333", "open": "#999999"}
+                     "remote": "#aa3333", "browser": "#777777", "cdpnb": "#7744aa",
+                     # a proxy's recording: the client's own answer, a fault rule's
+                     "client": "#22aa77", "fault": "#cc33aa", "open": "#999999"}
 TYPE_MARKERS = {"alert": "o", "confirm": "s", "prompt": "D", "beforeunload": "^"}
 LATENCY_CHECKS = {
     "latency.command_rtt": "command round trip",

@@ -25,6 +25,7 @@ from cdpnb.render.state import dialogs_html, frame_tree_html, frame_tree_text
 from cdpnb.runtime.engine import engine
 from cdpnb.state import DialogRecord, PendingDialog
 from cdpnb.state.snapshot import FrameNode, FrameTree
+from cdpnb.supervisor.dialogs import DialogAction
 from cdpnb.terminal_text import inert
 
 if TYPE_CHECKING:
@@ -64,7 +65,7 @@ class DialogRow:
         #: The answer's outcome once it is known: a DialogRecord or the error.
         self.outcome: DialogRecord | BaseException | None = None
 
-    def respond(self, action: str) -> concurrent.futures.Future[DialogRecord]:
+    def respond(self, action: DialogAction) -> concurrent.futures.Future[DialogRecord]:
         """Answer this dialog (what the buttons do); returns the engine's future."""
         self.accept.disabled = self.dismiss.disabled = True
         self.status.value = f"<i>{text(action)}ing…</i>"
@@ -221,7 +222,8 @@ class SupervisorView:
         self.header.value = (
             f'<div style="{WRAP}"><b>cdpnb supervisor</b> {state} {bridge} policy '
             f"{text(sup.policy)} · reconnects {sup.reconnects} · "
-            f'<span style="overflow-wrap:anywhere">{text(redact_url(sup.url))}</span>{hints}</div>')
+            f'<span style="overflow-wrap:anywhere">{text(redact_url(sup.endpoint))}</span>'
+            f'{hints}</div>')
 
     def _draw_pending(self, pending: tuple[PendingDialog, ...]) -> None:
         ids = [d.id for d in pending]
@@ -256,7 +258,7 @@ class SupervisorView:
                   else "reconnecting" if sup.alive else "down")
         tree = self._last_tree if self._last_tree is not None else sup.frame_tree(full=False)
         lines = [inert(f"cdpnb supervisor {status} · policy {sup.policy} · reconnects "
-                       f"{sup.reconnects} · {redact_url(sup.url)}"),
+                       f"{sup.reconnects} · {redact_url(sup.endpoint)}"),
                  frame_tree_text(tree) if tree.top is not None else "no frames yet"]
         pending = state.pending_dialogs
         lines.append(f"pending dialogs: {len(pending)}" + "".join(
@@ -280,7 +282,7 @@ class SupervisorView:
 
     def __repr__(self) -> str:
         sup = self.supervisor
-        return (f"<SupervisorView {redact_url(sup.url)} frames={len(self.tree_nodes)} "
+        return (f"<SupervisorView {redact_url(sup.endpoint)} frames={len(self.tree_nodes)} "
                 f"pending={len(self.rows)} redraws={self.redraws} live={self.live}>")
 
 

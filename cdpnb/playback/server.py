@@ -115,6 +115,9 @@ OTHER_METHODS = "(other methods)"
 #: How much of a client's method name, session id and params an error message repeats.
 _NAME_CHARS = 200
 _PARAMS_CHARS = 300
+#: The most of a divergence (the recorded command and the params that differ) the first
+#: unmatched command's error reply carries; ``divergence`` keeps it whole.
+_DIVERGENCE_CHARS = 400
 
 
 @dataclass(frozen=True, slots=True)
@@ -360,12 +363,13 @@ class _Player:
             where = f" on session {_cut(session, _NAME_CHARS)}" if session else ""
             text = (f"cdpnb replay: the recording has no (further) reply for {name}{where} "
                     f"with params {_excerpt(params, len(frame))}")
+            self.unmatched.add(name, text)
             if self.server.divergence is None:
+                # The first one: the reply says where the client left its recording.
                 self.server.divergence = Divergence(
                     name, session, params if len(frame) <= _PARAMS_CHARS * 64 else {},
                     self.script.expected(self.matcher.used, self.cursor), self.connection)
-                text = f"cdpnb replay: {self.server.divergence}"
-            self.unmatched.add(name, text)
+                text = f"{text}; {_cut(str(self.server.divergence), _DIVERGENCE_CHARS)}"
             answer: dict[str, Any] = {"id": cid, "error": {"code": NO_RECORDED_REPLY,
                                                            "message": text}}
             if bidi:

@@ -30,6 +30,7 @@ from cdpnb.errors import CdpnbError, DialogError, WaitTimeout
 from cdpnb.state import BrowserState, DialogRecord, PendingDialog, build_frame_tree
 from cdpnb.state.engines import NON_BLOCKING
 from cdpnb.supervisor import Supervisor
+from cdpnb.supervisor.dialogs import DialogAction
 
 __all__ = ["CHECKS", "RENAMED", "Check", "DialogSeen", "Latency", "Outcome", "Site",
            "stretched", "within"]
@@ -107,7 +108,7 @@ PROBE_FRAMES: dict[str, tuple[str, str, str | None]] = {
 _SAID = {"main": "main frame", "srcdoc": "srcdoc frame", "cross_site": "cross-site frame",
          "nested": "cross-site frame nested in the cross-site frame"}
 # (dialog call, answer, prompt text, expected [typeof, value] in page JS)
-DIALOG_ROUND_TRIPS: dict[str, tuple[str, str, str | None, list[Any]]] = {
+DIALOG_ROUND_TRIPS: dict[str, tuple[str, DialogAction, str | None, list[Any]]] = {
     "alert": ("alert('probe')", "accept", None, ["undefined", None]),
     "confirm": ("confirm('probe')", "accept", None, ["boolean", True]),
     "prompt": ("prompt('probe', 'default')", "accept", "answer-42", ["string", "answer-42"]),
@@ -307,7 +308,8 @@ async def _page_got(sup: Supervisor, frame_id: str) -> Any:
 
 
 async def _answer(sup: Supervisor, dialog: PendingDialog | DialogRecord, seen_ms: float,
-                  action: str, text: str | None = None) -> tuple[str | None, DialogSeen]:
+                  action: DialogAction, text: str | None = None
+                  ) -> tuple[str | None, DialogSeen]:
     """Answer ``dialog`` ANSWER_AFTER_S after it was seen, as an agent deciding would:
     (None, our close) when our answer closed it, else (why not, whose close). Who
     closed it, and when, is the record of a race with another client where one is."""

@@ -306,8 +306,14 @@ class ProbeResult:
         frame["run"] = frame["run"].astype("Int64")
         return with_text_dtype(frame)
 
-    def to_markdown(self, *, reasons: bool = False) -> str:
-        """The matrix as a Markdown table; ``reasons=True`` keeps the whole ✗ text."""
+    def to_markdown(self, *, reasons: bool = False, footnotes: bool = False) -> str:
+        """The matrix as a Markdown table, one row per backend; ``reasons=True`` keeps
+        the whole ✗ text. ``footnotes=True``: the table for a paper instead, one row
+        per capability, each cell that is not ✓ with a footnote number and the
+        numbered footnotes below saying why (``cdpnb matrix --format md``)."""
+        if footnotes:
+            from cdpnb.probes.paper import markdown_table
+            return markdown_table(self)
         matrix = self.matrix_text()
         header = ["backend", "version", *matrix.columns]
         lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
@@ -319,6 +325,27 @@ class ProbeResult:
             lines.append("| " + " | ".join(inert(c).replace("|", "/").replace("\n", " ")
                                            for c in cells) + " |")
         return "\n".join(lines)
+
+    def to_latex(self, *, standalone: bool = False) -> str:
+        r"""The matrix as a LaTeX table for a paper (``cdpnb matrix --format tex``):
+        one row per capability, each cell that is not ✓ with a footnote number, the
+        numbered footnotes below saying why; every word escaped. It needs
+        ``\usepackage{amssymb,graphicx}``; ``standalone=True`` makes a whole document."""
+        from cdpnb.probes.paper import latex_table
+        return latex_table(self, standalone=standalone)
+
+    def report(self, path: str | Path | None = None) -> str | Path:
+        """A self-contained HTML report of this result: the matrix, every cell a link to
+        its evidence (the check's messages from its trace, the reason, the expected
+        outcome), the runs' spread, the same scenario across protocols. Returns the HTML,
+        or with ``path`` writes it there (0600) and returns the path. See
+        :func:`cdpnb.report.report_html`; ``cdpnb report`` is the command."""
+        # Imported here: the report room sits above probes (as ``view()`` and notebook).
+        from cdpnb.report import report_html, write_report
+
+        if path is None:
+            return report_html([self])
+        return write_report([self], path)
 
     def version_label(self, backend: str) -> str:
         """What the backend said it was, and when it was recorded if replayed."""

@@ -6,8 +6,10 @@ runs a campaign): ``async with cdpnb.proxy(backend, record=path) as px:``.
 
 Rooms: ``faults`` (the rules, parsed; no I/O), ``relay`` (one connection relayed,
 recorded and folded; no I/O), ``server`` (the loopback endpoint: discovery rewritten,
-sockets pumped through relays), ``running`` (the opener on both faces; the replay is
-``cdpnb.playback``'s server with loose matching and a named divergence).
+sockets pumped through relays; ``webdriver``: a WebDriver server's HTTP side forwarded),
+``running`` (the opener on both faces; the replay is ``cdpnb.playback``'s server with
+loose matching and a named divergence), ``races`` (named scenarios: a real client, a
+fault rule, the outcome's rate over runs).
 """
 
 from __future__ import annotations
@@ -18,12 +20,13 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 from cdpnb.proxy.faults import FaultRule, FaultRuleError, parse_fault, parse_faults
+from cdpnb.proxy.races import RACES, Race, RaceResult, race
 from cdpnb.proxy.relay import Relay
 from cdpnb.proxy.running import Proxy, proxy
 from cdpnb.proxy.server import ProxyServer
 
-__all__ = ["FaultRule", "FaultRuleError", "Proxy", "ProxyModule", "ProxyServer", "Relay",
-           "parse_fault", "parse_faults", "proxy"]
+__all__ = ["RACES", "FaultRule", "FaultRuleError", "Proxy", "ProxyModule", "ProxyServer",
+           "Race", "RaceResult", "Relay", "parse_fault", "parse_faults", "proxy", "race"]
 
 
 class ProxyModule(ModuleType):
@@ -34,8 +37,12 @@ class ProxyModule(ModuleType):
     __call__ = staticmethod(proxy)
 
     if TYPE_CHECKING:  # __all__ again, for ``cdpnb.proxy.<name>`` in typed code
+        RACES = RACES
         FaultRule = FaultRule
         FaultRuleError = FaultRuleError
+        Race = Race
+        RaceResult = RaceResult
+        race = staticmethod(race)
         Proxy = Proxy
         ProxyServer = ProxyServer
         Relay = Relay

@@ -27,6 +27,7 @@ neither explains is the browser's or ``remote``, as the reducer reads it.
 from __future__ import annotations
 
 import random
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -59,8 +60,9 @@ from cdpnb.proxy.faults import (
     Reorder,
 )
 from cdpnb.state import BrowserState
+from cdpnb.state.bidi import page_of_context
 from cdpnb.state.changes import DialogOpened
-from cdpnb.state.dialogs import answerable_dialog
+from cdpnb.state.dialogs import answerable_on
 from cdpnb.state.models import PendingDialog
 from cdpnb.state.reducer import fold
 
@@ -75,6 +77,8 @@ Sink = Callable[[Record, bytes | None], None]
 #: never meet a client's (clients count from 1) and their replies stay with the proxy.
 #: Below 2**31: Chromium reads a command id as a C++ int.
 OWN_ID_BASE = 2_000_000_000
+
+PROMPT_OPENED = "browsingContext.userPromptOpened"
 
 #: The commands that answer a native dialog, by protocol.
 _ANSWERS = {"cdp": "Page.handleJavaScriptDialog", "bidi": "browsingContext.handleUserPrompt"}
@@ -148,6 +152,8 @@ class Relay:
         self._held: dict[Reorder, _Held] = {}
         self._page_noted = False
         self.ended = False
+        #: What the fault rules did, by action ("dismissed", "dropped", ...).
+        self.fault_acts: Counter[str] = Counter()
 
     # -- the connection's life ------------------------------------------------------
 
@@ -196,12 +202,16 @@ class Relay:
             self._record(message, data)
             self._fold(message)
             return self._own_replied(message, wall, mono)
+        if self.protocol == "bidi" and isinstance(message, Event):
+            # (its page first, in the recording too: a context or prompt in a page not
+            # noted is not folded, live or read back)
+            self._note_bidi_page(message, wall, mono)
         self._record(message, data)
         changes = self._fold(message)
         actions: list[Action] = []
         if isinstance(message, Reply | ErrorReply):
             self._client_answer_replied(message, wall, mono)
-        elif isinstance(message, Event):
+        elif isinstance(message, Event) and self.protocol == "cdp":
             self._note_page(message, wall, mono)
         for change in changes:
             if isinstance(change, DialogOpened):
@@ -353,7 +363,9 @@ class Relay:
         if command.method != _ANSWERS[self.protocol]:
             return
         dialog = self._answered_dialog(command)
-        if dialog is None:
+        if dialog is None or dialog.answering is not None:
+            # None open, or an answer (a fault rule's) already on its way: the browser
+            # answers that one, and this one fails "No dialog is showing".
             return
         params = command.params
         accept = bool(params.get("accept", False))
@@ -367,7 +379,7 @@ class Relay:
     def _answered_dialog(self, command: Command) -> PendingDialog | None:
         """The dialog the browser will answer for this command."""
         if self.protocol == "cdp":
-            return answerable_dialog(self.state, command.session_id)
+            return answerable_on(self.state, command.session_id)
         context = command.params.get("context")
         return next((d for d in self.state.pending_dialogs
                      if d.answering is None and d.unanswerable is None
@@ -384,25 +396,39 @@ class Relay:
         self._note("cdpnb.dialogAnswered", outcome, reply.session_id, wall, mono)
 
     def _note_page(self, event: Event, wall: float, mono: float) -> None:
-        """The client's first page becomes the recording's page (the frame tree's top;
-        pages it opens follow as popups): a supervisor says so with the same note."""
+        """CDP: the client's first page becomes the recording's page (the frame tree's
+        top; pages it opens follow as popups): a supervisor says so with the same note."""
         if self._page_noted:
             return
         params = event.params
-        if self.protocol == "cdp":
-            info = params.get("targetInfo")
-            if (event.method != "Target.attachedToTarget" or event.session_id is not None
-                    or not isinstance(info, dict) or info.get("type") != "page"):
-                return
-            target, session = info.get("targetId"), params.get("sessionId")
-        else:
-            if event.method != "browsingContext.contextCreated" or params.get("parent"):
-                return
-            target = session = params.get("context")
+        info = params.get("targetInfo")
+        if (event.method != "Target.attachedToTarget" or event.session_id is not None
+                or not isinstance(info, dict) or info.get("type") != "page"):
+            return
+        target, session = info.get("targetId"), params.get("sessionId")
         if isinstance(target, str) and isinstance(session, str):
             self._page_noted = True
             self._note("cdpnb.pageTarget", {"target_id": target, "session_id": session},
                        None, wall, mono)
+
+    def _note_bidi_page(self, event: Event, wall: float, mono: float) -> None:
+        """BiDi: every tab the client learns of is one of its pages (Firefox's first tab
+        is not the one Puppeteer's newPage makes; a popup follows its opener, as the
+        reducer already folds it); and for a client that never subscribed to
+        contextCreated (Selenium asks only for what it handles), the context its prompt
+        opened in."""
+        params = event.params
+        context = params.get("context")
+        if not isinstance(context, str):
+            return
+        if event.method == "browsingContext.contextCreated":
+            if params.get("parent") or params.get("originalOpener") \
+                    or context in self.state.pages:
+                return
+        elif event.method != PROMPT_OPENED or page_of_context(self.state, context) is not None:
+            return
+        self._note("cdpnb.pageTarget", {"target_id": context, "session_id": context},
+                   None, wall, mono)
 
     # -- recording ---------------------------------------------------------------------
 
@@ -418,6 +444,7 @@ class Relay:
 
     def _fault_note(self, rule: FaultRule, action: str, method: str | None, wall: float,
                     mono: float, **more: Any) -> None:
+        self.fault_acts[action] += 1
         params: dict[str, Any] = {"rule": str(rule), "action": action}
         if method is not None:
             params["method"] = method

@@ -25,7 +25,8 @@ from cdpnb.playback.server import ReplayServer
 from cdpnb.protocol import Message
 from cdpnb.proxy.faults import FaultRule, parse_faults
 from cdpnb.proxy.relay import OWN_ID_BASE
-from cdpnb.proxy.server import ProxyServer
+from cdpnb.proxy.server import MAX_RECORD_BYTES, ProxyServer, refused_for
+from cdpnb.proxy.webdriver import HTTPReplay, WebDriverFront, webdriver_path
 from cdpnb.runtime.closing import Closing
 from cdpnb.runtime.engine import engine
 from cdpnb.trace.private import make_private_dirs
@@ -51,6 +52,10 @@ def _protocol_of_url(url: str) -> str:
         "/session/" in parts.path else "cdp"
 
 
+def _loopback_only(host: str, origin: str | None) -> str | None:
+    return refused_for(host, origin, None)
+
+
 def replay_messages(traces: Sequence[Trace]) -> list[Message]:
     """The messages a replay serves: each recorded connection in turn (each starts with
     its ``cdpnb.connected`` note), without the proxy's own commands and their replies
@@ -71,10 +76,13 @@ class Proxy(Closing):
     ReplayDiverged if a replayed client left its recording (unless the block raised)."""
 
     def __init__(self, server: ProxyServer | ReplayServer, *, owned: Backend | None = None,
-                 workdir: tempfile.TemporaryDirectory[str] | None = None) -> None:
+                 workdir: tempfile.TemporaryDirectory[str] | None = None,
+                 front: WebDriverFront | None = None) -> None:
         self._server = server
         self._owned = owned
         self._workdir = workdir
+        #: A replayed WebDriver session's HTTP side.
+        self._front = front
         self.closed = False
 
     @property
@@ -85,6 +93,8 @@ class Proxy(Closing):
     def url(self) -> str:
         """``http://127.0.0.1:PORT``: give it to a client that discovers (Playwright's
         ``connect_over_cdp``, Puppeteer's ``browserURL``)."""
+        if self._front is not None:
+            return self._front.url
         return self._server.http_url if isinstance(self._server, ReplayServer) \
             else self._server.url
 
@@ -111,8 +121,19 @@ class Proxy(Closing):
 
     @property
     def divergence(self) -> Divergence | None:
-        """Replay: the first command the recording had no answer for, else None."""
-        return self._server.divergence if isinstance(self._server, ReplayServer) else None
+        """Replay: the first command the recording had no answer for, else None (a
+        WebDriver session's HTTP side first, then its socket's)."""
+        if not isinstance(self._server, ReplayServer):
+            return None
+        http = self._front.answer if self._front is not None else None
+        if isinstance(http, HTTPReplay) and http.divergence is not None:
+            return http.divergence
+        return self._server.divergence
+
+    @property
+    def http_recording(self) -> Path | None:
+        """In front of a WebDriver server: where its HTTP exchanges are recorded."""
+        return None if isinstance(self._server, ReplayServer) else self._server.http_recording
 
     @property
     def refused(self) -> int:
@@ -130,6 +151,29 @@ class Proxy(Closing):
             raise ValueError(f"connection must be 1..{len(relays)} (clients so far), "
                              f"got {connection!r}")
         return relays[connection - 1].state
+
+    def fault_acts(self, connection: int = 1) -> dict[str, int]:
+        """What the fault rules did on connection ``connection``, by action
+        (``dismissed``, ``dropped``, ``delayed``, ...); each is a note in its recording."""
+        if isinstance(self._server, ReplayServer):
+            return {}
+        relays = self._server.relays
+        if not 1 <= connection <= len(relays):
+            raise ValueError(f"connection must be 1..{len(relays)}, got {connection!r}")
+        return dict(relays[connection - 1].fault_acts)
+
+    @property
+    def connections_recorded(self) -> int:
+        """Client connections whose state is folded (record mode)."""
+        return 0 if isinstance(self._server, ReplayServer) else len(self._server.relays)
+
+    def view(self, refresh_s: float = 0.5) -> Any:
+        """A live notebook view: each connection's dialogs (who closed them), frame tree
+        and recording, redrawn as they change."""
+        # Imported here: widgets are the notebook layer's, loaded on use.
+        from cdpnb.notebook.proxy_view import ProxyView
+
+        return ProxyView(self, refresh_s)
 
     def trace(self, connection: int = 1) -> Trace:
         """Connection ``connection``'s recording as a Trace (so far, while it goes on)."""
@@ -150,6 +194,8 @@ class Proxy(Closing):
         if self.closed:
             return
         self.closed = True
+        if self._front is not None:
+            await self._front.close()
         await self._server.close()
         if self._owned is not None:
             await self._owned.aclose()
@@ -192,7 +238,9 @@ class proxy:
     before the suffixes; files 0600); by default a private temporary folder. ``faults``:
     rules such as ``"dismiss-dialogs=10ms"`` (see ``cdpnb.proxy.faults``); ``seed`` makes
     their chances repeatable. ``match``: a replay's ``"strict"`` (same params) or
-    ``"loose"`` (same method, session and param names) matching.
+    ``"loose"`` (params that differ only in fresh random tokens) matching.
+    ``max_record_bytes``: the most one connection's recording holds (4 GiB; a peer that
+    floods the proxy is then no longer recorded, and the file says so).
     """
 
     def __init__(self, target: Backend | str | None = None, *,
@@ -200,7 +248,8 @@ class proxy:
                  faults: Iterable[str | FaultRule] | str | None = None,
                  seed: int | None = None, redact: bool | Sequence[str] = False,
                  replay: Trace | str | os.PathLike[str] | Sequence[Any] | None = None,
-                 match: Literal["strict", "loose"] = "strict") -> None:
+                 match: Literal["strict", "loose"] = "strict",
+                 max_record_bytes: int = MAX_RECORD_BYTES) -> None:
         if (target is None) == (replay is None):
             raise ValueError("proxy() takes a browser to stand in front of (a backend, a URL "
                              "or a kind) or replay= a recording, exactly one of them")
@@ -215,6 +264,7 @@ class proxy:
         if match not in ("strict", "loose"):
             raise ValueError(f"match must be 'strict' or 'loose', got {match!r}")
         self.match = match
+        self.max_record_bytes = max_record_bytes
         self.handle: Proxy | None = None
 
     async def _open(self) -> Proxy:
@@ -237,14 +287,19 @@ class proxy:
     async def _open_record(self, target: Backend | str | None, owned: Backend | None) -> Proxy:
         backend_info: dict[str, Any] | None = None
         browser_info: dict[str, Any] | None = None
+        webdriver = False
         if isinstance(target, str):
             url, protocol = target, _protocol_of_url(target)
         else:
             url = str(getattr(target, "cdp_url", "") or "")
             said = str(getattr(target, "protocol", "cdp"))
+            if getattr(target, "webdriver_capabilities", None) is not None:
+                # A WebDriver server (chromedriver, WebKitWebDriver): its HTTP forwarded,
+                # the BiDi socket a session asks for (webSocketUrl) relayed.
+                webdriver, said = True, "bidi"
             if said not in _RELAYED:
                 raise ValueError(f"the proxy relays CDP and WebDriver BiDi sockets; this "
-                                 f"backend speaks {said} (WebDriver classic is HTTP)")
+                                 f"backend speaks {said}")
             protocol = _RELAYED[said]
             describe = getattr(target, "describe", None)
             backend_info = describe() if callable(describe) else None
@@ -259,7 +314,8 @@ class proxy:
             make_private_dirs(record.parent)
         server = ProxyServer(url, protocol=protocol, record=record, faults=self.faults,
                              seed=self.seed, redact=self.redact, backend=backend_info,
-                             browser=browser_info, cdpnb_version=__version__)
+                             browser=browser_info, cdpnb_version=__version__,
+                             webdriver=webdriver, max_record_bytes=self.max_record_bytes)
         await server.start()
         return Proxy(server, owned=owned, workdir=workdir)
 
@@ -284,7 +340,21 @@ class proxy:
                               protocol="cdp" if protocol == "classic" else protocol,
                               match=self.match)
         await server.start()
-        return Proxy(server)
+        front = None
+        exchanges = webdriver_path(traces[0].path) if traces[0].path is not None else None
+        if exchanges is not None and exchanges.exists():
+            # A session made over WebDriver HTTP (Selenium): its exchanges answered from
+            # their recording, webSocketUrl pointing at this replay.
+            def to_replay(url: str) -> str:
+                return f"ws://127.0.0.1:{server.port}{urlsplit(url).path}"
+
+            recorded = Trace.load(exchanges)
+            said = recorded.header.get("meta", {}).get("proxy", {})
+            http = HTTPReplay(list(recorded.messages), to_replay, self.match,
+                              recorded_url=str(said.get("url") or "") or None)
+            front = await WebDriverFront(http, _loopback_only).start()
+            http.own_url = front.url
+        return Proxy(server, front=front)
 
     async def start(self) -> Proxy:
         handle: Proxy = await engine.run(self._open())

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import time
 import urllib.error
@@ -36,13 +37,19 @@ from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed, WebSocketException
 from websockets.http11 import Request, Response
 
+from cdpnb.protocol import Fault
 from cdpnb.proxy.faults import FaultRule
-from cdpnb.proxy.relay import Action, Close, ClosedBy, Later, Relay, Send
+from cdpnb.proxy.relay import Action, Close, ClosedBy, Later, Record, Relay, Send, Sink
+from cdpnb.proxy.webdriver import Forwarder, WebDriverFront, webdriver_path
 from cdpnb.trace.recorder import Recorder
 
-__all__ = ["ProxyServer", "connection_path"]
+__all__ = ["MAX_RECORD_BYTES", "ProxyServer", "connection_path", "refused_for"]
 
 log = logging.getLogger("cdpnb.proxy")
+
+#: The most one connection's recording may hold: a client or browser that floods the
+#: proxy stops being recorded there (said in the file), it does not fill the disk.
+MAX_RECORD_BYTES = 4 << 30
 
 #: How long the proxy waits for the browser: its discovery answer, its socket opening.
 UPSTREAM_TIMEOUT_S = 10.0
@@ -57,6 +64,22 @@ def connection_path(record: Path, number: int) -> Path:
     name = record.name
     stem, dot, suffixes = name.partition(".")
     return record.with_name(f"{stem}.{number}{dot}{suffixes}" if dot else f"{name}.{number}")
+
+
+def refused_for(host: str, origin: str | None, port: int | None) -> str | None:
+    """Why a request with this ``Host`` and ``Origin`` is refused; None: served. The
+    Host must be a loopback name (a DNS-rebound name is not), and an Origin, if any, the
+    endpoint's own: what Chromium does without --remote-allow-origins (a web page the
+    user opens may not drive the browser)."""
+    name = host.rsplit(":", 1)[0] if not host.startswith("[") else host.split("]")[0] + "]"
+    if name not in _LOOPBACK_HOSTS:
+        return "cdpnb proxy: Host must be a loopback name\n"
+    own = {f"http://{host}"}
+    if port is not None:
+        own |= {f"http://127.0.0.1:{port}", f"http://localhost:{port}"}
+    if origin is not None and origin.rstrip("/") not in own:
+        return "cdpnb proxy: requests from a web page (an Origin header) are refused\n"
+    return None
 
 
 def _now() -> tuple[float, float]:
@@ -74,7 +97,8 @@ class ProxyServer:
     def __init__(self, upstream: str, *, protocol: str = "cdp", record: Path | None = None,
                  faults: Sequence[FaultRule] = (), seed: int | None = None,
                  redact: bool | Sequence[str] = False, backend: dict[str, Any] | None = None,
-                 browser: dict[str, Any] | None = None, cdpnb_version: str = "") -> None:
+                 browser: dict[str, Any] | None = None, cdpnb_version: str = "",
+                 webdriver: bool = False, max_record_bytes: int = MAX_RECORD_BYTES) -> None:
         parts = urlsplit(upstream)
         if parts.scheme not in ("ws", "wss", "http", "https") or not parts.hostname:
             raise ValueError(f"the proxy needs the browser's ws:// or http:// endpoint, got "
@@ -87,6 +111,11 @@ class ProxyServer:
         #: The path a client gets when it connects to ``ws_url``.
         self._up_path = parts.path if parts.scheme.startswith("ws") and parts.path else ""
         self.record = record
+        if isinstance(max_record_bytes, bool) or not isinstance(max_record_bytes, int) \
+                or max_record_bytes < 1:
+            raise ValueError(f"max_record_bytes must be a whole number of bytes >= 1, got "
+                             f"{max_record_bytes!r}")
+        self.max_record_bytes = max_record_bytes
         self.faults = tuple(faults)
         self.seed = seed
         self.redact = redact
@@ -103,10 +132,18 @@ class ProxyServer:
         self._server: Server | None = None
         self._handlers: set[asyncio.Task[None]] = set()
         self._timers: set[asyncio.TimerHandle] = set()
+        #: A WebDriver server upstream: its HTTP side, forwarded (``webdriver.py``).
+        self._front: WebDriverFront | None = None
+        self.webdriver = webdriver
+        #: In front of a WebDriver server: where its HTTP exchanges are recorded.
+        self.http_recording: Path | None = None
 
     @property
     def url(self) -> str:
-        """``http://127.0.0.1:PORT``: where a client discovers (CDP) or connects."""
+        """``http://127.0.0.1:PORT``: where a client discovers (CDP), or the WebDriver
+        server's HTTP side (Selenium's ``command_executor``) in front of one."""
+        if self._front is not None:
+            return f"http://127.0.0.1:{self._front.port}"
         return f"http://127.0.0.1:{self.port}"
 
     @property
@@ -116,19 +153,54 @@ class ProxyServer:
         return f"ws://127.0.0.1:{self.port}{path}"
 
     async def start(self) -> ProxyServer:
-        if self.protocol == "cdp" and not self._up_path:
-            # An http:// endpoint: the browser socket is what /json/version names.
-            version = await asyncio.to_thread(self._fetch, "/json/version")
-            import json
-
-            found = json.loads(version).get("webSocketDebuggerUrl", "")
-            self._up_path = urlsplit(found).path
+        if self.protocol == "cdp" and not self._up_path and not self.webdriver:
+            await asyncio.to_thread(self._discover)
         self._server = await serve(self._serve, "127.0.0.1", 0, process_request=self._http,
                                    max_size=None, compression=None, ping_interval=None)
         self.port = self._server.sockets[0].getsockname()[1]
+        if self.webdriver:
+            forwarder = Forwarder(self._up_http, self._relay_url, None)
+            self._front = await WebDriverFront(forwarder, self._refused_for).start()
+            if self.record is not None:
+                # (set before the loop runs again: no request can come before it)
+                self.http_recording = webdriver_path(self.record)
+                forwarder.recorder = Recorder(
+                    self.http_recording, redact=self.redact, endpoint=self._up_http,
+                    backend=self.backend, browser=self.browser,
+                    cdpnb_version=self.cdpnb_version,
+                    # The proxy's own URL: a client writes it into its requests (Selenium's
+                    # se:remoteUrl), and a replay on another port reads it back as this.
+                    meta={"proxy": {"webdriver_http": True, "upstream": self.upstream,
+                                    "url": self._front.url}})
         return self
 
+    def _discover(self) -> None:
+        """An http:// endpoint: the browser socket that /json/version names, or, where
+        there is none and ``/status`` answers as WebDriver does, a WebDriver server
+        (its BiDi sockets come from the sessions made over HTTP)."""
+        try:
+            found = json.loads(self._fetch("/json/version")).get("webSocketDebuggerUrl", "")
+        except (OSError, ValueError):
+            found = ""
+        if found:
+            self._up_path = urlsplit(found).path
+            return
+        try:
+            status = json.loads(self._fetch("/status"))
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"{self.upstream} answers neither /json/version (a CDP "
+                             f"browser) nor /status (a WebDriver server): {exc}") from exc
+        if not isinstance(status, dict) or "value" not in status:
+            raise ValueError(f"{self.upstream}/status is not a WebDriver server's answer")
+        self.webdriver, self.protocol = True, "bidi"
+
+    def _relay_url(self, server_url: str) -> str:
+        """The server's ``webSocketUrl`` made to point at the relay (same path)."""
+        return f"ws://127.0.0.1:{self.port}{urlsplit(server_url).path}"
+
     async def close(self) -> None:
+        if self._front is not None:
+            await self._front.close()
         server, self._server = self._server, None
         if server is not None:
             server.close()
@@ -142,22 +214,17 @@ class ProxyServer:
 
     # -- HTTP: discovery ------------------------------------------------------------
 
+    def _refused_for(self, host: str, origin: str | None) -> str | None:
+        """Why a request with this ``Host`` and ``Origin`` is refused (counted)."""
+        why = refused_for(host, origin, self.port)
+        if why is not None:
+            self.refused += 1
+        return why
+
     def _refusal(self, connection: ServerConnection, request: Request) -> Response | None:
-        host = request.headers.get("Host", "")
-        name = host.rsplit(":", 1)[0] if not host.startswith("[") else host.split("]")[0] + "]"
-        if name not in _LOOPBACK_HOSTS:
-            self.refused += 1
-            return connection.respond(403, "cdpnb proxy: Host must be a loopback name\n")
-        origin = request.headers.get("Origin")
-        if origin is not None and origin.rstrip("/") not in (
-                f"http://{host}", f"http://127.0.0.1:{self.port}",
-                f"http://localhost:{self.port}"):
-            # What Chromium does without --remote-allow-origins: a web page (an Origin
-            # other than the endpoint's own) may not drive the browser.
-            self.refused += 1
-            return connection.respond(403, "cdpnb proxy: requests from a web page (an "
-                                      "Origin header) are refused\n")
-        return None
+        why = self._refused_for(request.headers.get("Host", ""),
+                                request.headers.get("Origin"))
+        return None if why is None else connection.respond(403, why)
 
     async def _http(self, connection: ServerConnection, request: Request) -> Response | None:
         refused = self._refusal(connection, request)
@@ -192,6 +259,30 @@ class ProxyServer:
 
     # -- WebSocket: relay --------------------------------------------------------------
 
+    def _sink(self, recorder: Recorder | None) -> Sink | None:
+        """The relay's recording sink: the recorder, until its file holds
+        ``max_record_bytes`` (a peer that floods cannot fill the disk); then one fault
+        line says where and why it stopped, and nothing more is written."""
+        if recorder is None:
+            return None
+        limit = self.max_record_bytes
+        stopped = False
+
+        def sink(message: Record, wire: bytes | None) -> None:
+            nonlocal stopped
+            if stopped:
+                return
+            if recorder.size >= limit:
+                stopped = True
+                recorder(Fault("record-limit", f"the recording reached {limit} bytes "
+                               "(max_record_bytes); nothing after this line is recorded",
+                               "", message.wall, message.mono))
+                recorder.flush()
+                return
+            recorder(message, wire)
+
+        return sink
+
     def _recorder(self, number: int, path: str) -> Recorder | None:
         if self.record is None:
             return None
@@ -222,7 +313,7 @@ class ProxyServer:
                 return
             recorder = self._recorder(number, path)
             relay = Relay(self.protocol, faults=self.faults, seed=self.seed,
-                          sink=recorder)
+                          sink=self._sink(recorder))
             self.relays.append(relay)
             relay.start(self._up_ws + path, *_now())
             try:
@@ -245,6 +336,10 @@ class _Connection:
         self.browser = browser
         self.closing: ClosedBy | None = None
         self.done = asyncio.Event()
+        # One relay step at a time, with its sends: a rule's timer that fires while a
+        # client frame is being relayed must not put its command between the relay's
+        # decision and the client's frame (the recording would name the wrong answer).
+        self.turn = asyncio.Lock()
 
     async def run(self) -> None:
         pumps = [asyncio.create_task(self._pump(self.client, "client")),
@@ -276,8 +371,9 @@ class _Connection:
         try:
             while True:
                 data = await source.recv(decode=False)
-                wall, mono = _now()
-                await self._carry_out(feed(bytes(data), wall, mono))
+                async with self.turn:
+                    wall, mono = _now()
+                    await self._carry_out(feed(bytes(data), wall, mono))
         except ConnectionClosed:
             if self.closing is None:
                 self.closing = "client" if side == "client" else "browser"
@@ -300,12 +396,16 @@ class _Connection:
         loop = asyncio.get_running_loop()
         timers = self.server._timers
 
+        async def take_turn() -> None:
+            async with self.turn:
+                if not self.done.is_set():
+                    await self._carry_out(action.then(*_now()))
+
         def fire() -> None:
             timers.discard(handle)
             if self.done.is_set():
                 return
-            wall, mono = _now()
-            task = loop.create_task(self._carry_out(action.then(wall, mono)))
+            task = loop.create_task(take_turn())
             self.server._handlers.add(task)
             task.add_done_callback(self.server._handlers.discard)
 

@@ -177,7 +177,9 @@ def _open(d: Dialog) -> TypeGuard[OpenDialog]:
 
 
 _CLOSED_BY_COLOUR = {"agent": "#2a7", "auto_policy": "#27a", "watchdog": "#c70",
-                     "remote": "#a33", "browser": "#777", "cdpnb": "#74a"}
+                     "remote": "#a33", "browser": "#777", "cdpnb": "#74a",
+                     # a proxied client's own answer, and a proxy fault rule's
+                     "client": "#2a7", "fault": "#c3a"}
 
 
 def dialog_repr(d: Dialog) -> str:

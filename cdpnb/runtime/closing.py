@@ -57,30 +57,30 @@ class Starting(Coroutine[Any, Any, T], Generic[T]):
     blocking face's ``constructor``) takes this as it took the coroutine.
     """
 
-    __slots__ = ("_coro", "_started")
+    __slots__ = ("_start_coroutine", "_started")
 
     def __init__(self, coro: Coroutine[Any, Any, T]) -> None:
-        self._coro = coro
+        self._start_coroutine = coro
         self._started: T | None = None
 
     # -- awaited: the coroutine, delegated ------------------------------------------------
     def __await__(self) -> Generator[Any, None, T]:
-        return self._coro.__await__()
+        return self._start_coroutine.__await__()
 
     def send(self, value: Any) -> Any:
-        return self._coro.send(value)
+        return self._start_coroutine.send(value)
 
     def throw(self, typ: Any, val: Any = None, tb: Any = None) -> Any:
         if val is None and tb is None:
-            return self._coro.throw(typ)  # the one-argument form (3.12 deprecates three)
-        return self._coro.throw(typ, val, tb)
+            return self._start_coroutine.throw(typ)  # the one-argument form (3.12 deprecates three)
+        return self._start_coroutine.throw(typ, val, tb)
 
     def close(self) -> None:
-        self._coro.close()
+        self._start_coroutine.close()
 
     # -- entered ------------------------------------------------------------------------
     async def __aenter__(self) -> T:
-        self._started = await self._coro
+        self._started = await self._start_coroutine
         return self._started
 
     async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
@@ -90,7 +90,7 @@ class Starting(Coroutine[Any, Any, T], Generic[T]):
             await started.__aexit__(exc_type, exc, tb)
 
     def __repr__(self) -> str:
-        name = getattr(self._coro, "__qualname__", "start")
+        name = getattr(self._start_coroutine, "__qualname__", "start")
         return f"<{name}(…): await it, or use it in `async with`>"
 
 

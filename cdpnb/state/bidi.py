@@ -133,6 +133,8 @@ def add_context(state: BrowserState, info: Mapping[str, Any], parent: str | None
         parent_origin = state.frames[up].origin
         frame = FrameInfo(frame_id=cid, parent_frame_id=up, url=url,
                           origin=origin_of(url) or parent_origin,
+                          # (BiDi's Info has no name; WebDriver classic's walk says it)
+                          name=str(node.get("name") or "") or None,
                           session_id=page.session_id if page is not None else None)
         state = state.evolve(frames={**state.frames, cid: frame})
         out.append(FrameAdded(frame))

@@ -41,7 +41,8 @@ Out = list[Change]
 
 def frame_tree(state: BrowserState, msg: Reply, out: Out) -> BrowserState:
     """``classic.frameTree``: the window's frames now; those gone leave, those new join,
-    those at a new address navigated."""
+    those at a new address navigated. Each frame's name is its ``window.name`` as the
+    walk read it ("" is None, as over CDP)."""
     contexts = msg.result.get("contexts") or []
     if not contexts:
         return state
@@ -51,6 +52,8 @@ def frame_tree(state: BrowserState, msg: Reply, out: Out) -> BrowserState:
         return state
     now = {ident(node["context"], "context"): (up, str(node.get("url", "")))
            for node, up in walk_contexts(top, None)}
+    names = {ident(node["context"], "context"): str(node.get("name") or "") or None
+             for node, _up in walk_contexts(top, None)}
     mine = [k for k, f in state.frames.items() if f.session_id == window and k != window]
     # A frame whose parent changed is another frame at that path: it leaves and joins.
     doomed = {k for k in mine if k not in now or now[k][0] != state.frames[k].parent_frame_id}
@@ -61,7 +64,7 @@ def frame_tree(state: BrowserState, msg: Reply, out: Out) -> BrowserState:
         if old is None or not url or url == old.url:
             continue
         parent = state.frames.get(old.parent_frame_id or "")
-        frame = old.model_copy(update={"url": url,
+        frame = old.model_copy(update={"url": url, "name": names.get(cid),
                                        "origin": origin_of(url) or (parent.origin if parent
                                                                   else "")})
         out.append(FrameNavigated(frame))
@@ -70,7 +73,11 @@ def frame_tree(state: BrowserState, msg: Reply, out: Out) -> BrowserState:
         if page is not None:
             state = state.evolve(pages={**state.pages, cid: page.model_copy(
                 update={"url": url})})
-    return add_context(state, top, None, out)
+    state = add_context(state, top, None, out)
+    renamed = {cid: state.frames[cid].model_copy(update={"name": name})
+               for cid, name in names.items()
+               if cid in state.frames and state.frames[cid].name != name}
+    return state.evolve(frames={**state.frames, **renamed}) if renamed else state
 
 
 def _window_of(msg: Reply | ErrorReply) -> str | None:

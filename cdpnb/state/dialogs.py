@@ -63,6 +63,7 @@ __all__ = [
     "RECENT_DIALOGS_KEPT",
     "UNANSWERABLE",
     "answerable_dialog",
+    "answerable_on",
     "bridged_dialogs_navigated",
     "browser_handler_of",
     "close_all_pending",
@@ -74,6 +75,7 @@ __all__ = [
     "native_dialog_opened",
     "navigation_requested",
     "navigation_started",
+    "same_target",
 ]
 
 Out = list[Change]
@@ -172,8 +174,29 @@ def page_session_of(state: BrowserState, session_id: str | None) -> str | None:
 # -- opening ------------------------------------------------------------------------------
 
 
+def same_target(state: BrowserState, one: str | None, other: str | None) -> bool:
+    """Whether two sessions are attached to the same target (a client may attach a page
+    twice on one connection: chrome-devtools-mcp does)."""
+    a, b = state.sessions.get(one or ""), state.sessions.get(other or "")
+    return a is not None and b is not None and a.target_id == b.target_id
+
+
+def answerable_on(state: BrowserState, session: str | None) -> PendingDialog | None:
+    """The dialog the browser answers for a ``Page.handleJavaScriptDialog`` sent on
+    ``session``: the answerable one on it, or on another session of the same page
+    (the dialog is kept on the session that announced it first)."""
+    found = answerable_dialog(state, session)
+    if found is not None:
+        return found
+    return next((d for d in state.pending_dialogs if d.via == "native"
+                 and d.unanswerable is None and same_target(state, d.page_session_id, session)),
+                None)
+
+
 def dialog_opening(state: BrowserState, msg: Event, out: Out) -> BrowserState:
-    """``Page.javascriptDialogOpening`` on a page's top session."""
+    """``Page.javascriptDialogOpening`` on a page's top session. Chromium 156 announces a
+    dialog on every session attached to its page (measured: a page attached twice gets
+    the opening and the closing twice): one dialog, kept on the first session."""
     p = msg.params
     kind = p.get("type")
     if kind not in DIALOG_TYPES:
@@ -183,6 +206,10 @@ def dialog_opening(state: BrowserState, msg: Event, out: Out) -> BrowserState:
         raise ValueError(f"hasBrowserHandler must be a boolean, got {handler!r}")
     page = msg.session_id
     frame_id = p.get("frameId")
+    if any(d.via == "native" and d.frame_id == (str(frame_id) if frame_id else None)
+           and d.page_session_id != page and same_target(state, d.page_session_id, page)
+           for d in state.pending_dialogs):
+        return count(state, "dialogs-announced-again", out)
     dialog = PendingDialog(
         id=f"d-{state.dialog_seq + 1}",
         type=kind,

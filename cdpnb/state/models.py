@@ -29,7 +29,8 @@ DialogType = Literal["alert", "confirm", "prompt", "beforeunload", "unknown"]
 #: ``watchdog``: must_respond's timeout; ``remote``: someone else answered it (another
 #: client, a proxy, a person); ``browser``: the browser closed it itself, or it went
 #: with its frame or page (``reason`` says which); ``cdpnb``: cdpnb released it or gave
-#: up on it (``reason``: released, page_replaced, disconnected). In a recording of
+#: up on it (``reason``: released, page_replaced, disconnected), or dismissed it first
+#: (``navigation``, ``page_closing``: over WebDriver classic). In a recording of
 #: ``cdpnb proxy``: ``client``, the proxied client answered it (its own
 #: handleJavaScriptDialog / handleUserPrompt); ``fault``, a fault rule of the proxy did.
 ClosedBy = Literal["agent", "auto_policy", "watchdog", "remote", "browser", "cdpnb",

@@ -1,7 +1,19 @@
 """Acting on the page as a user would: a real mouse click on an element (by
-accessibility ref or CSS selector) or at a point, over CDP. What both protocols share
-(the arguments, the dialog that blocks or ends a click, the selector script) is here
-too; the WebDriver BiDi click is ``cdpnb.supervisor.bidi_actions``.
+accessibility ref or CSS selector) or at a point, typing into a field (``fill``) and
+looking for an element (``wait_for_selector``), over CDP. What every protocol shares
+(the arguments, the dialog that blocks or ends a click, the selector scripts, the wait
+for an element to be there) is here too; WebDriver BiDi's are
+``cdpnb.supervisor.bidi_actions``, WebDriver classic's ``cdpnb.supervisor.classic_actions``.
+
+Selectors are resolved where the page's own script cannot reach: over CDP in cdpnb's
+isolated world (``Page.createIsolatedWorld``), over BiDi in a sandbox realm
+(``script.callFunction`` with ``sandbox``); WebDriver classic's element search is the
+server's own. Measured (Chromium 156, Firefox ESR 153, chromium-bidi 17): a page that
+replaces ``Document.prototype.querySelector`` to return another element steers a query
+run in its own realm (a click on ``#safe`` clicked ``#buy``), not one run in the
+isolated world or the sandbox, which have the DOM's own prototypes. Chromium 156 answers
+``Page.createIsolatedWorld`` for the same frame and world name with the same context
+while the document lives, so asking again costs one round trip and no new world.
 
 Measured on Chromium 156: ``DOM.getContentQuads`` on an OOPIF's own session gives
 coordinates in that OOPIF's viewport, and ``Input.dispatchMouseEvent`` on the same
@@ -29,13 +41,14 @@ import asyncio
 import contextlib
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, TypeVar
 
 from cdpnb.errors import (
     BlockedByDialog,
     CDPError,
+    CdpnbError,
     CommandTimeout,
     ElementNotClickable,
     NoSuchElement,
@@ -46,13 +59,33 @@ from cdpnb.state import BrowserState, PendingDialog
 from cdpnb.state.bidi import page_of_context
 from cdpnb.state.changes import DialogOpened
 from cdpnb.state.frames import descendants
-from cdpnb.supervisor.accessibility import RefTarget
+from cdpnb.supervisor.accessibility import RefTarget, parse_ref
 from cdpnb.supervisor.core import Core
 from cdpnb.supervisor.evaluation import Budget
+from cdpnb.supervisor.results import ClickResult
 
-__all__ = ["ClickSpec", "bad_selector", "check_not_blocked", "click_in_frame", "click_ref",
-           "click_spec", "no_element", "out_of_view", "quad_centre", "send_or_dialog",
-           "top_frame_id"]
+__all__ = ["ELEMENT_STATE", "FILL_PREPARE", "FILL_VALUE", "FIND_ELEMENT", "POLL_DELAYS_S",
+           "SELECTOR_STATES", "WORLD", "ClickSpec", "ElementState", "SelectorState",
+           "bad_selector", "check_fill", "check_not_blocked", "check_selector",
+           "click_in_frame", "click_ref", "click_spec", "fill_in_frame", "isolated_world",
+           "no_element", "not_fillable", "not_visible", "out_of_view", "page_of_frame",
+           "quad_centre", "query_in_frame", "scroll_frames_into_view", "send_or_dialog",
+           "state_holds", "top_frame_id", "until_there"]
+
+T = TypeVar("T")
+#: What ``wait_for_selector`` waits for (Playwright's states): an element that matches
+#: (``attached``), one that is visible (``visible``: a box with an area, not
+#: ``visibility: hidden``), none (``detached``), none visible (``hidden``).
+SelectorState = Literal["attached", "detached", "visible", "hidden"]
+SELECTOR_STATES: tuple[str, ...] = ("attached", "detached", "visible", "hidden")
+#: What one look at a selector found: no element, an element not visible, a visible one.
+ElementState = Literal["absent", "hidden", "visible"]
+#: cdpnb's isolated world (CDP) and sandbox (BiDi): where selectors are resolved.
+WORLD = "cdpnb"
+#: The pauses between two looks for an element that is not there (yet), in seconds:
+#: quick at first, then every quarter of a second (Playwright polls 0, 20, 50, 100,
+#: 100, 500 ms). Each look is one or two round trips.
+POLL_DELAYS_S = (0.0, 0.02, 0.05, 0.1, 0.1, 0.25)
 
 
 @dataclass(frozen=True)
@@ -72,18 +105,16 @@ class ClickSpec:
             return f"ref {self.ref!r}"
         if self.selector is not None:
             return f"selector {self.selector!r}"
-        assert self.point is not None
+        if self.point is None:  # (a frame itself: its screenshot)
+            return f"frame {self.frame_id}" if self.frame_id is not None else "the page"
         return f"point ({self.point[0]:g}, {self.point[1]:g})"
 
     def result(self, frame_id: str | None, x: float, y: float,
-               dialog: PendingDialog | None) -> dict[str, Any]:
+               dialog: PendingDialog | None) -> ClickResult:
         """What ``click()`` returns: what was clicked, where (x, y in the viewport of
         ``frame_id``'s document) and the dialog the click opened, if one did."""
-        what: dict[str, Any] = ({"ref": self.ref} if self.ref is not None else
-                                {"selector": self.selector} if self.selector is not None
-                                else {})
-        return {**what, "frame_id": frame_id, "x": x, "y": y,
-                "dialog_id": dialog.id if dialog is not None else None}
+        return ClickResult(frame_id, x, y, dialog.id if dialog is not None else None,
+                           selector=self.selector, ref=self.ref)
 
 
 def _coordinate(name: str, value: object) -> float:
@@ -94,39 +125,116 @@ def _coordinate(name: str, value: object) -> float:
     return float(value)
 
 
-def click_spec(ref: object, *, selector: object = None, x: object = None, y: object = None,
-               frame_id: object = None) -> ClickSpec:
-    """Check ``click()``'s arguments before anything is sent: exactly one of ``ref``,
-    ``selector``, or ``x`` and ``y``; ``frame_id`` only with a selector or a point."""
-    if ref is not None and not isinstance(ref, str):
-        raise TypeError(f"ref must be a ref str (from sup.accessibility()), got "
-                        f"{type(ref).__name__}")
-    if selector is not None and not isinstance(selector, str):
-        raise TypeError(f"selector must be a CSS selector str, got {type(selector).__name__}")
-    if isinstance(selector, str) and not selector.strip():
-        raise ValueError("selector must be a CSS selector such as '#submit', got an empty str")
+def check_selector(selector: object, name: str = "selector") -> str:
+    """A CSS selector str, or a TypeError/ValueError naming ``name``."""
+    if not isinstance(selector, str):
+        raise TypeError(f"{name} must be a CSS selector str such as '#submit', got "
+                        f"{type(selector).__name__}")
+    if not selector.strip():
+        raise ValueError(f"{name} must be a CSS selector such as '#submit', got an empty str")
+    return selector
+
+
+def click_spec(selector: object = None, *, ref: object = None, x: object = None,
+               y: object = None, frame_id: object = None) -> ClickSpec:
+    """Check ``click()``'s arguments before anything is sent: exactly one of
+    ``selector`` (CSS, the first positional argument), ``ref=`` (from
+    ``accessibility()``), or ``x=`` and ``y=``; ``frame_id`` only with a selector or a
+    point."""
+    if selector is not None:
+        check_selector(selector)
+    if ref is not None:
+        if not isinstance(ref, str):
+            raise TypeError(f"ref must be a ref str (from sup.accessibility()), got "
+                            f"{type(ref).__name__}")
+        try:
+            parse_ref(ref)
+        except ValueError as exc:
+            raise ValueError(f"{exc}: a ref comes from sup.accessibility(); a CSS selector "
+                             f"goes first, click({ref!r}) or click(selector={ref!r})"
+                             ) from None
     if (x is None) != (y is None):
         given, missing = ("x", "y") if y is None else ("y", "x")
         raise TypeError(f"click() got {given} without {missing}: a point needs both x and y")
     point = None if x is None else (_coordinate("x", x), _coordinate("y", y))
-    chosen = [name for name, value in (("ref", ref), ("selector", selector), ("x, y", point))
+    chosen = [name for name, value in (("selector", selector), ("ref", ref), ("x, y", point))
               if value is not None]
     if not chosen:
-        raise TypeError("click() needs what to click: a ref (from sup.accessibility()), "
-                        "selector='css', or x= and y=")
+        raise TypeError("click() needs what to click: a CSS selector (click('#submit')), "
+                        "ref= (from sup.accessibility()), or x= and y=")
     if len(chosen) > 1:
-        raise TypeError(f"click() takes one of ref, selector, or x and y; got "
+        raise TypeError(f"click() takes one of selector, ref=, or x= and y=; got "
                         f"{' and '.join(chosen)}")
     if frame_id is not None:
         if not isinstance(frame_id, str):
             raise TypeError(f"frame_id must be a str, got {type(frame_id).__name__}")
         if ref is not None:
-            raise TypeError("frame_id goes with selector= or x=, y=; a ref names its "
+            raise TypeError("frame_id goes with a selector or x=, y=; a ref names its "
                             "frame itself")
     assert ref is None or isinstance(ref, str)
     assert selector is None or isinstance(selector, str)
     assert frame_id is None or isinstance(frame_id, str)
     return ClickSpec(ref=ref, selector=selector, point=point, frame_id=frame_id)
+
+
+def check_fill(selector: object, text: object, frame_id: object) -> ClickSpec:
+    """``fill()``'s arguments: a selector, a str to type, a frame id or None."""
+    check_selector(selector)
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    if frame_id is not None and not isinstance(frame_id, str):
+        raise TypeError(f"frame_id must be a str, got {type(frame_id).__name__}")
+    assert isinstance(selector, str) and (frame_id is None or isinstance(frame_id, str))
+    return ClickSpec(selector=selector, frame_id=frame_id)
+
+
+def state_holds(state: SelectorState, found: ElementState) -> bool:
+    """Whether what one look ``found`` is what ``wait_for_selector(state=...)`` waits for."""
+    if state == "attached":
+        return found != "absent"
+    if state == "visible":
+        return found == "visible"
+    if state == "detached":
+        return found == "absent"
+    return found != "visible"  # hidden: none, or none visible
+
+
+async def until_there(attempt: Callable[[], Awaitable[T]], budget: Budget) -> T:
+    """``attempt()``, again while it finds no element, or one not yet visible (its
+    error says so: ``not_visible``), or its frame navigated mid-look, until ``budget``
+    runs out; then the last of those errors, saying how long it waited. Each retried
+    error is raised before anything reached the page (no input was sent), so trying
+    again cannot act twice."""
+    looks = 0
+    last: CdpnbError | None = None
+    while True:
+        try:
+            return await attempt()
+        except (NoSuchElement, ElementNotClickable, TargetGone) as exc:
+            if not getattr(exc, "not_yet", False):
+                raise
+            last = exc
+        except CommandTimeout:
+            # A look that the budget's end cut short: the wait's end, told as such.
+            if last is None or budget.left() > 0:
+                raise
+            raise _waited(last, budget) from None
+        delay = POLL_DELAYS_S[min(looks, len(POLL_DELAYS_S) - 1)]
+        looks += 1
+        if budget.left() <= delay:
+            raise _waited(last, budget) from None
+        await asyncio.sleep(delay)
+
+
+def _waited(exc: CdpnbError, budget: Budget) -> CdpnbError:
+    """``exc`` as the end of a wait of ``budget``: the same class, saying so."""
+    waited = f"within {budget.seconds:g} s"
+    if isinstance(exc, NoSuchElement):
+        text = str(exc).split(" (", 1)[0]
+        return NoSuchElement(f"{text} {waited} (timeout= sets how long to wait)",
+                             selector=exc.selector, frame_id=exc.frame_id)
+    return type(exc)(f"{exc}, still after {budget.seconds:g} s (timeout= sets how long "
+                     "to wait)")
 
 
 # -- what both protocols share -------------------------------------------------------
@@ -139,7 +247,7 @@ def top_frame_id(state: BrowserState) -> str | None:
                 state.page_target_id)
 
 
-def _page_of_frame(state: BrowserState, frame_id: str | None) -> str | None:
+def page_of_frame(state: BrowserState, frame_id: str | None) -> str | None:
     """The page session (the tab, over BiDi) whose frame ``frame_id`` is."""
     if frame_id is None:
         return state.page_session_id
@@ -164,7 +272,7 @@ def _ours(dialog: PendingDialog, page: str | None) -> bool:
 
 def check_not_blocked(state: BrowserState, frame_id: str | None, spec: ClickSpec) -> str | None:
     """The page session of ``frame_id``; BlockedByDialog if a dialog is open there."""
-    page = _page_of_frame(state, frame_id)
+    page = page_of_frame(state, frame_id)
     dialog = next((d for d in state.pending_dialogs if _ours(d, page)), None)
     if dialog is not None:
         raise BlockedByDialog(
@@ -218,6 +326,62 @@ async def send_or_dialog(core: Core, method: str, params: dict[str, Any], sessio
 #: The first element ``selector`` matches in the document it runs in, or null. A bad
 #: selector throws the DOM's SyntaxError, which reads "… is not a valid selector".
 FIND_ELEMENT = "selector => document.querySelector(selector)"
+#: What one look at an element (or null) finds: "absent", "hidden" or "visible", as
+#: Playwright tells a visible element (a box with an area, not ``visibility: hidden``).
+ELEMENT_STATE = """element => {
+  if (element === null) return "absent";
+  const box = element.getBoundingClientRect();
+  const shown = box.width > 0 && box.height > 0
+    && getComputedStyle(element).visibility !== "hidden";
+  return shown ? "visible" : "hidden";
+}"""
+#: Make ``element`` ready for typed text, as Playwright's fill does: focus it and select
+#: what it holds, so that typing replaces it. Returns "" (type the text now), "value" (a
+#: date or time input, which takes no keys: set its value with FILL_VALUE), "later: why"
+#: (disabled, read-only, not visible, not focused: may change, so the wait goes on) or
+#: why it takes no typed text at all. The text itself is never an argument of a script
+#: (it goes as typed input, which ``redact=`` hides), but for a date or time.
+FILL_PREPARE = """function (element) {
+  const name = element.localName;
+  const kind = name === "input" ? element.type : null;
+  const none = ["checkbox", "radio", "file", "button", "submit", "reset", "image", "hidden",
+                "range", "color"];
+  if (kind !== null && none.includes(kind))
+    return `it is an <input type=${kind}>, which takes no typed text`;
+  if (kind === null && name !== "textarea" && !element.isContentEditable)
+    return `it is a <${name}>, not an <input>, <textarea> or contenteditable element`;
+  if (element.disabled) return `later: it is a disabled <${name}>`;
+  if (element.readOnly) return `later: it is a read-only <${name}>`;
+  const box = element.getBoundingClientRect();
+  if (!(box.width > 0 && box.height > 0) || getComputedStyle(element).visibility === "hidden")
+    return `later: it is not visible`;
+  if (["date", "time", "datetime-local", "month", "week"].includes(kind)) return "value";
+  element.focus();
+  const active = element.getRootNode().activeElement;
+  if (active !== element && !element.contains(active))
+    return `later: it did not take the focus`;
+  if (kind !== null || name === "textarea") {
+    element.select();
+  } else {
+    const range = document.createRange();
+    range.selectNodeContents(element);
+    const selection = element.ownerDocument.defaultView.getSelection();
+    selection.removeAllRanges();
+    selection.addRange(range);
+  }
+  return "";
+}"""
+#: A date or time input's value set, with the ``input`` and ``change`` events typing
+#: would give (as Playwright does: such inputs take no keys); "" or why not.
+FILL_VALUE = """function (element, text) {
+  element.focus();
+  element.value = text;
+  if (element.value !== text)
+    return `it is an <input type=${element.type}>, which refused ${JSON.stringify(text)}`;
+  element.dispatchEvent(new Event("input", {bubbles: true, composed: true}));
+  element.dispatchEvent(new Event("change", {bubbles: true}));
+  return "";
+}"""
 
 
 def _where(spec: ClickSpec) -> str:
@@ -225,15 +389,40 @@ def _where(spec: ClickSpec) -> str:
 
 
 def bad_selector(spec: ClickSpec, why: str) -> ValueError:
+    hint = ""
+    with contextlib.suppress(ValueError, TypeError):
+        if spec.selector is not None and ":" in spec.selector:
+            parse_ref(spec.selector)
+            hint = (f"; if it is a ref from sup.accessibility(), pass it as "
+                    f"ref={spec.selector!r}")
     return ValueError(f"selector {spec.selector!r} is not a CSS selector the browser takes "
-                      f"(in {_where(spec)}): {why}")
+                      f"(in {_where(spec)}): {why}{hint}")
+
+
+def _not_yet(exc: CdpnbError) -> CdpnbError:
+    """Mark ``exc`` as one a wait for the element may outlast (``until_there``)."""
+    exc.not_yet = True  # type: ignore[attr-defined]
+    return exc
 
 
 def no_element(spec: ClickSpec) -> NoSuchElement:
     assert spec.selector is not None
-    return NoSuchElement(f"no element matches selector {spec.selector!r} in {_where(spec)} "
-                         "(nothing waits for one to appear: click when it is there)",
-                         selector=spec.selector, frame_id=spec.frame_id)
+    return _not_yet(NoSuchElement(f"no element matches selector {spec.selector!r} in "
+                                  f"{_where(spec)}", selector=spec.selector,
+                                  frame_id=spec.frame_id))  # type: ignore[return-value]
+
+
+def not_visible(spec: ClickSpec) -> ElementNotClickable:
+    return _not_yet(ElementNotClickable(  # type: ignore[return-value]
+        f"{spec.describe()} has no visible area to click"))
+
+
+def not_fillable(spec: ClickSpec, why: str) -> ElementNotClickable:
+    """``why`` from FILL_PREPARE: "later: …" may change (the wait goes on)."""
+    later = why.startswith("later: ")
+    error = ElementNotClickable(f"{spec.describe()} in {_where(spec)} cannot be filled: "
+                                f"{why.removeprefix('later: ')}")
+    return _not_yet(error) if later else error  # type: ignore[return-value]
 
 
 def out_of_view(spec: ClickSpec, width: float, height: float) -> ValueError:
@@ -277,7 +466,7 @@ async def _frame_offset(core: Core, frame_id: str | None, session: str | None,
     return float(content[0]), float(content[1])
 
 
-async def _scroll_frames_into_view(core: Core, frame_id: str | None, budget: Budget) -> None:
+async def scroll_frames_into_view(core: Core, frame_id: str | None, budget: Budget) -> None:
     """Scroll each ``<iframe>`` from ``frame_id`` up to the page into view in its parent,
     for a point. Measured on Chromium 156: a point of an in-process frame scrolled out
     of view replies and reaches nobody (an OOPIF's still arrives); an element's
@@ -325,7 +514,7 @@ async def _press(core: Core, spec: ClickSpec, session: str | None, x: float, y: 
 
 
 async def _click_node(core: Core, spec: ClickSpec, node: dict[str, Any], frame_id: str | None,
-                      session: str | None, budget: Budget, page: str | None) -> dict[str, Any]:
+                      session: str | None, budget: Budget, page: str | None) -> ClickResult:
     """Scroll the node (``backendNodeId`` or ``objectId``) into view and click the
     centre of its box."""
     try:
@@ -335,34 +524,61 @@ async def _click_node(core: Core, spec: ClickSpec, node: dict[str, Any], frame_i
     except CDPError as exc:
         if spec.ref is not None and ("detached" in exc.message or "No node" in exc.message):
             raise StaleRef(spec.ref, f"its node is gone ({exc.message})") from None
-        raise ElementNotClickable(f"{spec.describe()} has no box to click: {exc.message}"
-                                  ) from None
+        # (Chromium 156 for a display:none element: "Could not compute content quads")
+        raise _not_yet(ElementNotClickable(f"{spec.describe()} has no box to click: "
+                                           f"{exc.message}")) from None
     centre = quad_centre(reply.get("quads") or [])
     if centre is None:
-        raise ElementNotClickable(f"{spec.describe()} has no visible area to click")
+        raise not_visible(spec)
     dx, dy = await _frame_offset(core, frame_id, session, budget)
     dialog = await _press(core, spec, session, *centre, budget, page)
     return spec.result(frame_id, centre[0] - dx, centre[1] - dy, dialog)
 
 
 async def click_ref(core: Core, spec: ClickSpec, target: RefTarget,
-                    budget: Budget) -> dict[str, Any]:
+                    budget: Budget) -> ClickResult:
     """Click the element an accessibility ref names (its frame and session are known)."""
     page = check_not_blocked(core.state, target.frame_id, spec)
     return await _click_node(core, spec, {"backendNodeId": target.backend_node_id},
                              target.frame_id, target.session_id, budget, page)
 
 
+async def isolated_world(core: Core, frame_id: str | None, session: str | None,
+                         budget: Budget, fallback: int | None) -> int | None:
+    """The execution context of cdpnb's isolated world in ``frame_id`` (rendered by
+    ``session``), where the page's own script cannot reach; ``fallback`` (the frame's
+    own context) on an endpoint without isolated worlds."""
+    if frame_id is None:
+        return fallback
+    try:
+        reply = await core.send("Page.createIsolatedWorld",
+                                {"frameId": frame_id, "worldName": WORLD}, session,
+                                budget.left())
+    except CommandTimeout:
+        raise CommandTimeout(f"frame {frame_id} did not make cdpnb's isolated world within "
+                             f"the {budget.seconds:g} s budget (is the page busy?)") from None
+    except CDPError as exc:
+        if exc.code == -32601:  # (an endpoint without it: the frame's own realm)
+            return fallback
+        if "No frame" in exc.message:  # (navigated away, or gone, between two looks)
+            raise _not_yet(TargetGone(f"frame {frame_id} is gone ({exc.message})")) from None
+        raise
+    context = reply.get("executionContextId")
+    return context if isinstance(context, int) else fallback
+
+
 async def click_in_frame(core: Core, spec: ClickSpec, session: str | None, context: int | None,
-                         budget: Budget) -> dict[str, Any]:
+                         budget: Budget) -> ClickResult:
     """Click by selector or at a point in ``spec.frame_id`` (the page's top frame when
     None), rendered by ``session``; ``context`` runs script there (None: the session's
-    default)."""
+    default). The selector is resolved, and the viewport read, in cdpnb's isolated
+    world."""
     frame_id = spec.frame_id if spec.frame_id is not None else top_frame_id(core.state)
     page = check_not_blocked(core.state, spec.frame_id, spec)
-    where: dict[str, Any] = {"contextId": context} if context is not None else {}
+    world = await isolated_world(core, frame_id, session, budget, context)
+    where: dict[str, Any] = {"contextId": world} if world is not None else {}
     if spec.point is not None:
-        await _scroll_frames_into_view(core, frame_id, budget)
+        await scroll_frames_into_view(core, frame_id, budget)
         size = await _run(core, spec, "[innerWidth, innerHeight]", where, session, budget,
                           frame_id, by_value=True)
         width, height = (float(v) for v in size["value"])
@@ -372,36 +588,114 @@ async def click_in_frame(core: Core, spec: ClickSpec, session: str | None, conte
         dx, dy = await _frame_offset(core, frame_id, session, budget)
         dialog = await _press(core, spec, session, x + dx, y + dy, budget, page)
         return spec.result(frame_id, x, y, dialog)
-    found = await _run(core, spec, f"({FIND_ELEMENT})({json.dumps(spec.selector)})", where,
-                       session, budget, frame_id, by_value=False)
-    object_id = found.get("objectId")
-    if found.get("subtype") != "node" or not isinstance(object_id, str):
-        raise no_element(spec)
+    object_id = await _find(core, spec, where, session, budget, frame_id)
     try:
         return await _click_node(core, spec, {"objectId": object_id}, frame_id, session,
                                  budget, page)
     finally:
-        # The handle is only the way to the node; released off the caller's path.
-        core.spawn(core.send("Runtime.releaseObject", {"objectId": object_id}, session),
-                   name="cdpnb-release-object")
+        _release(core, session, object_id)
+
+
+async def _find(core: Core, spec: ClickSpec, where: dict[str, Any], session: str | None,
+                budget: Budget, frame_id: str | None) -> str:
+    """The handle of the first element ``spec.selector`` matches (NoSuchElement)."""
+    found = await _run(core, spec, f"({FIND_ELEMENT})({json.dumps(spec.selector)})", where,
+                       session, budget, frame_id, by_value=False)
+    object_id = found.get("objectId")
+    if found.get("subtype") != "node" or not isinstance(object_id, str):
+        if isinstance(object_id, str):
+            _release(core, session, object_id)
+        raise no_element(spec)
+    return object_id
+
+
+def _release(core: Core, session: str | None, object_id: str) -> None:
+    # The handle is only the way to the node; released off the caller's path.
+    core.spawn(core.send("Runtime.releaseObject", {"objectId": object_id}, session),
+               name="cdpnb-release-object")
+
+
+async def query_in_frame(core: Core, spec: ClickSpec, session: str | None,
+                         context: int | None, budget: Budget) -> ElementState:
+    """One look at ``spec.selector`` in its frame, from the isolated world."""
+    frame_id = spec.frame_id if spec.frame_id is not None else top_frame_id(core.state)
+    world = await isolated_world(core, frame_id, session, budget, context)
+    where: dict[str, Any] = {"contextId": world} if world is not None else {}
+    found = await _run(core, spec, f"({ELEMENT_STATE})(({FIND_ELEMENT})("
+                                   f"{json.dumps(spec.selector)}))", where, session, budget,
+                       frame_id, by_value=True)
+    state = found.get("value")
+    if state not in ("absent", "hidden", "visible"):
+        raise TypeError(f"expected an element state from the page, got {found!r}")
+    return state  # type: ignore[no-any-return]
+
+
+#: The keys that delete a selection (Playwright's fill of "" presses Delete).
+_DELETE = {"key": "Delete", "code": "Delete", "windowsVirtualKeyCode": 46,
+           "nativeVirtualKeyCode": 46}
+
+
+async def fill_in_frame(core: Core, spec: ClickSpec, text: str, session: str | None,
+                        context: int | None, budget: Budget) -> None:
+    """Focus the element ``spec.selector`` matches, select what it holds and type
+    ``text`` over it (``Input.insertText``: one ``input`` event, as Playwright's fill;
+    ``""`` deletes it with the Delete key)."""
+    frame_id = spec.frame_id if spec.frame_id is not None else top_frame_id(core.state)
+    check_not_blocked(core.state, spec.frame_id, spec)
+    world = await isolated_world(core, frame_id, session, budget, context)
+    where: dict[str, Any] = {"contextId": world} if world is not None else {}
+    object_id = await _find(core, spec, where, session, budget, frame_id)
+    try:
+        why = await _call_on(core, spec, FILL_PREPARE, object_id, [], session, budget)
+        if why == "value":
+            why = await _call_on(core, spec, FILL_VALUE, object_id, [{"value": text}],
+                                 session, budget)
+            if not why:
+                return
+    finally:
+        _release(core, session, object_id)
+    if why:
+        raise not_fillable(spec, str(why))
+    if text:
+        await core.send("Input.insertText", {"text": text}, session, budget.left())
+        return
+    for kind in ("rawKeyDown", "keyUp"):
+        await core.send("Input.dispatchKeyEvent", {"type": kind, **_DELETE}, session,
+                        budget.left())
+
+
+async def _call_on(core: Core, spec: ClickSpec, function: str, object_id: str,
+                   arguments: list[dict[str, Any]], session: str | None,
+                   budget: Budget) -> Any:
+    """``function(element, ...arguments)`` on the element ``object_id``: its value."""
+    reply = await core.send("Runtime.callFunctionOn", {
+        "functionDeclaration": function, "objectId": object_id,
+        "arguments": [{"objectId": object_id}, *arguments], "returnByValue": True,
+        "silent": True}, session, budget.left())
+    details = reply.get("exceptionDetails")
+    if details:
+        raise ElementNotClickable(f"{spec.describe()}: cdpnb's script on it failed: "
+                                  f"{details.get('text')}")
+    return (reply.get("result") or {}).get("value")
 
 
 async def _run(core: Core, spec: ClickSpec, expression: str, where: dict[str, Any],
                session: str | None, budget: Budget, frame_id: str | None, *,
                by_value: bool) -> dict[str, Any]:
-    """Runtime.evaluate for the click (a query, a size): its RemoteObject."""
+    """Runtime.evaluate for an action (a query, a size): its RemoteObject."""
     try:
         reply = await core.send("Runtime.evaluate", {
             "expression": expression, "returnByValue": by_value, "silent": True, **where},
             session, budget.left())
     except CommandTimeout:
-        raise CommandTimeout(f"clicking {spec.describe()}: the frame did not run a query "
+        raise CommandTimeout(f"looking for {spec.describe()}: the frame did not run a query "
                              f"within the {budget.seconds:g} s budget (is the page busy?)"
                              ) from None
     except CDPError as exc:
         if "Cannot find context" in exc.message:
-            raise TargetGone(f"clicking {spec.describe()}: frame {frame_id} navigated away "
-                             "while the click was looking for it; try again") from None
+            raise _not_yet(TargetGone(
+                f"looking for {spec.describe()}: frame {frame_id} navigated away while "
+                "cdpnb looked in it")) from None
         raise
     details = reply.get("exceptionDetails")
     if details:

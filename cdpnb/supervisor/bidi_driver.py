@@ -16,15 +16,20 @@ from cdpnb.errors import CDPError, CdpnbError, CommandTimeout, NavigationError, 
 from cdpnb.protocol import bidi_error_name
 from cdpnb.protocol.credentials import hide_credentials, redact_url
 from cdpnb.state import PageInfo, PendingDialog
-from cdpnb.supervisor.actions import ClickSpec
+from cdpnb.state.bidi import page_of_context
+from cdpnb.supervisor.actions import ClickSpec, ElementState
 from cdpnb.supervisor.bidi import BiDiSession, abandon_bidi_page, cdp_of_tab
 from cdpnb.supervisor.bidi_actions import click as bidi_click
+from cdpnb.supervisor.bidi_actions import fill as bidi_fill
+from cdpnb.supervisor.bidi_actions import query as bidi_query
 from cdpnb.supervisor.bidi_bridge import BiDiDialogBridge, foreign_request
 from cdpnb.supervisor.bridge import BRIDGE_CHANGES
 from cdpnb.supervisor.core import Core
 from cdpnb.supervisor.driver import Command, Navigated, PageSender, ProtocolDriver
 from cdpnb.supervisor.evaluation import Budget
 from cdpnb.supervisor.existing import pages_left_open
+from cdpnb.supervisor.results import ClickResult, NavigateResult
+from cdpnb.supervisor.screenshots import bidi_screenshot
 
 __all__ = ["BiDiDriver"]
 
@@ -124,7 +129,7 @@ class BiDiDriver(ProtocolDriver):
 
     # -- navigation -----------------------------------------------------------------------
 
-    async def navigate_page(self, url: str, page: PageInfo, timeout: float) -> dict[str, Any]:
+    async def navigate_page(self, url: str, page: PageInfo, timeout: float) -> NavigateResult:
         shown = redact_url(url)
         method, params, session = self.navigate_command(url, page.target_id, page)
         try:
@@ -135,7 +140,7 @@ class BiDiDriver(ProtocolDriver):
         except CDPError as exc:
             why = hide_credentials(exc.message)
             raise NavigationError(f"navigating to {shown} failed: {why}") from None
-        return {"url": url, "frame_id": page.target_id, "loader_id": self.navigated(reply).loader}
+        return NavigateResult(url, page.target_id, self.navigated(reply).loader)
 
     def navigate_command(self, url: str, frame_id: str, page: PageInfo) -> Command:
         return Command("browsingContext.navigate",
@@ -176,5 +181,17 @@ class BiDiDriver(ProtocolDriver):
                        session_id: str | None = None) -> dict[str, Any]:
         return await self.core.send(method, params, None, budget.seconds)
 
-    async def click(self, how: ClickSpec, budget: Budget) -> dict[str, Any]:
+    async def click(self, how: ClickSpec, budget: Budget) -> ClickResult:
         return await bidi_click(self.core, how, self.session.context_for(how.frame_id), budget)
+
+    async def fill(self, how: ClickSpec, text: str, budget: Budget) -> None:
+        await bidi_fill(self.core, how, text, self.session.context_for(how.frame_id), budget)
+
+    async def query(self, how: ClickSpec, budget: Budget) -> ElementState:
+        return await bidi_query(self.core, how, self.session.context_for(how.frame_id), budget)
+
+    async def screenshot(self, frame_id: str | None, budget: Budget) -> bytes:
+        context = self.session.context_for(frame_id)
+        page = page_of_context(self.core.state, context)
+        tab = page.target_id if page is not None else self.session.context_for(None)
+        return await bidi_screenshot(self.core, context, tab, budget)

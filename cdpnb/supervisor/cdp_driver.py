@@ -29,16 +29,26 @@ from cdpnb.runtime.waits import wait_for
 from cdpnb.state import BrowserState, Change, PageInfo, PendingDialog
 from cdpnb.supervisor import engines
 from cdpnb.supervisor.accessibility import to_frame
-from cdpnb.supervisor.actions import ClickSpec, click_in_frame, click_ref
+from cdpnb.supervisor.actions import (
+    ClickSpec,
+    ElementState,
+    click_in_frame,
+    click_ref,
+    fill_in_frame,
+    query_in_frame,
+)
 from cdpnb.supervisor.attach import ChildAttacher, attach_page
 from cdpnb.supervisor.bridge import BRIDGE_CHANGES, DialogBridge
 from cdpnb.supervisor.core import Core, settle
 from cdpnb.supervisor.driver import Command, Navigated, PageSender, ProtocolDriver
 from cdpnb.supervisor.evaluation import Budget, Evaluator, context_gone
 from cdpnb.supervisor.existing import attach_chosen_page
+from cdpnb.supervisor.liveness import RuntimeExit
 from cdpnb.supervisor.pages import PageAttacher
 from cdpnb.supervisor.refs import AccessibilityRefs
+from cdpnb.supervisor.results import ClickResult, NavigateResult
 from cdpnb.supervisor.routing import context_for_frame, session_for_frame
+from cdpnb.supervisor.screenshots import cdp_screenshot
 from cdpnb.supervisor.values import RemoteObject
 
 if TYPE_CHECKING:
@@ -78,7 +88,7 @@ class CDPDriver(ProtocolDriver):
         self.backend_info = backend_info
         self.pages = PageAttacher(core, self.bridge)
         self.children = ChildAttacher(core, self.bridge)
-        self.evaluator = self.evaluator_class(core)
+        self.evaluator = self.evaluator_class(core, hint)
         self.refs = AccessibilityRefs(core, self.evaluator)
         core.subscribe(self.children, methods=["Target.attachedToTarget"])
         core.subscribe(self.pages, methods=["Target.attachedToTarget"])
@@ -86,6 +96,8 @@ class CDPDriver(ProtocolDriver):
         # breath, whatever the engine loop is busy with.
         core.subscribe(self.bridge, methods=["Fetch.requestPaused"], changes=BRIDGE_CHANGES,
                        now=True)
+        # A runtime that exited but keeps its socket open (node) is said as gone.
+        core.subscribe(RuntimeExit(core), methods=RuntimeExit.METHODS, now=True)
 
     # -- the connection's life ------------------------------------------------------------
 
@@ -176,7 +188,7 @@ class CDPDriver(ProtocolDriver):
 
     # -- navigation -----------------------------------------------------------------------
 
-    async def navigate_page(self, url: str, page: PageInfo, timeout: float) -> dict[str, Any]:
+    async def navigate_page(self, url: str, page: PageInfo, timeout: float) -> NavigateResult:
         core = self.core
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
@@ -213,7 +225,8 @@ class CDPDriver(ProtocolDriver):
                 except TimeoutError:
                     raise WaitTimeout(f"{shown} did not finish loading within {timeout:g} s "
                                       "(is a dialog open?)") from None
-            return {"url": url, "frame_id": reply.get("frameId"), "loader_id": navigated.loader}
+            frame = reply.get("frameId")
+            return NavigateResult(url, str(frame) if frame else None, navigated.loader)
         finally:
             unsubscribe()
             core.forget(loaded)
@@ -300,12 +313,23 @@ class CDPDriver(ProtocolDriver):
             session = session_for_frame(self.core.state, frame_id)
         return await self.evaluator.send(method, params, session, budget)
 
-    async def click(self, how: ClickSpec, budget: Budget) -> dict[str, Any]:
+    async def click(self, how: ClickSpec, budget: Budget) -> ClickResult:
         if how.ref is None:
             session, context = await self._context(how.frame_id, budget)
             return await click_in_frame(self.core, how, session, context, budget)
         target = await self.refs.still_there(how.ref, budget)
         return await click_ref(self.core, how, target, budget)
+
+    async def fill(self, how: ClickSpec, text: str, budget: Budget) -> None:
+        session, context = await self._context(how.frame_id, budget)
+        await fill_in_frame(self.core, how, text, session, context, budget)
+
+    async def query(self, how: ClickSpec, budget: Budget) -> ElementState:
+        session, context = await self._context(how.frame_id, budget)
+        return await query_in_frame(self.core, how, session, context, budget)
+
+    async def screenshot(self, frame_id: str | None, budget: Budget) -> bytes:
+        return await cdp_screenshot(self.core, frame_id, budget)
 
     async def release_objects(self, timeout: float) -> None:
         state = self.core.state

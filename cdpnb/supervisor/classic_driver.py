@@ -15,6 +15,28 @@ Measured (WebKitWebDriver 2.50.6, chromedriver 156, ``unhandledPromptBehavior``
 ms (chromedriver); beforeunload is never shown over classic (both accept it
 themselves); every command but the alert ones fails "unexpected alert open" while a
 dialog is open.
+
+A dialog in a window that is not the current one (measured, a page's opener prompting
+while its popup is the current window):
+
+* chromedriver 156 does not show it there (``GET /alert/text`` says "no such alert"),
+  shows it and answers it once that window is switched to (20-40 ms); but when the two
+  windows share a renderer (a ``window.open`` popup and its opener), every command in
+  the other one, the poll included, waits on the paused renderer for the session's
+  ``pageLoad`` timeout (300 s by default), one command at a time. So every background
+  command (a poll, a walk, a look at the windows) has a budget, ``POLL_TIMEOUT_S``
+  (``cdpnb.protocol.classic``: the server's ``pageLoad`` is set to it), a poll that
+  runs out looks for the dialog in the other supervised windows, and a window known
+  to show one is the one polled until it closes; the other windows are also looked at
+  every ``SWEEP_EVERY`` polls. The budget is also the longest a load may take while a
+  poll waits on it: chromedriver stops a load its wait ran out on.
+* WebKitWebDriver 2.50.6 never shows it, and never answers a switch to that window
+  (nor to a window showing a dialog at all, from any window: 30 s measured); every
+  script command in a window of its process never answers. Nothing over classic can
+  reach that dialog, so cdpnb never switches away from a window showing a dialog
+  there (a command for another window is BlockedByDialog), never sweeps, and says
+  what it sees (``sup.hints``) when the current window stops answering while others
+  are open.
 """
 
 from __future__ import annotations
@@ -28,9 +50,9 @@ from urllib.parse import urlsplit
 
 from cdpnb.errors import (
     COMMAND_FAILURES,
+    BlockedByDialog,
     CDPError,
     CommandTimeout,
-    EvaluateError,
     EvaluateTimeout,
     NavigationError,
     TargetGone,
@@ -38,14 +60,17 @@ from cdpnb.errors import (
     UnknownPage,
     WaitTimeout,
 )
-from cdpnb.protocol.classic import ELEMENT_KEY, classic_error_name, frame_path
+from cdpnb.protocol.classic import ANSWER_SLACK_S, classic_error_name, frame_path
 from cdpnb.protocol.credentials import hide_credentials, redact_url
 from cdpnb.state import PageInfo, PendingDialog
-from cdpnb.supervisor.actions import ClickSpec
+from cdpnb.supervisor import classic_actions, classic_values
+from cdpnb.supervisor.actions import ClickSpec, ElementState
 from cdpnb.supervisor.bridge import DialogBridge
 from cdpnb.supervisor.core import Core
 from cdpnb.supervisor.driver import Command, Navigated, PageSender, ProtocolDriver
 from cdpnb.supervisor.evaluation import Budget
+from cdpnb.supervisor.results import ClickResult, NavigateResult
+from cdpnb.supervisor.screenshots import classic_screenshot
 
 __all__ = ["POLL_S", "ClassicDriver"]
 
@@ -54,8 +79,38 @@ log = logging.getLogger("cdpnb.supervisor")
 #: How often the supervised window is asked for an open dialog. A poll is one request
 #: (0.5 ms on WebKitWebDriver): 40 a second cost the driver ≈2% of a core.
 POLL_S = 0.025
-#: A poll that takes longer than this fails (a wedged session) and the next one goes.
+#: The budget of every background command (a poll, a frame walk, a look at the windows):
+#: the server's ``pageLoad`` and ``script`` timeouts are set to it for them, so a poll
+#: of a window whose renderer a dialog elsewhere paused fails after it (chromedriver
+#: 156: "timeout: Timed out receiving message from renderer") instead of holding the
+#: session for 300 s, and the dialog is looked for elsewhere. It is also the longest a
+#: load may take while a poll waits on it: chromedriver stops the load then (measured).
 POLL_TIMEOUT_S = 10.0
+#: The params and the core's timeout of a background command while the page has more
+#: than one window (a dialog of another window can hold the polled one only then; with
+#: one window none is given, so the timeouts a user's commands set are not flipped to
+#: and fro at every poll: 0.5 ms an evaluate on WebKit, measured).
+BACKGROUND: dict[str, Any] = {"timeout": POLL_TIMEOUT_S}
+BACKGROUND_WAIT_S = POLL_TIMEOUT_S + 2 * ANSWER_SLACK_S
+#: Every this many polls, the other supervised windows are polled too, where the
+#: server answers a switch to a window that shows a dialog (chromedriver: ≈1 s; a
+#: switch there and back is 20-40 ms).
+SWEEP_EVERY = 40
+#: The budget of a frame walk on a server that never sweeps (WebKitWebDriver), whatever
+#: the windows: measured there (beside two busy processes, one run in six), a prompt
+#: that opened in a frame while the walk was switching through the frames held the
+#: walk's request for good, and every later command behind it, the polls that would
+#: have seen the prompt included. WebKitWebDriver takes requests side by side, so one
+#: given up on holds nothing, and it does not stop a load its wait runs out on.
+WALK_TIMEOUT_S = 2.0
+#: After a frame walk ran out of its budget (a window that does not answer), the next
+#: one waits this long; a second one that runs out, with no dialog known in the window,
+#: is said (WebKitWebDriver: a dialog of another window nothing can reach).
+WALK_BACKOFF_S = 2.0
+#: The ``browserName`` of servers that answer a switch to a window showing a dialog
+#: (measured: chromedriver 156). Others (WebKitWebDriver's "MiniBrowser", unknown ones)
+#: are never asked to: WebKitWebDriver 2.50 never answers it.
+SWITCHES_TO_DIALOGS = frozenset({"chrome", "chrome-headless-shell", "chromium"})
 #: Every this many polls, the session's windows are listed (popups join, closed ones
 #: leave) and the current one's frames walked again (classic tells no frame's
 #: navigation: a frame that moved by itself is seen at the next walk). A walk of the
@@ -64,8 +119,8 @@ WINDOWS_EVERY = 8
 #: Deleting the session at stop may take this long (it closes the browser).
 STOP_TIMEOUT_S = 10.0
 #: Evaluate's expression runs as the completion value of a script, as CDP's and BiDi's
-#: do (an indirect eval, so in the frame's global scope).
-EVALUATE_SCRIPT = "return (0, eval)(arguments[0]);"
+#: do (an indirect eval, so in the frame's global scope): ``classic_values``.
+EVALUATE_SCRIPT = classic_values.EVALUATE_SCRIPT
 
 
 class ClassicBridge(DialogBridge):
@@ -109,6 +164,15 @@ class ClassicDriver(ProtocolDriver):
         #: only a window that joins later is a popup).
         self._known: set[str] = set()
         self._poller: asyncio.Task[None] | None = None
+        #: Whether the server answers a switch to a window showing a dialog (see the
+        #: module's doc): then other windows are polled too.
+        self.sweeps = False
+        #: When a frame walk may run again (loop time), after one ran out of budget.
+        self._walk_after = 0.0
+        #: The window last said not to answer (WebKit), so that it is said once, and the
+        #: window whose last walk ran out of its budget.
+        self._said_stuck: str | None = None
+        self._walk_ran_out: str | None = None
 
     # -- the connection's life ------------------------------------------------------------
 
@@ -121,6 +185,7 @@ class ClassicDriver(ProtocolDriver):
         session = getattr(core.transport, "session", None)
         capabilities: dict[str, Any] = getattr(session, "capabilities", {}) or {}
         name = str(capabilities.get("browserName", ""))
+        self.sweeps = name in SWITCHES_TO_DIALOGS
         version = str(capabilities.get("browserVersion", ""))
         product = f"{name}/{version}" if name else version
         self.browser_version = {"product": product, "browserName": name,
@@ -179,39 +244,130 @@ class ClassicDriver(ProtocolDriver):
     async def _poll(self) -> None:
         """Ask the supervised window for its dialog, for as long as the session lives.
         Each answer is folded (``cdpnb.state.classic``): an opened dialog reaches the
-        policies as over any protocol."""
+        policies as over any protocol. A window known to show a dialog is the one asked
+        while it does (where the server can switch to it); a window that does not answer
+        within the budget makes the others be asked (see the module's doc)."""
         core = self.core
         polls = 0
         while core.connected and not core.stopping:
-            window = self.window
             try:
-                if window is not None:
-                    with contextlib.suppress(CDPError):  # "no such alert": folded as said
-                        await core.send("classic.getAlertText", {"window": window},
-                                        timeout=POLL_TIMEOUT_S)
+                window = self._poll_target()
+                if window is not None and not await self._ask(window):
+                    await self._unanswered(window)
                 polls += 1
                 if polls % WINDOWS_EVERY == 0:
                     await self._windows()
-                    if not self._dialog_open():
+                    if not self._dialog_open() and not self._any_dialog_elsewhere():
                         # (every command but the dialog's own fails while one is open)
-                        with contextlib.suppress(CDPError):
-                            await self.frame_tree()
+                        await self._background_walk()
+                if self.sweeps and polls % SWEEP_EVERY == 0 and not core.state.pending_dialogs:
+                    await self._sweep(skip=window)
             except CommandTimeout:
-                log.info("cdpnb: a poll of WebDriver session took over %g s (a prompt in a "
-                         "window that is not the current one wedges WebKit's session)",
-                         POLL_TIMEOUT_S)
+                log.info("cdpnb: a background command of the WebDriver session took over "
+                         "%g s", BACKGROUND_WAIT_S)
+            except CDPError as exc:  # (a window gone between a look and a switch: go on)
+                log.info("cdpnb: a background command of the WebDriver session failed: %s",
+                         exc)
             except COMMAND_FAILURES:
                 return
             await asyncio.sleep(POLL_S)
 
+    def _background(self, walk: bool = False) -> dict[str, Any]:
+        """A background command's budget, where it is needed (see ``BACKGROUND`` and
+        ``WALK_TIMEOUT_S``)."""
+        if walk and not self.sweeps:
+            return {"timeout": WALK_TIMEOUT_S}
+        return BACKGROUND if len(self.core.state.pages) > 1 else {}
+
+    def _poll_target(self) -> str | None:
+        """The window to poll: one known to show a dialog (to see it close), where the
+        server may be switched there; the current one otherwise."""
+        if self.sweeps:
+            state = self.core.state
+            showing = [d.page_session_id for d in state.pending_dialogs
+                       if d.via == "native" and d.page_session_id in state.pages]
+            if showing and self.window not in showing:
+                return showing[0]
+        return self.window
+
+    async def _ask(self, window: str) -> bool:
+        """Poll ``window`` (the reply is folded); False when it did not answer within the
+        budget (its renderer is paused or busy)."""
+        try:
+            await self.core.send("classic.getAlertText", {"window": window, **self._background()},
+                                 timeout=BACKGROUND_WAIT_S)
+        except CommandTimeout:
+            return False
+        except CDPError as exc:  # "no such alert" is folded as said
+            return classic_error_name(exc.message, exc.data) != "timeout"
+        return True
+
+    async def _unanswered(self, window: str) -> None:
+        """``window`` did not answer a poll: where the server can switch to a window
+        showing a dialog, the dialog is looked for in the others; elsewhere (WebKit) it
+        is said."""
+        if self.sweeps:
+            await self._sweep(skip=window)
+            return
+        self._stuck(window)
+
+    def _stuck(self, window: str) -> None:
+        """Say (once per window) that ``window`` stopped answering while other windows
+        are open: on WebKitWebDriver, a dialog nobody can reach over classic."""
+        others = [p for p in self.core.state.pages if p != window]
+        if not others or self._said_stuck == window:
+            return
+        self._said_stuck = window
+        self.hint(f"window {window} does not answer WebDriver commands within "
+                  f"{POLL_TIMEOUT_S:g} s while other windows of the page are open "
+                  f"({', '.join(others)}): if one of them opened a dialog while it was not "
+                  "the current window, WebKitWebDriver 2.50 can neither show it nor switch "
+                  "to that window (measured), and every window of its process waits on it; "
+                  "nothing over WebDriver classic can answer it: stop the supervisor (the "
+                  "session and its browser end)")
+
+    async def _sweep(self, skip: str | None) -> None:
+        """Poll the other supervised windows (switching to each), until one shows a
+        dialog (see the module's doc)."""
+        core = self.core
+        for handle in [p for p in core.state.pages if p != skip]:
+            if not core.connected or core.stopping:
+                return
+            await self._ask(handle)
+            if any(d.page_session_id == handle for d in core.state.pending_dialogs):
+                return
+
+    def _any_dialog_elsewhere(self) -> bool:
+        return any(d.page_session_id != self.window for d in self.core.state.pending_dialogs)
+
+    async def _background_walk(self) -> None:
+        """A frame walk of the current window under the background budget; one that runs
+        out holds the next off for ``WALK_BACKOFF_S`` (and is said, on WebKit)."""
+        loop = asyncio.get_running_loop()
+        window = self.window
+        if loop.time() < self._walk_after or window is None:
+            return
+        try:
+            await self.frame_tree()
+        except (CDPError, CommandTimeout) as exc:
+            timed_out = isinstance(exc, CommandTimeout) or classic_error_name(
+                exc.message, exc.data) in ("timeout", "script timeout")
+            if timed_out:
+                self._walk_after = loop.time() + WALK_BACKOFF_S
+                again, self._walk_ran_out = self._walk_ran_out == window, window
+                if again and not self.sweeps and not self._dialog_open():
+                    self._stuck(window)
+            return
+        self._walk_ran_out = None
+
     async def _windows(self) -> None:
         """List the session's windows: a new one is a popup (noted, then made the
-        current window, so that its dialogs are the ones polled: measured on
-        WebKitWebDriver 2.50, a prompt in a window that is not the current one wedges the
-        session); when the current one has closed, the newest left takes its place."""
+        current window, so that its dialogs are the ones polled: see the module's doc);
+        when the current one has closed, the newest left takes its place."""
         core = self.core
-        handles = [str(h) for h in (await core.send("classic.getWindowHandles", {},
-                                                    timeout=POLL_TIMEOUT_S))["value"]]
+        handles = [str(h) for h in (await core.send(
+            "classic.getWindowHandles", self._background(),
+            timeout=BACKGROUND_WAIT_S))["value"]]
         for handle in handles:
             if handle not in self._known:
                 self._known.add(handle)
@@ -221,10 +377,11 @@ class ClassicDriver(ProtocolDriver):
         wanted = supervised[-1] if supervised else None
         if wanted is None or wanted == self.window or (self._dialog_open()
                                                        and self.window in handles):
-            return  # (leaving a window whose prompt is open would wedge WebKit's session)
-        await core.send("classic.switchToWindow", {"handle": wanted}, timeout=POLL_TIMEOUT_S)
+            return  # (WebKitWebDriver never answers a switch back to a window showing one)
+        await core.send("classic.switchToWindow", {"handle": wanted, **self._background()},
+                        timeout=BACKGROUND_WAIT_S)
         self.window = wanted
-        await self.frame_tree()
+        await self._background_walk()
 
     def _dialog_open(self) -> bool:
         """Whether the current window shows a dialog, as far as the polls know."""
@@ -248,32 +405,46 @@ class ClassicDriver(ProtocolDriver):
                        "page_sender")
 
     async def frame_tree(self) -> None:
-        """Walk the supervised window's frames (the fold takes the reply). While a dialog
-        is open in one of them the walk fails and the tree stays as last known: the next
-        walk, 200 ms on, sees the frames again."""
+        """Walk the supervised window's frames (the fold takes the reply), under the
+        background budget. While a dialog is open in one of them the walk fails and the
+        tree stays as last known: the next walk, 200 ms on, sees the frames again."""
         if self.window is None:
             return
         try:
-            await self.core.send("classic.frameTree", {"window": self.window})
+            await self.core.send("classic.frameTree", {"window": self.window,
+                                                       **self._background(walk=True)},
+                                 timeout=BACKGROUND_WAIT_S)
         except CDPError as exc:
             if classic_error_name(exc.message, exc.data) != "unexpected alert open":
                 raise
 
     # -- navigation -----------------------------------------------------------------------
 
-    async def navigate_page(self, url: str, page: PageInfo, timeout: float) -> dict[str, Any]:
+    #: Closing a window that shows a dialog fails "unexpected alert open" (both servers):
+    #: its dialogs are dismissed first, as a navigation's are.
+    dismiss_before_closing: ClassVar[bool] = True
+
+    async def navigate_page(self, url: str, page: PageInfo, timeout: float) -> NavigateResult:
         shown = redact_url(url)
         method, params, _ = self.navigate_command(url, page.target_id, page)
+        late = WaitTimeout(f"{shown} did not finish loading within {timeout:g} s (is a "
+                           "dialog open?)")
         try:
-            await self.core.send(method, params, None, timeout)
+            # (the server's own wait ends at the budget too: it then stops the load)
+            await self.core.send(method, {**params, "timeout": timeout}, None,
+                                 timeout + 2 * ANSWER_SLACK_S)
         except CommandTimeout:
-            raise WaitTimeout(f"{shown} did not finish loading within {timeout:g} s "
-                              "(is a dialog open?)") from None
+            raise late from None
         except CDPError as exc:
+            if classic_error_name(exc.message, exc.data) == "timeout":
+                raise late from None
             raise NavigationError(f"navigating to {shown} failed: "
                                   f"{hide_credentials(exc.message)}") from None
-        await self.frame_tree()
-        return {"url": url, "frame_id": page.target_id, "loader_id": None}
+        # The page is there; its frames are walked now, or by the poller if this walk
+        # fails (a frame that does not answer must not fail the navigation).
+        with contextlib.suppress(CDPError, CommandTimeout):
+            await self.frame_tree()
+        return NavigateResult(url, page.target_id)
 
     def navigate_command(self, url: str, frame_id: str, page: PageInfo) -> Command:
         if not urlsplit(url).scheme:
@@ -283,6 +454,7 @@ class ClassicDriver(ProtocolDriver):
             raise NavigationError(f"navigating to {redact_url(url)} failed: not an absolute "
                                   "URL (WebDriver classic navigates to absolute URLs only)")
         window, path = frame_path(frame_id)
+        self._may_leave(window)
         if not path:
             return Command("classic.navigateTo", {"url": url, "window": window}, None)
         # Classic navigates the top-level context only: a frame by its own script.
@@ -291,9 +463,11 @@ class ClassicDriver(ProtocolDriver):
             "frame": path}, None)
 
     def reload_command(self, page: PageInfo) -> Command:
+        self._may_leave(page.target_id)
         return Command("classic.refresh", {"window": page.target_id}, None)
 
     def close_command(self, page: PageInfo, run_beforeunload: bool) -> Command:
+        self._may_leave(page.target_id)
         return Command("classic.closeWindow", {"window": page.target_id}, None)
 
     def navigated(self, reply: dict[str, Any]) -> Navigated:
@@ -324,6 +498,7 @@ class ClassicDriver(ProtocolDriver):
             if state.page_target_id is None:
                 raise TargetGone(f"the supervisor's page is gone "
                                  f"({state.page_gone or 'not attached'})")
+            self._may_leave(state.page_target_id)
             return {"window": state.page_target_id}
         if not isinstance(frame_id, str):
             raise TypeError(f"frame_id must be a str, got {type(frame_id).__name__}")
@@ -331,7 +506,27 @@ class ClassicDriver(ProtocolDriver):
             known = ", ".join(list(state.frames)[:8]) or "none"
             raise UnknownFrame(f"frame {frame_id!r} is not in the frame tree (known: {known})")
         window, path = frame_path(frame_id)
+        self._may_leave(window)
         return {"window": window, "frame": path}
+
+    def _may_leave(self, window: str) -> None:
+        """BlockedByDialog when a command for ``window`` would leave the current window
+        while it shows a dialog, on a server that never answers a switch back to it
+        (WebKitWebDriver 2.50: the dialog could then never be answered)."""
+        if self.sweeps:
+            return
+        current = getattr(self.core.transport, "current_window", None)
+        if current is None or current == window:
+            return
+        showing = next((d for d in self.core.state.pending_dialogs
+                        if d.page_session_id == current), None)
+        if showing is not None:
+            raise BlockedByDialog(
+                f"window {current} shows a dialog ({showing.id}), and this command is for "
+                f"window {window}: WebKitWebDriver 2.50 never answers a switch back to a "
+                "window that shows a dialog (measured), so leaving it would leave the "
+                f"dialog unanswerable; answer it first (respond(dialog_id={showing.id!r}))",
+                dialog_id=showing.id)
 
     async def evaluate(self, expression: str, frame_id: str | None, budget: Budget, *,
                        await_promise: bool, user_gesture: bool) -> Any:
@@ -344,39 +539,32 @@ class ClassicDriver(ProtocolDriver):
             raise EvaluateTimeout(f"evaluate: the {budget.seconds:g} s budget was spent "
                                   "before it could be sent", budget=budget.seconds,
                                   elapsed=budget.elapsed(), ended_by="not sent")
-        try:
-            reply = await core.send("classic.executeScript", {
-                "script": EVALUATE_SCRIPT, "args": [expression], **route},
-                timeout=budget.left())
-        except CommandTimeout:
-            core.note("cdpnb.evaluateTimedOut", {})
-            raise EvaluateTimeout(f"evaluate did not finish within its {budget.seconds:g} s "
-                                  "budget; WebDriver classic has no way to end a running "
-                                  "script", budget=budget.seconds, elapsed=budget.elapsed(),
-                                  ended_by="not terminated") from None
-        except CDPError as exc:
-            name = classic_error_name(exc.message, exc.data)
-            if name != "javascript error":
-                raise
-            core.note("cdpnb.evaluateFailed", {})
-            text = exc.message.split(": ", 1)[-1] or "JavaScript exception"
-            raise EvaluateError(text.splitlines()[0], text) from None
-        return reply.get("value")
+        # (values as over CDP and BiDi, and a prompt's value kept: classic_values)
+        return await classic_values.evaluate(core, expression, route,
+                                             frame_id or route["window"], budget,
+                                             await_promise=await_promise,
+                                             answered=self.dialogs_answered)
 
     async def send_raw(self, method: str, params: dict[str, Any] | None, budget: Budget, *,
                        frame_id: str | None = None, browser: bool = False,
                        session_id: str | None = None) -> dict[str, Any]:
         return await self.core.send(method, params, None, budget.seconds)
 
-    async def click(self, how: ClickSpec, budget: Budget) -> dict[str, Any]:
+    # (Clicks, typing, looks and screenshots: cdpnb.supervisor.classic_actions and
+    # .screenshots.)
+    async def click(self, how: ClickSpec, budget: Budget) -> ClickResult:
         if how.selector is None:
             self.require("click(ref)" if how.ref is not None else "click(point)")
         route = self._route(how.frame_id)
-        found = await self.core.send("classic.findElement", {
-            "using": "css selector", "value": how.selector, **route}, timeout=budget.left())
-        element = (found.get("value") or {}).get(ELEMENT_KEY)
-        if not isinstance(element, str):
-            raise LookupError(f"no element matches {how.selector!r}")
-        await self.core.send("classic.elementClick", {"elementId": element, **route},
-                             timeout=budget.left())
-        return {"selector": how.selector, "element": element}
+        frame = how.frame_id if how.frame_id is not None else route["window"]
+        return await classic_actions.click(self.core, how, route, frame, budget)
+
+    async def fill(self, how: ClickSpec, text: str, budget: Budget) -> None:
+        await classic_actions.fill(self.core, how, text, self._route(how.frame_id), budget)
+
+    async def query(self, how: ClickSpec, budget: Budget) -> ElementState:
+        return await classic_actions.query(self.core, how, self._route(how.frame_id), budget)
+
+    async def screenshot(self, frame_id: str | None, budget: Budget) -> bytes:
+        return await classic_screenshot(self.core, self._route(frame_id)["window"], frame_id,
+                                        budget)

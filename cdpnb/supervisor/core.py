@@ -231,6 +231,14 @@ class Core:
         #: each with the state it meets (over BiDi, other tabs' unpaused requests).
         self.unrecorded: Callable[[Message, BrowserState], bool] | None = None
         self._in_batch = False
+        #: What died behind the connection in use, once known (its transport's ``gone``,
+        #: or ``end_for_good``): that loss is final.
+        self._gone: str | None = None
+        #: Why the connection in use answers nothing for now, when cdpnb knows: a script
+        #: it could not end holds the target (``hold``; None once a reply from it comes).
+        #: ``alive`` is False meanwhile.
+        self.held: str | None = None
+        self._held_session: str | None = None
 
     # -- connection ------------------------------------------------------------------
 
@@ -254,6 +262,7 @@ class Core:
             self.protocol = protocol
             self._conn = BiDiConnection() if protocol == "bidi" else CDPConnection()
             self._transport = transport
+            self._gone = self.held = None
             generation = self.state.connection.generation + 1
             note = {"url": redact_url(self.ws_url), **({"protocol": protocol}
                                                    if protocol != "cdp" else {}),
@@ -310,6 +319,36 @@ class Core:
             self._apply(Note("cdpnb.connectionReady", {"generation": generation}, None,
                              *_now()))
             return self.state.connection.phase == "up"
+
+    @property
+    def gone(self) -> str | None:
+        """What died behind the last connection, in words, when its end is known to be
+        final (the transport's ``gone``, or ``end_for_good``): no reconnect can mend it.
+        None while connected, and for an end a reconnect may mend."""
+        return self._gone
+
+    def end_for_good(self, gone: str) -> None:
+        """End the connection in use because what is behind it died for good (``gone``
+        says what, in words): a driver's liveness word, as a transport's ``gone`` is
+        the transport's. It ends as a lost one does, with ``gone`` as the reason, and
+        is not reconnected. From any thread; never blocks."""
+        with self._lock:
+            transport = self._transport
+            if transport is None:
+                return
+            self._gone = gone
+        transport.fail(1001, "cdpnb: what is behind the connection is gone")
+
+    def hold(self, session_id: str | None, why: str) -> bool:
+        """Say that the target behind ``session_id`` answers nothing for now (``why``, in
+        words): ``held`` until a reply from that session is read (a late one included).
+        True when it was not held already."""
+        with self._lock:
+            if self.held is not None or self._transport is None:
+                return False
+            self.held, self._held_session = why, session_id
+            self._apply(Note("cdpnb.scriptHeld", {}, session_id, *_now()))
+        return True
 
     def give_up(self, reason: str) -> None:
         """Say that reconnecting gave up (``gave_up``, with ``reason``): nothing will
@@ -587,6 +626,12 @@ class Core:
         return SupervisorStopped(f"supervisor for {redact_url(self.url)} stopped while waiting")
 
     @property
+    def link(self) -> str:
+        """"CDP connection to <url>" (or WebDriver BiDi, WIP, WebDriver classic), for
+        errors and hints."""
+        return self._link
+
+    @property
     def _link(self) -> str:
         """"CDP connection to <url>" (or WebDriver BiDi), for errors."""
         name = {"bidi": "WebDriver BiDi", "wip": "WIP",
@@ -746,6 +791,9 @@ class Core:
         if orphans:
             self._orphaned(orphans, wall, mono)
         if isinstance(received, Reply | ErrorReply):
+            if self.held is not None and received.session_id == self._held_session:
+                self.held = None  # it answers again
+                self._apply(Note("cdpnb.scriptFreed", {}, received.session_id, wall, mono))
             future = self._replies.pop(received.id, None)
             if future is not None:
                 if isinstance(received, Reply):
@@ -770,10 +818,15 @@ class Core:
                     f"{why}"))
 
     def _on_closed(self, transport: Transport, reason: str, generation: int) -> None:
+        gone = getattr(transport, "gone", None)
         with self._lock:
             if self._transport is not transport:
                 return
             self._transport = None
+            if isinstance(gone, str) and gone and self._gone is None:
+                self._gone = gone
+            if self._gone is not None:
+                reason = self._gone  # (what died, not how the socket ended)
         self._lost(reason, transport, generation)
 
     def _lost(self, reason: str, transport: Transport | None, generation: int = 0) -> None:
@@ -789,9 +842,10 @@ class Core:
             if not self.state.connected and not self._replies:
                 return
             generation = generation or self.generation  # (close(): the newest)
-            changes = self._apply(Note("cdpnb.disconnected",
-                                       {"reason": reason, "generation": generation}, None,
-                                       *_now()))
+            said: dict[str, Any] = {"reason": reason, "generation": generation}
+            if self._gone is not None and not self.stopping:
+                said["gone"] = True  # (final: the trace says why nothing reconnected)
+            changes = self._apply(Note("cdpnb.disconnected", said, None, *_now()))
             # News only when the connection in use was lost (not an attempt's own).
             news = any(type(c) is PhaseChanged and c.connection.phase == "lost"
                        for c in changes)

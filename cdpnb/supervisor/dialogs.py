@@ -13,7 +13,7 @@ import asyncio
 import functools
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 from cdpnb.errors import (
     CDPError,
@@ -41,11 +41,14 @@ from cdpnb.supervisor.core import Core
 from cdpnb.supervisor.driver import Command
 from cdpnb.supervisor.options import Policy, check_timeout
 
-__all__ = ["ACTIONS", "DialogControl", "explain_unanswerable"]
+__all__ = ["ACTIONS", "DialogAction", "DialogControl", "explain_unanswerable"]
 
 log = logging.getLogger("cdpnb.supervisor")
 
-ACTIONS = ("accept", "dismiss")
+#: What ``respond()`` takes (a typo such as ``"acept"`` is a mypy error, then a
+#: ValueError).
+DialogAction = Literal["accept", "dismiss"]
+ACTIONS: tuple[DialogAction, ...] = ("accept", "dismiss")
 
 
 def explain_unanswerable(dialog: PendingDialog, other: PendingDialog | None) -> str:

@@ -22,10 +22,11 @@ from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 from cdpnb.errors import CDPError, ProtocolMismatch
 from cdpnb.protocol.credentials import redact_url
 from cdpnb.state import BrowserState, PageInfo, PendingDialog
-from cdpnb.supervisor.actions import ClickSpec
+from cdpnb.supervisor.actions import ClickSpec, ElementState
 from cdpnb.supervisor.bridge import DialogBridge
 from cdpnb.supervisor.core import Core
 from cdpnb.supervisor.evaluation import Budget
+from cdpnb.supervisor.results import ClickResult, NavigateResult
 from cdpnb.supervisor.values import RemoteObject
 
 if TYPE_CHECKING:
@@ -63,7 +64,8 @@ class Navigated(NamedTuple):
 class ProtocolDriver(abc.ABC):
     """One supervisor's protocol: built with its core before the first command."""
 
-    #: ``"cdp"``, ``"bidi"`` or ``"wip"``: what ``Supervisor.protocol`` says.
+    #: ``"cdp"``, ``"bidi"``, ``"wip"`` or ``"classic"``: what ``Supervisor.protocol``
+    #: says.
     name: ClassVar[str]
     #: Calls this protocol cannot make (``"accessibility()"``), with what works instead.
     lacks: ClassVar[Mapping[str, str]] = {}
@@ -78,6 +80,9 @@ class ProtocolDriver(abc.ABC):
     #: Open native dialogs of a page are dismissed before its navigation, or the page
     #: is wedged (Chromium over CDP); else the browser closes them itself.
     dismiss_before_navigating: ClassVar[bool] = False
+    #: Open native dialogs of a page are dismissed before it is closed (WebDriver
+    #: classic: closing a window that shows one fails "unexpected alert open").
+    dismiss_before_closing: ClassVar[bool] = False
     #: The protocol can intercept requests, so the dialog bridge can answer dialogs
     #: before a client that auto-dismisses them (not over WebDriver classic).
     has_bridge: ClassVar[bool] = True
@@ -90,6 +95,9 @@ class ProtocolDriver(abc.ABC):
         self.bridge = bridge
         #: What the browser says it is (``Browser.getVersion``, BiDi's capabilities).
         self.browser_version: dict[str, Any] = {}
+        #: Whether a dialog is answered without the caller (an auto policy, a ``dialog``
+        #: handler or stream): the supervisor sets it once its events exist.
+        self.dialogs_answered: Callable[[], bool] = lambda: False
 
     def require(self, call: str) -> None:
         """ProtocolMismatch when this protocol cannot make ``call``."""
@@ -148,9 +156,9 @@ class ProtocolDriver(abc.ABC):
     # -- navigation: the commands and what their replies say -----------------------------
 
     @abc.abstractmethod
-    async def navigate_page(self, url: str, page: PageInfo, timeout: float) -> dict[str, Any]:
+    async def navigate_page(self, url: str, page: PageInfo, timeout: float) -> NavigateResult:
         """Navigate ``page`` (the supervisor's own, prepared by page control: nothing in
-        the way) to ``url`` and wait for its load: ``{"url", "frame_id", "loader_id"}``."""
+        the way) to ``url`` and wait for its load."""
 
     @abc.abstractmethod
     def navigate_command(self, url: str, frame_id: str, page: PageInfo) -> Command:
@@ -200,8 +208,23 @@ class ProtocolDriver(abc.ABC):
         """One raw command of this protocol and its result."""
 
     @abc.abstractmethod
-    async def click(self, how: ClickSpec, budget: Budget) -> dict[str, Any]:
-        """A user's click (see ``Supervisor.click``)."""
+    async def click(self, how: ClickSpec, budget: Budget) -> ClickResult:
+        """A user's click, one attempt (see ``Supervisor.click``: errors marked
+        ``not_yet`` are tried again while its budget lasts)."""
+
+    @abc.abstractmethod
+    async def fill(self, how: ClickSpec, text: str, budget: Budget) -> None:
+        """Type ``text`` over the field ``how.selector`` matches, one attempt (see
+        ``Supervisor.fill``)."""
+
+    @abc.abstractmethod
+    async def query(self, how: ClickSpec, budget: Budget) -> ElementState:
+        """One look at ``how.selector`` in ``how.frame_id`` (see
+        ``Supervisor.wait_for_selector``)."""
+
+    @abc.abstractmethod
+    async def screenshot(self, frame_id: str | None, budget: Budget) -> bytes:
+        """A PNG of the page's viewport, or of frame ``frame_id``'s box in it."""
 
     async def release_objects(self, timeout: float) -> None:  # noqa: B027 (a hook)
         """Release the handles evaluate kept (none kept: nothing to do)."""

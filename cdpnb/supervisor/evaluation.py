@@ -17,13 +17,19 @@ So: the in-page timeout fires a share of the budget before the deadline (the
 reply's margin, :func:`reply_margin`); if no reply has come by the deadline,
 terminateExecution goes to that session (waiting at most ``HEADROOM_S`` for it), unless
 the script is merely waiting on an open dialog.
+
+A target that answers nothing after that (not even terminateExecution: Bun's inspector
+has none, and answers nothing while a script runs) is *held* by a script cdpnb could
+not end: ``Core.held`` says so (``alive`` is False) until any reply from it is read, a
+hint says it once, and a probe (``Runtime.evaluate`` of ``0``, queued behind the
+script) brings that reply when the script ends, if nothing else does first.
 """
 
 from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from cdpnb.errors import (
@@ -44,11 +50,15 @@ from cdpnb.supervisor.values import (
     raise_for_exception,
 )
 
-__all__ = ["HEADROOM_S", "MAX_DEPTH", "OBJECT_GROUP", "REPLY_SHARE", "SCRIPT_METHODS", "Budget",
+__all__ = ["HEADROOM_S", "HELD_PROBE_S", "MAX_DEPTH", "OBJECT_GROUP", "REPLY_SHARE",
+           "SCRIPT_METHODS", "Budget",
            "Evaluator", "context_gone", "reply_margin"]
 
 #: How long past the budget the cleanup (terminateExecution) may take.
 HEADROOM_S = 0.5
+#: How long one probe of a held target waits for its reply before the next goes (each
+#: one that times out is counted in ``command-timeouts``).
+HELD_PROBE_S = 600.0
 #: The share of what is left of a budget that the in-page timeout leaves for its reply
 #: to come back in (at most ``HEADROOM_S``): see :func:`reply_margin`.
 REPLY_SHARE = 0.2
@@ -134,8 +144,9 @@ class Evaluator:
     """Runs page script for one supervisor, and notes what ``stats()`` counts of it
     (``cdpnb.state.counting``)."""
 
-    def __init__(self, core: Core) -> None:
+    def __init__(self, core: Core, hint: Callable[[str], None] | None = None) -> None:
         self.core = core
+        self.hint: Callable[[str], None] = hint or (lambda _: None)
         #: False once the endpoint rejected ``serializationOptions``.
         self.deep = True
 
@@ -237,12 +248,41 @@ class Evaluator:
                                       f"dialog {dialog.id} ({how})")
         try:
             await self.core.send("Runtime.terminateExecution", None, session, HEADROOM_S)
-        except (CDPError, CommandTimeout) as exc:
+        except CommandTimeout:
+            return "terminate failed", ("Runtime.terminateExecution got no answer: "
+                                        f"{self.hold(session)}")
+        except CDPError as exc:
             return "terminate failed", (f"Runtime.terminateExecution failed ({exc}); the "
                                         "page may still be busy")
         self.core.note("cdpnb.scriptTerminated", {}, session)
         return "terminateExecution", ("Runtime.terminateExecution ended it; the page is "
                                       "usable again")
+
+    def hold(self, session: str | None) -> str:
+        """Say that a script cdpnb could not end holds the target behind ``session``
+        (it answers nothing): ``Core.held`` until a probe is answered. What it means, in
+        words."""
+        core = self.core
+        said = ("the script still runs and the target answers nothing until it ends: "
+                "every later command waits behind it; `alive` is False until it answers "
+                "again (closing the backend ends it)")
+        if core.hold(session, f"a script cdpnb could not end holds the target ({said})"):
+            self.hint(f"{core.link}: a script cdpnb could not end holds the target: {said}")
+            core.spawn(self._until_answered(session), name="cdpnb-held-probe")
+        return said
+
+    async def _until_answered(self, session: str | None) -> None:
+        """Probe the held target until it answers (its script ended); the core frees it
+        at the first reply it reads from it, this one or any other."""
+        core = self.core
+        while core.held is not None:
+            try:
+                await core.send("Runtime.evaluate", {"expression": "0"}, session, HELD_PROBE_S)
+            except CommandTimeout:
+                continue
+            except CDPError:
+                pass  # (an answer all the same)
+            return
 
     # -- results -----------------------------------------------------------------------
 

@@ -123,7 +123,11 @@ class SupervisorEvent:
     ``at``, the wall-clock time of the message it came with. The properties give its
     model: ``dialog`` (dialog), ``record`` (dialogclosed), ``frame`` (frame*),
     ``page`` (page, pageclosed), ``entry`` (console), ``reason`` (why a frame or page
-    went, why a dialog closed)."""
+    went, why a dialog closed). A dialog event reads like Playwright's Dialog:
+    ``type`` (``"alert"``, ``"confirm"``, ``"prompt"``, ``"beforeunload"``;
+    ``"unknown"`` over WebDriver classic until answered), ``message``,
+    ``default_value`` (a prompt's default text), ``accept(prompt_text)``,
+    ``dismiss()``; a dialogclosed event reads its record the same way."""
 
     name: EventName
     change: Change
@@ -154,6 +158,25 @@ class SupervisorEvent:
     @property
     def entry(self) -> ConsoleEntry | None:
         return self.change.entry if isinstance(self.change, ConsoleError) else None
+
+    @property
+    def type(self) -> str | None:
+        """The dialog's type (dialog and dialogclosed events; None for others)."""
+        about = self.dialog or self.record
+        return about.type if about is not None else None
+
+    @property
+    def message(self) -> str | None:
+        """The dialog's message (dialog and dialogclosed events; None for others)."""
+        about = self.dialog or self.record
+        return about.message if about is not None else None
+
+    @property
+    def default_value(self) -> str | None:
+        """A prompt's default text, ``""`` for other dialogs (dialog and dialogclosed
+        events; None for others), as Playwright's ``dialog.default_value``."""
+        about = self.dialog or self.record
+        return about.default_prompt if about is not None else None
 
     @property
     def reason(self) -> str | None:
@@ -218,7 +241,9 @@ class EventStream:
 
     Collects from the moment it is made (``sup.events(...)``), so an action started
     after it cannot outrun it; ends (after what it holds) when closed or when the
-    supervisor stops. ``timeout`` bounds each wait for the next event (WaitTimeout).
+    supervisor stops. With ``timeout``, an iteration also ends once no event came
+    for that long (the stream stays open: iterate again for more); ``next_event``
+    raises WaitTimeout instead.
     """
 
     def __init__(self, hub: EventHub, names: frozenset[EventName], timeout: float | None,
@@ -263,8 +288,17 @@ class EventStream:
         return self
 
     async def __anext__(self) -> SupervisorEvent:
+        try:
+            return await self.next_event()
+        except WaitTimeout:
+            raise StopAsyncIteration from None
+
+    async def next_event(self, timeout: float | None = None) -> SupervisorEvent:
+        """The next event, waiting up to ``timeout`` (default: the stream's) for it:
+        WaitTimeout when none came, StopAsyncIteration when the stream has ended."""
         loop = asyncio.get_running_loop()
-        deadline = None if self.timeout is None else loop.time() + self.timeout
+        limit = self.timeout if timeout is None else timeout
+        deadline = None if limit is None else loop.time() + limit
         while True:
             with self._cond:
                 if self._items:
@@ -277,7 +311,7 @@ class EventStream:
                 left = None if deadline is None else max(0.0, deadline - loop.time())
                 await wait_for(waker, left)
             except TimeoutError:
-                raise self._timed_out() from None
+                raise self._timed_out(limit) from None
             finally:
                 with self._cond:
                     self._wakers.remove((loop, waker))
@@ -288,14 +322,14 @@ class EventStream:
     def __next__(self) -> SupervisorEvent:
         with self._cond:
             if not self._cond.wait_for(lambda: self._items or self._closed, self.timeout):
-                raise self._timed_out()
+                raise StopIteration  # (nothing came within the timeout)
             if self._items:
                 return self._items.popleft()
             raise StopIteration
 
-    def _timed_out(self) -> WaitTimeout:
+    def _timed_out(self, limit: float | None) -> WaitTimeout:
         which = ", ".join(sorted(self.names)) if self.names else "any"
-        return WaitTimeout(f"no event ({which}) within {self.timeout:g} s")
+        return WaitTimeout(f"no event ({which}) within {limit:g} s")
 
     async def __aenter__(self) -> EventStream:
         return self
@@ -370,6 +404,13 @@ class EventHub:
     def forget(self, stream: EventStream) -> None:
         with self._lock:
             self._streams.discard(stream)
+
+    def watching(self, name: EventName) -> bool:
+        """Whether a handler or an open stream takes ``name`` events now."""
+        with self._lock:
+            return any(listener.name == name for listener in self._listeners) or any(
+                not stream.closed and (not stream.names or name in stream.names)
+                for stream in self._streams)
 
     # -- delivering (the receiving thread, under the fold lock: hand on only) ----------
 

@@ -6,8 +6,8 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["FIRST", "NEW", "PAGE_CHOICES", "POLICIES", "Policy", "SupervisorOptions", "check_page",
-           "check_timeout"]
+__all__ = ["FIRST", "MAX_TIMEOUT_S", "NEW", "PAGE_CHOICES", "POLICIES", "Policy",
+           "SupervisorOptions", "check_page", "check_timeout"]
 
 Policy = Literal["must_respond", "auto_dismiss", "auto_accept"]
 POLICIES: tuple[str, ...] = ("must_respond", "auto_dismiss", "auto_accept")
@@ -17,16 +17,32 @@ POLICIES: tuple[str, ...] = ("must_respond", "auto_dismiss", "auto_accept")
 NEW = "new"
 FIRST = "first"
 PAGE_CHOICES: tuple[str, ...] = (NEW, FIRST)
+#: The longest budget any timeout of cdpnb takes, in seconds (an hour). Timeouts are in
+#: seconds, Playwright's and Puppeteer's in milliseconds: ``timeout=30000`` meant as 30 s
+#: would be an 8-hour wait, so it is refused, naming the seconds it meant.
+MAX_TIMEOUT_S = 3600.0
 
 
 def check_timeout(name: str, value: object, *, allow_none: bool = False) -> float | None:
-    """A positive finite number of seconds, or a ValueError/TypeError naming ``name``."""
+    """A positive finite number of seconds up to ``MAX_TIMEOUT_S``, or a
+    ValueError/TypeError naming ``name``.
+
+    >>> check_timeout("timeout", 30000)
+    Traceback (most recent call last):
+    ...
+    ValueError: timeout is in seconds: 30000 s is over 8 hours; did you mean 30? ...
+    """
     if value is None and allow_none:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise TypeError(f"{name} must be a number of seconds, got {value!r}")
     if not math.isfinite(value) or value <= 0:
         raise ValueError(f"{name} must be a positive number of seconds, got {value!r}")
+    if value > MAX_TIMEOUT_S:
+        hours = int(value // 3600)
+        raise ValueError(f"{name} is in seconds: {value:g} s is over {hours} "
+                         f"hour{'s' if hours != 1 else ''}; did you mean {value / 1000:g}? "
+                         f"(the most is {MAX_TIMEOUT_S:g} s)")
     return float(value)
 
 

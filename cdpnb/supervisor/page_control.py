@@ -77,6 +77,7 @@ from cdpnb.supervisor.driver import Command, ProtocolDriver
 from cdpnb.supervisor.evaluation import Budget
 from cdpnb.supervisor.options import Policy
 from cdpnb.supervisor.recovery import BROWSER_CLOSE_GRACE_S, Recovery
+from cdpnb.supervisor.results import ClosePageResult, NavigateResult, SetContentResult
 
 __all__ = ["REPLACEMENT_WAIT_S", "SET_CONTENT_SCRIPT", "PageControl"]
 
@@ -253,7 +254,7 @@ class PageControl:
 
     # -- navigate -------------------------------------------------------------------------
 
-    async def navigate(self, url: str, frame_id: str | None, timeout: float) -> dict[str, Any]:
+    async def navigate(self, url: str, frame_id: str | None, timeout: float) -> NavigateResult:
         """The page (``frame_id`` None or the page's top frame): as ever. Any other
         frame of a supervised page: that frame alone, its parent untouched."""
         state = self.core.state
@@ -377,7 +378,7 @@ class PageControl:
         native = [d for d in open_now if d.via == "native" and d.answerable]
         await self._dismiss_before_navigating(native, page.session_id, scope)
 
-    async def _navigate_frame(self, url: str, frame_id: str, timeout: float) -> dict[str, Any]:
+    async def _navigate_frame(self, url: str, frame_id: str, timeout: float) -> NavigateResult:
         core = self.core
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
@@ -405,7 +406,7 @@ class PageControl:
                 # (no loader: a same-document navigation, done already)
                 loading.expect(navigated.loader)
                 await self._loaded(loading, deadline, what, timeout)
-            return {"url": url, "frame_id": frame_id, "loader_id": navigated.loader}
+            return NavigateResult(url, frame_id, navigated.loader)
         finally:
             loading.close()
 
@@ -457,7 +458,7 @@ class PageControl:
 
     # -- reload ---------------------------------------------------------------------------
 
-    async def reload(self, timeout: float) -> dict[str, Any]:
+    async def reload(self, timeout: float) -> NavigateResult:
         """Reload the supervisor's page and wait for the new document's load. A
         beforeunload dialog holds it like a navigation; dismissing it is a
         NavigationError (the page stays)."""
@@ -483,15 +484,14 @@ class PageControl:
                 loader = loading.wanted
             await self._browser_closes(page)
             frame = core.state.frames.get(top)
-            return {"url": frame.url if frame is not None else None, "frame_id": top,
-                    "loader_id": loader}
+            return NavigateResult(frame.url if frame is not None else None, top, loader)
         finally:
             loading.close()
 
     # -- set_content ----------------------------------------------------------------------
 
     async def set_content(self, html: str, frame_id: str | None,
-                          timeout: float) -> dict[str, Any]:
+                          timeout: float) -> SetContentResult:
         """Replace the document of ``frame_id`` (the page's top frame when None) with
         ``html`` and wait for its load. A dialog the new document opens that waits for
         an answer (policy ``must_respond``) ends the wait: the result names it
@@ -538,7 +538,7 @@ class PageControl:
                                    return_when=asyncio.FIRST_COMPLETED)
                 if not task.done() and asked.done() and asked.exception() is None:
                     dialog = asked.result()
-                    return {"frame_id": frame_id, "loaded": False, "dialog_id": dialog.id}
+                    return SetContentResult(frame_id, loaded=False, dialog_id=dialog.id)
                 await asyncio.wait({task}, timeout=max(0.0, budget.left() + 1.0))
                 if not task.done():
                     raise TimeoutError
@@ -553,7 +553,7 @@ class PageControl:
                     await asyncio.wait({task})
                 elif not task.cancelled():
                     task.exception()
-            return {"frame_id": frame_id, "loaded": True, "dialog_id": None}
+            return SetContentResult(frame_id, loaded=True)
         finally:
             if unsubscribe is not None:
                 unsubscribe()
@@ -580,7 +580,7 @@ class PageControl:
                           existing=tuple(p.target_id for p in state.pages.values()))
 
     async def close_page(self, page: str | None, run_beforeunload: bool,
-                         timeout: float) -> dict[str, Any]:
+                         timeout: float) -> ClosePageResult:
         """Close a supervised page, as asked: its end is never "someone else's"."""
         core = self.core
         loop = asyncio.get_running_loop()
@@ -591,6 +591,14 @@ class PageControl:
             raise core.down("close a page")
         info = self._page_named(page)
         sid, target = info.session_id, info.target_id
+        if self.driver.dismiss_before_closing:
+            # (closed_by "cdpnb", reason "page_closing": recorded, as a navigation's are)
+            for shown in [d for d in core.state.pending_dialogs
+                          if d.via == "native" and d.page_session_id == sid
+                          and d.answering is None and d.type != "beforeunload"]:
+                with contextlib.suppress(DialogError):
+                    await self.dialogs.answer(shown, False, None, "cdpnb",
+                                              reason="page_closing")
         since = core.state.dialog_seq
         waits_for_answer = run_beforeunload and self.policy == "must_respond"
 
@@ -643,7 +651,7 @@ class PageControl:
             with contextlib.suppress(TimeoutError):
                 await core.wait_until(lambda s: s.page_target_id is not None,
                                       max(0.0, deadline - loop.time()) + REPLACEMENT_WAIT_S)
-        return {"page": target, "closed": closed, "dialog_id": dialog_id}
+        return ClosePageResult(target, closed, dialog_id)
 
     async def _send_until(self, send: Coroutine[Any, Any, Any],
                           until: Callable[[BrowserState], bool],

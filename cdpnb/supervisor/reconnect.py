@@ -6,6 +6,12 @@ The connection's life is folded (``cdpnb.state.connection``): the core tells
 an older generation's or of the connection an attempt opened and has not made good
 (that is the attempt's business: it fails, tries again or gives up), and news that
 come after the giving up do not change why the supervisor is down.
+
+A loss whose transport (or driver) knows what died behind it (``Core.gone``: a WebDriver
+server or its session gone, the browser behind a mapper exited, a runtime that exited)
+is given up at once: a reconnect cannot bring it back, and over WebDriver classic it
+would make a new session and a new browser on a server whose first one died. Every
+loss for good is said in a hint naming what ended, on every protocol alike.
 """
 
 from __future__ import annotations
@@ -58,9 +64,14 @@ class Reconnector:
     def on_lost(self, reason: str, generation: int) -> None:
         """``Core.on_lost``: the connection in use (``generation``) ended."""
         self.dropped()
-        if self.stopped() or self.attempts == 0:
-            if not self.stopped():
-                self.down_for_good()
+        if self.stopped():
+            return
+        if self.core.gone is not None:
+            self._give_up(reason)
+            return
+        if self.attempts == 0:
+            self._say_lost(reason)
+            self.down_for_good()
             return
         target = self.core.state.page_target_id
         self.task = self.core.spawn(self._reconnect(target), name="cdpnb-reconnect")
@@ -69,6 +80,7 @@ class Reconnector:
         core = self.core
         url = redact_url(core.url)
         dropped = core.last_disconnect_reason
+        last = ""
         for attempt in range(self.attempts):
             await asyncio.sleep(self.backoff_s * 2**attempt)
             if self.stopped():
@@ -82,11 +94,11 @@ class Reconnector:
             except SessionHeld as exc:
                 await core.end_connection()
                 self._give_up(f"{dropped}; {exc}")
-                self.hint(str(exc))
                 return
             except Exception as exc:  # any failure to set up: close what it opened
                 log.info("cdpnb: reconnect %d to %s failed: %s: %s", attempt + 1, url,
                          type(exc).__name__, exc)
+                last = f"{type(exc).__name__}: {exc}"
                 await core.end_connection()  # (opened, but not set up)
                 continue
             if not core.connection_ready(opened):
@@ -96,8 +108,15 @@ class Reconnector:
                 continue
             log.info("cdpnb: reconnected to %s", url)
             return
-        self._give_up(f"{dropped}; gave up after {self.attempts} reconnect attempts")
+        self._give_up(f"{dropped}; gave up after {self.attempts} reconnect attempts",
+                      f" (the last: {last})" if last else "")
 
-    def _give_up(self, reason: str) -> None:
+    def _give_up(self, reason: str, detail: str = "") -> None:
         self.core.give_up(reason)
+        self._say_lost(reason + detail)
         self.down_for_good()
+
+    def _say_lost(self, reason: str) -> None:
+        """The hint of a loss for good: which connection, and what ended it."""
+        self.hint(f"the supervisor's {self.core.link} ended for good: {reason}. `alive` is "
+                  "False; start a new supervisor (a new backend if the browser died)")

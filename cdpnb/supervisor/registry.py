@@ -87,7 +87,7 @@ class Registry:
         async with lock:
             current = self._supervisors.get(task_id)
             if current is not None:
-                if current.url == endpoint_of(url) and current.alive \
+                if current.endpoint == endpoint_of(url) and current.alive \
                         and _same_page(current, options.get("page")):
                     return current
                 del self._supervisors[task_id]

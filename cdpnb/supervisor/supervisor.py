@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 import os
@@ -10,14 +11,17 @@ from typing import TYPE_CHECKING, Any, Concatenate, Literal, ParamSpec, TypeVar
 
 from cdpnb._version import __version__
 from cdpnb.errors import (
+    CommandTimeout,
     EvaluateError,
     SupervisorStopped,
+    TargetGone,
     UnknownFrame,
     WaitTimeout,
 )
 from cdpnb.protocol.credentials import redact_url
 from cdpnb.runtime.closing import starting
 from cdpnb.runtime.engine import engine
+from cdpnb.runtime.interrupts import interrupted, wake_for_signals
 from cdpnb.runtime.threads import in_own_thread
 from cdpnb.state import (
     BrowserState,
@@ -34,12 +38,20 @@ from cdpnb.state.snapshot import (
     build_frame_tree,
     snapshot_of,
 )
-from cdpnb.supervisor.actions import click_spec
+from cdpnb.supervisor.actions import (
+    POLL_DELAYS_S,
+    SELECTOR_STATES,
+    SelectorState,
+    check_fill,
+    click_spec,
+    state_holds,
+    until_there,
+)
 from cdpnb.supervisor.bidi_driver import BiDiDriver
 from cdpnb.supervisor.cdp_driver import CDPDriver
 from cdpnb.supervisor.classic_driver import ClassicDriver
 from cdpnb.supervisor.core import Core
-from cdpnb.supervisor.dialogs import DialogControl
+from cdpnb.supervisor.dialogs import DialogAction, DialogControl
 from cdpnb.supervisor.driver import ProtocolDriver
 from cdpnb.supervisor.endpoint import HasCdpUrl, bridge_reason, endpoint_of
 from cdpnb.supervisor.evaluation import Budget
@@ -49,6 +61,7 @@ from cdpnb.supervisor.events import (
     EventName,
     EventStream,
     Handler,
+    SupervisorEvent,
     answer_sender,
     check_buffer,
     check_event_names,
@@ -61,10 +74,18 @@ from cdpnb.supervisor.page_control import PageControl
 from cdpnb.supervisor.reactions import PageReactions
 from cdpnb.supervisor.reconnect import Reconnector
 from cdpnb.supervisor.recovery import Recovery
+from cdpnb.supervisor.results import (
+    ClickResult,
+    ClosePageResult,
+    NavigateResult,
+    SetContentResult,
+)
 from cdpnb.supervisor.routing import frame_of
+from cdpnb.supervisor.scripts import call_expression
 from cdpnb.supervisor.values import RemoteObject, call_argument
 from cdpnb.supervisor.wip_driver import WIPDriver
 from cdpnb.trace import Recorder
+from cdpnb.trace.private import private_file
 from cdpnb.transport import Connector, Transport, connect_websocket
 
 if TYPE_CHECKING:
@@ -99,7 +120,7 @@ def supervised(method: Callable[Concatenate[Supervisor, P], Coroutine[Any, Any, 
     checks its arguments and does the work; there is no private twin."""
 
     async def call(self: Supervisor, /, *args: P.args, **kwargs: P.kwargs) -> T:
-        return await self._call(method(self, *args, **kwargs))
+        return await self._call(method(self, *args, **kwargs), method.__name__)
 
     # A traceback names the frame after its code: "in evaluate", as the user called it,
     # not "in call" for every method.
@@ -124,7 +145,9 @@ class Supervisor:
                  recorder: Recorder | None = None, connector: Connector | None = None,
                  bridge_key: str | None = None, bridge_script: str | None = None, *,
                  protocol: str = "cdp", backend_info: dict[str, Any] | None = None) -> None:
-        self.url = url
+        #: The endpoint the supervisor is connected to (a WebSocket or WebDriver URL);
+        #: ``url`` is its page's.
+        self.endpoint = url
         self.options = options
         self._core = Core(url, command_timeout_s=options.command_timeout_s,
                           connect_timeout_s=options.connect_timeout_s, connector=connector)
@@ -164,6 +187,9 @@ class Supervisor:
             answer_sender(self._answer_event, engine.submit, lambda: self._stopped,
                           redact_url(url)),
             self._event_answer_failed)
+        # (WebDriver classic's evaluate waits for a dialog its script met only then)
+        self._driver.dialogs_answered = lambda: (
+            options.policy in ("auto_accept", "auto_dismiss") or self._events.watching("dialog"))
         if recorder is not None:  # a trace that cannot be written is said, not just logged
             recorder.on_error = self._hint
         self._stopped = False
@@ -229,8 +255,10 @@ class Supervisor:
         within milliseconds. ``bypass_csp`` lets it work on pages whose CSP blocks it.
 
         ``record=path`` writes every message to a JSONL trace (``.jsonl.gz`` for
-        gzip); ``redact`` hides prompt answers, typed text and URL credentials in
-        it (True for all, or some of ``cdpnb.trace.REDACTIONS``).
+        gzip); ``redact`` hides prompt answers, typed text, URL credentials (and the
+        Basic header made of them), cookies and authorization headers in it (True for
+        all, or some of ``cdpnb.trace.REDACTIONS``; each place is one entry of
+        ``cdpnb.trace.redaction.SECRETS``).
         """
         endpoint = endpoint_of(url, transport)
         _check_flag("popups", popups)
@@ -325,7 +353,7 @@ class Supervisor:
             await let_go_of_dialogs(core.state, self._dialogs, left)
             self._last_state = core.state
         core.fail_waiters(SupervisorStopped(
-            f"supervisor for {redact_url(self.url)} stopped while waiting"))
+            f"supervisor for {redact_url(self.endpoint)} stopped while waiting"))
         if core.connected:
             await self._driver.close_pages(left)
         await core.close()
@@ -342,7 +370,7 @@ class Supervisor:
         self._dialogs.stop_watchdogs()  # the core has ended every wait already
         self._driver.connection_lost()
 
-    async def _call(self, coro: Coroutine[Any, Any, T]) -> T:
+    async def _call(self, coro: Coroutine[Any, Any, T], name: str = "") -> T:
         try:
             self._warn_pending()
         except BaseException:  # warnings as errors: nothing ran
@@ -350,16 +378,23 @@ class Supervisor:
             raise
         if self._stopped:
             coro.close()
-            raise SupervisorStopped(f"supervisor for {redact_url(self.url)} is stopped")
+            raise SupervisorStopped(f"supervisor for {redact_url(self.endpoint)} is stopped")
         # On the caller's own loop: the core is thread-safe, and a command's reply wakes
         # this loop directly (one thread hop per round trip).
+        stop_waking = wake_for_signals()  # (a notebook's Ctrl-C lands within a tick)
         try:
             return await coro
         except EvaluateError as exc:
             # The page's script threw: its message and JS stack are the error, and the
             # frames between here and where cdpnb read the reply would bury them.
             raise exc.with_traceback(None)  # noqa: B904 (a caller's context stays)
+        except (asyncio.CancelledError, KeyboardInterrupt) as exc:
+            # A Ctrl-C in a notebook cell (ipykernel cancels the cell) or a script: one
+            # line, not the engine's frames; the supervisor carries on (its waits end
+            # with the call, its background work is the engine's).
+            raise interrupted(exc, name) from None
         finally:
+            stop_waking()
             self._warn_pending()
 
     # -- state (never blocks) -------------------------------------------------------------
@@ -411,8 +446,9 @@ class Supervisor:
 
     @property
     def alive(self) -> bool:
-        """Connected (or still trying to reconnect) with its page there."""
-        if self._core.connection.phase == "gave_up":
+        """Connected (or still trying to reconnect) with its page there, answering: False
+        while a script cdpnb could not end holds the target (``hints`` says so)."""
+        if self._core.connection.phase == "gave_up" or self._core.held is not None:
             # (As folded: the reconnect loop's own flag is cleared a moment later, on its
             # task; seen under load as alive just after giving up.)
             return False
@@ -429,6 +465,15 @@ class Supervisor:
     @property
     def page_target_id(self) -> str | None:
         return self.state.page_target_id
+
+    @property
+    def url(self) -> str | None:
+        """The URL of the supervisor's page (its top frame's document, same-document
+        navigations included), as Playwright's ``page.url``; None when it has no page.
+        The endpoint the supervisor is connected to is ``endpoint``."""
+        state = self.state
+        page = state.pages.get(state.page_session_id or "")
+        return page.url if page is not None else None
 
     @property
     def page_session_id(self) -> str | None:
@@ -477,7 +522,7 @@ class Supervisor:
 
     def __repr__(self) -> str:
         state = "stopped" if self._stopped else ("connected" if self.connected else "down")
-        return (f"<Supervisor {redact_url(self.url)} {state} policy={self.options.policy} "
+        return (f"<Supervisor {redact_url(self.endpoint)} {state} policy={self.options.policy} "
                 f"pending_dialogs={len(self.state.pending_dialogs)}>")
 
     # -- commands -------------------------------------------------------------------------
@@ -543,11 +588,16 @@ class Supervisor:
 
     @supervised
     async def evaluate(
-        self, expression: str, frame_id: str | None = None, timeout: float | None = None,
-        *, await_promise: bool = True, user_gesture: bool = False,
+        self, expression: str, arg: Any = None, *, frame_id: str | None = None,
+        timeout: float | None = None, await_promise: bool = True, user_gesture: bool = False,
     ) -> Any:
-        """Evaluate ``expression`` in the page, an OOPIF or an in-process frame and
-        return its value.
+        """Evaluate ``expression`` in the page, an OOPIF or an in-process frame
+        (``frame_id``) and return its value; as Playwright's ``page.evaluate``, an
+        ``expression`` that is a function (``"() => document.title"``, ``"(x) => x *
+        2"``, ``"function (a) {…}"``, ``"async () => …"``) is called, with ``arg`` (none
+        when ``arg`` is None), and its result returned (a promise awaited). ``arg`` is
+        data: JSON's values and the ones JSON loses (``cdpnb.Undefined``, ``NaN``,
+        ``-0.0``, ``±inf``, big ints as bigint). The same on every protocol.
 
         Data comes back by value (``undefined`` as ``cdpnb.Undefined``, ``NaN``,
         ``-0``, ``±Infinity``, bigint as int); anything else (a DOM node, a function)
@@ -558,11 +608,15 @@ class Supervisor:
         ``user_gesture`` makes the call count as a user activation.
         """
         if not isinstance(expression, str):
-            raise TypeError(f"expression must be a str, got {type(expression).__name__}")
+            raise TypeError(f"expression must be a str of JavaScript (an expression or a "
+                            f"function), got {type(expression).__name__}")
+        if frame_id is not None and not isinstance(frame_id, str):
+            raise TypeError(f"frame_id must be a str, got {type(frame_id).__name__}")
+        script = call_expression(expression, arg)
         budget = self._budget(timeout)
         _check_flag("await_promise", await_promise)
         _check_flag("user_gesture", user_gesture)
-        return await self._driver.evaluate(expression, frame_id, budget,
+        return await self._driver.evaluate(script, frame_id, budget,
                                            await_promise=await_promise,
                                            user_gesture=user_gesture)
 
@@ -607,24 +661,114 @@ class Supervisor:
                                               user_gesture=user_gesture)
 
     @supervised
-    async def click(self, ref: str | None = None, *, selector: str | None = None,
+    async def click(self, selector: str | None = None, *, ref: str | None = None,
                     x: float | None = None, y: float | None = None,
                     frame_id: str | None = None,
-                    timeout: float | None = None) -> dict[str, Any]:
-        """Click as a user would, on one of: the element behind ``ref`` (from
-        ``accessibility()``, CDP only), the first element ``selector`` (CSS) matches in
-        ``frame_id`` (the page by default; any frame of ``frame_tree()``), or the point
-        ``x``, ``y`` (CSS pixels in ``frame_id``'s viewport). An element is scrolled into
-        view and clicked at the centre of its box; the click is a real mouse move, press
-        and release (a user activation, which ``beforeunload`` needs). It ends when the
-        release is handled or a dialog it opened arrives, and returns ``ref`` /
-        ``selector``, ``frame_id``, ``x``, ``y`` (where, in that frame's viewport) and
-        ``dialog_id`` (None, or the dialog the click opened). NoSuchElement when the
-        selector matches nothing; BlockedByDialog while a dialog is open in the page."""
-        how = click_spec(ref, selector=selector, x=x, y=y, frame_id=frame_id)
+                    timeout: float | None = None) -> ClickResult:
+        """Click as a user would, on one of: the first element the CSS ``selector``
+        matches in ``frame_id`` (the page by default; any frame of ``frame_tree()``),
+        the element behind ``ref=`` (from ``accessibility()``, CDP only), or the point
+        ``x=``, ``y=`` (CSS pixels in ``frame_id``'s viewport). As Playwright's click, it
+        waits for the element to be there and visible, up to ``timeout`` (default: the
+        supervisor's ``command_timeout_s``), then NoSuchElement (none matched) or
+        ElementNotClickable (none visible). The selector is resolved where the page's
+        script cannot reach (an isolated world, a sandbox, the WebDriver server's own
+        search), so a page cannot steer it. An element is scrolled into view and clicked
+        at the centre of its box; the click is a real mouse move, press and release (a
+        user activation, which ``beforeunload`` needs). It ends when the release is
+        handled or a dialog it opened arrives, and returns a ClickResult: ``selector`` /
+        ``ref``, ``frame_id``, ``x``, ``y`` (where, in that frame's viewport) and
+        ``dialog_id`` (None, or the dialog the click opened). BlockedByDialog while a
+        dialog is open in the page."""
+        how = click_spec(selector, ref=ref, x=x, y=y, frame_id=frame_id)
         if how.ref is not None:
             self._driver.require("click(ref)")
-        return await self._driver.click(how, self._budget(timeout))
+        elif how.point is not None:
+            self._driver.require("click(point)")
+        budget = self._budget(timeout)
+        return await until_there(lambda: self._driver.click(how, budget), budget)
+
+    @supervised
+    async def fill(self, selector: str, text: str, *, frame_id: str | None = None,
+                   timeout: float | None = None) -> None:
+        """Type ``text`` into the field the CSS ``selector`` matches (an ``<input>``, a
+        ``<textarea>``, a contenteditable element) in the page or ``frame_id``, replacing
+        what it holds, as Playwright's ``fill``: it waits (up to ``timeout``) for the
+        element to be there, visible, enabled and writable, focuses it, selects its
+        content and types over it; ``""`` empties it. Over CDP the text is inserted at
+        once (``Input.insertText``: one ``input`` event), over WebDriver BiDi and classic
+        typed key by key (an ``input`` event per character); a date or time input gets
+        its value set, with ``input`` and ``change``, on every protocol. The typed text
+        is what ``redact=`` calls ``typed_text``. ElementNotClickable for an element that
+        takes no text (a checkbox, a ``<div>``); BlockedByDialog while a dialog is open
+        in the page."""
+        how = check_fill(selector, text, frame_id)
+        budget = self._budget(timeout)
+        await until_there(lambda: self._driver.fill(how, text, budget), budget)
+
+    @supervised
+    async def wait_for_selector(self, selector: str, *, state: SelectorState = "visible",
+                                frame_id: str | None = None,
+                                timeout: float | None = None) -> None:
+        """Wait until the CSS ``selector`` matches, in the page or ``frame_id``, an
+        element that is ``state``, Playwright's states: ``"visible"`` (the default: a box
+        with an area, not ``visibility: hidden``), ``"attached"`` (any), or no longer:
+        ``"hidden"`` (none visible), ``"detached"`` (none). Returns at once when it
+        holds already; WaitTimeout after ``timeout`` (default: the supervisor's
+        ``command_timeout_s``). Looked at every 20–250 ms, from where the page's script
+        cannot reach, across navigations."""
+        spec = check_fill(selector, "", frame_id)
+        if state not in SELECTOR_STATES:
+            raise ValueError(f"state must be one of {', '.join(SELECTOR_STATES)}; got "
+                             f"{state!r}")
+        budget = self._budget(timeout)
+        looks = 0
+        while True:
+            try:
+                found = await self._driver.query(spec, budget)
+            except TargetGone as exc:  # (the frame navigated between two looks)
+                if not getattr(exc, "not_yet", False):
+                    raise
+                found = None
+            except CommandTimeout:
+                if budget.left() > 0:  # (not a look the budget's end cut short)
+                    raise
+                found = None
+            if found is not None and state_holds(state, found):
+                return
+            delay = POLL_DELAYS_S[min(looks, len(POLL_DELAYS_S) - 1)]
+            looks += 1
+            if budget.left() <= delay:
+                where = f"frame {frame_id}" if frame_id is not None else "the page"
+                seen = {None: "it could not be looked at", "absent": "none matched",
+                        "hidden": "one matched, not visible",
+                        "visible": "one matched, visible"}[found]
+                raise WaitTimeout(f"selector {selector!r} was not {state} in {where} within "
+                                  f"{budget.seconds:g} s (last look: {seen})")
+            await asyncio.sleep(delay)
+
+    @supervised
+    async def screenshot(self, frame_id: str | None = None, *,
+                         path: str | os.PathLike[str] | None = None,
+                         timeout: float | None = None) -> bytes:
+        """A PNG of what the page shows now (its viewport), or of frame ``frame_id``'s
+        box in it (scrolled into view first): CDP's ``Page.captureScreenshot``, BiDi's
+        ``browsingContext.captureScreenshot``, classic's screenshot (of the frame's
+        element for a frame). With ``path``, also written there, readable by its owner
+        only (0600: a screenshot may show what a trace would redact)."""
+        if frame_id is not None and not isinstance(frame_id, str):
+            raise TypeError(f"frame_id must be a str, got {type(frame_id).__name__}")
+        target = None if path is None else os.fspath(path)
+        if target is not None and not isinstance(target, str):
+            raise TypeError(f"path must be a str or os.PathLike, got {path!r}")
+        budget = self._budget(timeout)
+        if frame_id is not None:
+            frame_of(self._core.state, frame_id)
+        png = await self._driver.screenshot(frame_id, budget)
+        if target is not None:
+            with private_file(target) as file:  # (0600 from its creation)
+                file.write(png)
+        return png
 
     @supervised
     async def release_objects(self) -> None:
@@ -639,10 +783,11 @@ class Supervisor:
 
     @supervised
     async def navigate(self, url: str, timeout: float = 30.0, *,
-                       frame_id: str | None = None) -> dict[str, Any]:
+                       frame_id: str | None = None) -> NavigateResult:
         """Navigate the supervisor's page to ``url`` and wait for its load event; with
         ``frame_id``, that frame alone (a child frame, an OOPIF, a popup's top frame),
-        waiting for its new document's load. Dialogs the navigation would wait on are
+        waiting for its new document's load. Returns a NavigateResult (``url``,
+        ``frame_id``, ``loader_id``). Dialogs the navigation would wait on are
         dismissed first (``closed_by="cdpnb"``, ``reason="navigation"``); a
         beforeunload dialog is left for you to answer. See
         ``cdpnb.supervisor.page_control``."""
@@ -655,7 +800,7 @@ class Supervisor:
         return await self._page_control.navigate(url, frame_id, limit)
 
     @supervised
-    async def reload(self, *, timeout: float = 30.0) -> dict[str, Any]:
+    async def reload(self, *, timeout: float = 30.0) -> NavigateResult:
         """Reload the supervisor's page and wait for the new document's load. A
         beforeunload dialog holds it as it holds a navigation (answer it from another
         task); dismissing it raises NavigationError and the page stays."""
@@ -665,12 +810,12 @@ class Supervisor:
 
     @supervised
     async def set_content(self, html: str, *, frame_id: str | None = None,
-                          timeout: float = 30.0) -> dict[str, Any]:
+                          timeout: float = 30.0) -> SetContentResult:
         """Replace the document of the page (or of ``frame_id``) with ``html``, as
         Playwright's ``page.setContent`` (``document.open/write/close``), and wait for its
         load. A dialog the new content opens and the policy leaves to you ends the wait
-        at once: ``{"frame_id", "loaded": False, "dialog_id"}`` (the document loads once
-        it is answered); otherwise ``{"frame_id", "loaded": True, "dialog_id": None}``."""
+        at once: a SetContentResult with ``loaded`` False and its ``dialog_id`` (the
+        document loads once it is answered); otherwise ``loaded`` True."""
         if not isinstance(html, str):
             raise TypeError(f"html must be a str, got {type(html).__name__}")
         limit = check_timeout("timeout", timeout)
@@ -681,15 +826,16 @@ class Supervisor:
 
     @supervised
     async def close_page(self, page: str | None = None, *, run_beforeunload: bool = False,
-                         timeout: float = 30.0) -> dict[str, Any]:
+                         timeout: float = 30.0) -> ClosePageResult:
         """Close a supervised page: ``page`` is a target id from ``sup.pages`` (a popup's,
         or the supervisor's own), None the supervisor's own. At once, without
         beforeunload; or with ``run_beforeunload=True`` its beforeunload handler runs,
         and a beforeunload dialog it opens (after a user activation) ends the wait:
         ``respond("accept", dialog_id=...)`` closes the page, ``"dismiss"`` keeps it.
-        Returns ``{"page", "closed", "dialog_id"}``. The close is yours: no "closed by
-        someone else" hint; the supervisor's own page closed leaves ``alive`` False
-        and calls raise TargetGone, unless ``reopen_page=True`` (a fresh page)."""
+        Returns a ClosePageResult (``page``, ``closed``, ``dialog_id``). The close is
+        yours: no "closed by someone else" hint; the supervisor's own page closed leaves
+        ``alive`` False and calls raise TargetGone, unless ``reopen_page=True`` (a fresh
+        page)."""
         if page is not None and not isinstance(page, str):
             raise TypeError(f"page must be a page target id (a str, see sup.pages) or None, "
                             f"got {page!r}")
@@ -766,12 +912,48 @@ class Supervisor:
                buffer: int = STREAM_BUFFER) -> EventStream:
         """The events named (all when none is), from now on, as a stream:
         ``async for ev in sup.events("dialog")`` or, blocking, ``for ev in …``.
-        ``timeout`` bounds each wait for the next event (WaitTimeout); the stream ends
-        when closed (``with``/``async with`` closes it) or when the supervisor stops.
-        It holds up to ``buffer`` unread events (the oldest go, counted in
-        ``dropped``)."""
+        With ``timeout``, a loop over it ends once no event came for that long
+        (``stream.next_event()`` raises WaitTimeout instead); the stream ends when
+        closed (``with``/``async with`` closes it) or when the supervisor stops. It
+        holds up to ``buffer`` unread events (the oldest go, counted in ``dropped``)."""
         chosen = check_event_names(names)
         return self._events.stream(chosen, check_stream_timeout(timeout), check_buffer(buffer))
+
+    @supervised
+    async def wait_for_event(self, event: EventName,
+                             predicate: Callable[[SupervisorEvent], bool] | None = None, *,
+                             timeout: float = 10.0) -> SupervisorEvent:
+        """The next ``event`` (a name of ``cdpnb.EVENT_NAMES``) from now on for which
+        ``predicate(ev)`` holds (any, without one), as Playwright's
+        ``page.wait_for_event``; WaitTimeout after ``timeout`` seconds. To catch the
+        event of an action you start, make the stream first: ``async with
+        sup.events("dialog") as stream:`` then act, then ``await
+        stream.next_event()``."""
+        (name,) = check_event_names([event])
+        if predicate is not None and not callable(predicate):
+            raise TypeError(f"predicate must be a callable taking the event, got "
+                            f"{predicate!r}")
+        limit = check_timeout("timeout", timeout)
+        assert limit is not None
+        held = ("" if predicate is None else
+                f" for which {getattr(predicate, '__name__', 'the predicate')} held")
+        loop = asyncio.get_running_loop()
+        with self._events.stream(frozenset({name}), limit, STREAM_BUFFER) as stream:
+            deadline = loop.time() + limit
+            while True:
+                try:
+                    left = deadline - loop.time()
+                    if left <= 0:
+                        raise WaitTimeout("")
+                    ev = await stream.next_event(left)
+                except WaitTimeout:
+                    raise WaitTimeout(f"no {name} event{held} within {limit:g} s") from None
+                except StopAsyncIteration:
+                    raise SupervisorStopped(f"supervisor for {redact_url(self.endpoint)} "
+                                            f"stopped while waiting for a {name} event"
+                                            ) from None
+                if predicate is None or predicate(ev):
+                    return ev
 
     async def _answer_event(self, dialog_id: str, accept: bool,
                             prompt_text: str | None) -> DialogRecord:
@@ -791,7 +973,8 @@ class Supervisor:
 
     @supervised
     async def respond(
-        self, action: str, prompt_text: str | None = None, dialog_id: str | None = None
+        self, action: DialogAction, prompt_text: str | None = None,
+        dialog_id: str | None = None,
     ) -> DialogRecord:
         """Answer an open dialog: ``"accept"`` (with ``prompt_text`` for a prompt) or
         ``"dismiss"``. Returns the closed dialog's record."""

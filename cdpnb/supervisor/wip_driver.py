@@ -11,12 +11,14 @@ params)`` sends a raw WIP command and returns WIP's reply as it is (``wasThrown`
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar
 
+from cdpnb.errors import CDPError, CommandTimeout
 from cdpnb.protocol import wip
 from cdpnb.supervisor.cdp_driver import CDPDriver
 from cdpnb.supervisor.core import Core
-from cdpnb.supervisor.evaluation import OBJECT_GROUP, Budget, Evaluator
+from cdpnb.supervisor.evaluation import HEADROOM_S, OBJECT_GROUP, Budget, Evaluator
 
 __all__ = ["WIPDriver", "WIPEvaluator"]
 
@@ -28,11 +30,29 @@ class WIPEvaluator(Evaluator):
     (a plain object or array is fetched by value from its handle, as on node); a
     Promise is awaited with ``Runtime.awaitPromise`` (measured on Bun 1.4.5:
     ``Runtime.evaluate`` ignores ``awaitPromise`` and replies with the Promise), its
-    handle released once awaited."""
+    handle released once awaited.
 
-    def __init__(self, core: Core) -> None:
-        super().__init__(core)
+    No way to end a script either: Bun 1.4.5 answers ``Runtime.terminateExecution``
+    -32601 "'Runtime.terminateExecution' was not found" when idle, and nothing at all
+    while a script runs (its inspector answers on the script's thread). So a budget
+    spent is followed by one probe (``Runtime.evaluate`` of ``0``): answered, the script
+    only waits (a Promise) and the runtime is free; unanswered, the script holds the
+    runtime (``Evaluator.hold``: ``alive`` False, a hint) until it ends."""
+
+    def __init__(self, core: Core, hint: Callable[[str], None] | None = None) -> None:
+        super().__init__(core, hint)
         self.deep = False
+
+    async def _end_script(self, session: str | None) -> tuple[str, str]:
+        cannot = "WIP has no way to end a running script (Bun: no Runtime.terminateExecution)"
+        try:
+            await self.core.send("Runtime.evaluate", {"expression": "0"}, session, HEADROOM_S)
+        except CommandTimeout:
+            return "not terminated", f"{cannot}; {self.hold(session)}"
+        except CDPError:
+            pass  # (answered: the runtime is free)
+        return "not terminated", (f"{cannot}; it still waits, and the runtime answers "
+                                  "other commands meanwhile")
 
     async def evaluate(self, session: str | None, context: int | None, expression: str,
                        budget: Budget, *, await_promise: bool, user_gesture: bool) -> Any:

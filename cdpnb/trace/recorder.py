@@ -185,6 +185,11 @@ class Recorder:
         self.flush()
 
     @property
+    def size(self) -> int:
+        """Bytes in the file so far (compressed, for a compressed trace)."""
+        return self._descriptor.size
+
+    @property
     def failure(self) -> str | None:
         """Why the file holds less than was recorded, in a sentence; None if it holds
         everything so far."""

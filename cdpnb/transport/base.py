@@ -46,6 +46,13 @@ class Transport(Protocol):
     #: Optional too: ``tell_awaiting(awaiting)``: the core hands a transport that can
     #: acknowledge what it read at once (TCP_QUICKACK) a ``awaiting()`` saying whether a
     #: command still waits for its reply (``cdpnb.transport.wire``: why).
+    #: Optional too, the liveness word: ``gone`` (``str | None``), set before
+    #: ``on_closed`` when the transport knows the connection ended because what is behind
+    #: it died for good, in words naming it ("the WebDriver server ... is gone", "the
+    #: browser behind the mapper exited"): the supervisor then does not reconnect, and
+    #: says so. None (or absent) for an end a reconnect may mend. A WebSocket learns it
+    #: from a close with ``cdpnb.transport.wire.FAR_END_GONE`` (cdpnb's chromium-bidi
+    #: wrapper sends it).
 
     def start(self, on_frames: Callable[[Sequence[str | bytes]], None],
               on_closed: Callable[[str], None]) -> None: ...

@@ -6,6 +6,13 @@ BiDi WebSocket (``ws://127.0.0.1:PORT/session/<id>``) exists only for a session 
 over HTTP, and carries that session, so the BiDi client sends no ``session.new``;
 the session ends with ``DELETE /session/<id>`` over HTTP. The socket carries what was
 made (``WebDriverBiDiSocket.webdriver_session``) for the supervisor to adopt and end.
+
+Liveness: chromedriver 156 drops the socket when the session's Chromium dies (measured:
+killed by its pid, the socket dropped within 50 ms, no close frame), which says nothing
+of why; so a socket that ended without cdpnb asks the session over HTTP once (``GET
+/session/<id>/window``): "invalid session id" is the session gone with its browser, a
+refused connection the server gone (``gone``: the supervisor does not reconnect, which
+would start another browser); anything else may be mended by a reconnect.
 """
 
 from __future__ import annotations
@@ -17,7 +24,7 @@ from typing import Any
 from cdpnb.errors import EndpointError
 from cdpnb.protocol.credentials import redact_url
 from cdpnb.runtime.threads import in_own_thread
-from cdpnb.transport.webdriver_http import WebDriverServer
+from cdpnb.transport.webdriver_http import WebDriverServer, what_died
 from cdpnb.transport.wire import WireSocket
 
 __all__ = ["WebDriverBiDiSocket", "WebDriverSession", "connect_webdriver_bidi"]
@@ -45,10 +52,29 @@ class WebDriverSession:
             self.server.close()
 
 
+#: How long the look at a session whose socket ended may take.
+CHECK_TIMEOUT_S = 5.0
+
+
 class WebDriverBiDiSocket(WireSocket):
     """The BiDi WebSocket of a session made over HTTP (``webdriver_session``)."""
 
     webdriver_session: WebDriverSession | None = None
+    _died: str | None = None
+
+    @property
+    def gone(self) -> str | None:
+        """What died behind the socket, as the session's server said once it ended."""
+        return self._died or super().gone
+
+    def _ending_reason(self) -> str:
+        reason = super()._ending_reason()
+        session = self.webdriver_session
+        if not reason.startswith("closed by cdpnb") and session is not None \
+                and not session.deleted:
+            # (On the reader thread, as it ends: before on_closed, which reads gone.)
+            self._died = what_died(session.server, session.session_id, CHECK_TIMEOUT_S)
+        return reason
 
 
 def _open(url: str, capabilities: dict[str, Any], timeout: float) -> WebDriverBiDiSocket:

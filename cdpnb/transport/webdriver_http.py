@@ -24,7 +24,8 @@ from urllib.parse import urlsplit
 from cdpnb.errors import CdpnbError, EndpointError
 from cdpnb.protocol.credentials import redact_url
 
-__all__ = ["NewSession", "WebDriverError", "WebDriverServer"]
+__all__ = ["NewSession", "ServerGone", "WebDriverError", "WebDriverServer", "server_gone",
+           "session_gone", "what_died"]
 
 #: The largest reply body read (a screenshot or a page source can be megabytes).
 MAX_BODY = 64 * 1024 * 1024
@@ -39,6 +40,11 @@ class WebDriverError(CdpnbError):
         self.error = error
         self.message = message
         self.status = status
+
+
+class ServerGone(EndpointError):
+    """Nothing listens at the server's address any more (the connection was refused):
+    on loopback, its process has ended."""
 
 
 class NewSession(NamedTuple):
@@ -87,8 +93,11 @@ class WebDriverServer:
         if not isinstance(value, dict) or not isinstance(value.get("sessionId"), str):
             raise EndpointError(f"{redact_url(self.base_url)}: POST /session gave no "
                                 f"sessionId ({str(value)[:200]})")
-        granted = value.get("capabilities")
-        return NewSession(value["sessionId"], granted if isinstance(granted, dict) else {})
+        granted = value.get("capabilities", {})
+        if not isinstance(granted, dict):
+            raise EndpointError(f"{redact_url(self.base_url)}: POST /session gave "
+                                f"capabilities that are no JSON object ({str(granted)[:200]})")
+        return NewSession(value["sessionId"], granted)
 
     def delete_session(self, session_id: str, timeout: float) -> None:
         """``DELETE /session/<id>``: the server ends the browser it started for it."""
@@ -132,6 +141,10 @@ class WebDriverServer:
                 if attempt == 0:
                     continue
                 raise EndpointError(f"{redact_url(self.base_url)}{path}: {exc}") from None
+            except ConnectionRefusedError:
+                self._drop(connection)
+                raise ServerGone(f"{method} {redact_url(self.base_url)}{path}: the connection "
+                                 "was refused (nothing listens there)") from None
             except (OSError, http.client.HTTPException) as exc:
                 self._drop(connection)
                 timed_out = isinstance(exc, TimeoutError)
@@ -170,6 +183,40 @@ class WebDriverServer:
         with self._lock:
             if connection in self._connections:
                 self._connections.remove(connection)
+
+
+def server_gone(url: str) -> str:
+    """What died, in words, when the server at ``url`` refuses connections."""
+    return (f"the WebDriver server at {redact_url(url)} is gone (the connection was "
+            "refused): its process has ended")
+
+
+def session_gone(url: str, session_id: str, said: str) -> str:
+    """What died, in words, when the server answers "invalid session id" (``said``: its
+    message, whose first line is kept)."""
+    first = said.strip().splitlines()[0][:200] if said.strip() else ""
+    why = f"\"invalid session id\": {first}" if first else "\"invalid session id\""
+    return (f"the WebDriver session {session_id} at {redact_url(url)} is gone ({why}): the "
+            "browser behind the WebDriver server closed or died, or someone else ended the "
+            "session")
+
+
+def what_died(server: WebDriverServer, session_id: str, timeout: float) -> str | None:
+    """One cheap look (``GET /session/<id>/window``): what died behind the session, in
+    words (the server, or the session with its browser); None while the session answers,
+    or when the server does not answer in time (a wedged session is not a dead one)."""
+    try:
+        _, body = server.exchange("GET", f"/session/{session_id}/window", None, timeout)
+    except ServerGone:
+        return server_gone(server.base_url)
+    except EndpointError:
+        return None
+    value = _value_of(body)
+    if not isinstance(value, dict) or value.get("error") != "invalid session id":
+        return None
+    message = value.get("message")
+    return session_gone(server.base_url, session_id, message if isinstance(message, str)
+                        else "")
 
 
 def _value_of(body: Any) -> Any:

@@ -49,7 +49,14 @@ from cdpnb.protocol.credentials import redact_url
 from cdpnb.transport.frames import FrameSplitter, Received
 from cdpnb.transport.turns import Read, ReadTurns
 
-__all__ = ["MAX_MESSAGE_BYTES", "WireSocket"]
+__all__ = ["FAR_END_GONE", "MAX_MESSAGE_BYTES", "WireSocket"]
+
+#: The close code (one of RFC 6455's private 4000–4999) that says the browser behind the
+#: server has died and will not come back; the close reason says which and how
+#: (``WireSocket.gone``). cdpnb's chromium-bidi wrapper
+#: (``cdpnb/backends/js/bidi_server.mjs``) sends it: chromium-bidi 17 itself keeps the
+#: socket open and answers nothing once its browser is gone.
+FAR_END_GONE = 4404
 
 #: CDP replies can be large (screenshots, DOM snapshots, response bodies) but not
 #: unbounded: a bigger message closes the connection (code 1009). Puppeteer's limit too.
@@ -282,6 +289,15 @@ class WireSocket:
     @property
     def close_reason(self) -> str:
         return self._reason
+
+    @property
+    def gone(self) -> str | None:
+        """What died behind the socket, when the far end closed it saying so (code
+        ``FAR_END_GONE``, its reason in words); None for any other end."""
+        received = self._protocol.close_rcvd
+        if received is None or received.code != FAR_END_GONE:
+            return None
+        return received.reason or "the far end is gone"
 
     # -- the reader thread -------------------------------------------------------------
 

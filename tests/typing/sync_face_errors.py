@@ -10,6 +10,8 @@ def wrong(url: str) -> None:
     sup.evaluate(42)  # error
     sup.respond("accept", prompt_txt="x")  # error
     sup.evalute("1")  # error
+    sup.respond("acept")  # error
+    sup.evaluate("(x) => x", 1, "frame-id")  # error
     cdpnb.sync.launch("chromium", timeout="slow")  # error
     ok: int = cdpnb.sync.registry.stop_all()
     print(ok)

@@ -21,6 +21,16 @@
 //   signal ends node here, and node's exit handler kills the browser.
 // - If OWNER_PID (the Python that launched it) is no longer the parent, node exits
 //   (a second guard beside cdpnb's reaper).
+// - A session's Chromium that dies (killed, crashed) is said to its client: the
+//   server keeps the client's WebSocket open and answers nothing more (measured:
+//   Chromium SIGKILLed under a session, the pipe's end is only logged by its
+//   PipeTransport, node and the socket stay, and a script.evaluate waited its whole
+//   20 s budget). So the browser's exit, unless the server closed it (session.end,
+//   browser.close, the client gone), closes that client's WebSocket with code 4404
+//   (cdpnb.transport.wire.FAR_END_GONE) and a reason naming the browser's pid and how
+//   it exited: cdpnb's supervisor takes that as "gone", ends every wait and does not
+//   reconnect.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import childProcess from 'node:child_process';
 import http from 'node:http';
 import os from 'node:os';
@@ -52,19 +62,70 @@ http.Server.prototype.listen = function (...args) {
 
 os.tmpdir = () => workdir;
 
+// The launch a spawn belongs to (BrowserInstance.run below), so its browser's exit
+// reaches that session's client.
+const launching = new AsyncLocalStorage();
 const spawn = childProcess.spawn;
 childProcess.spawn = function (file, args, options) {
   if (file === browserBin && options) options = { ...options, detached: false };
-  return spawn.call(this, file, args, options);
+  const child = spawn.call(this, file, args, options);
+  const launch = file === browserBin ? launching.getStore() : undefined;
+  if (launch) launch.child = child;
+  return child;
+};
+
+// What a session's forwarder is handed when its browser died: the server passes it to
+// the client's connection.sendUTF, which closes the connection instead. Its text is
+// '{}' for the listener that reads the session.new reply (JSON.parse, no id: skipped).
+const FAR_END_GONE = 4404;
+class BrowserGone {
+  constructor(reason) { this.reason = reason; }
+  toString() { return '{}'; }
+}
+const websocket = (await import(pathToFileURL(path.join(nodeModules, 'websocket',
+                                                        'index.js')).href)).default;
+const sendUTF = websocket.connection.prototype.sendUTF;
+websocket.connection.prototype.sendUTF = function (data, cb) {
+  if (data instanceof BrowserGone) {
+    if (this.connected) this.close(FAR_END_GONE, data.reason);
+    return undefined;
+  }
+  return sendUTF.call(this, data, cb);
 };
 
 const { BrowserInstance } = await import(pathToFileURL(path.join(serverDir,
                                                                  'BrowserInstance.js')).href);
 const run = BrowserInstance.run;
+const closing = new WeakSet();
 BrowserInstance.run = function (chromeOptions, verbose) {
   const options = { ...chromeOptions, chromeArgs: [...ourFlags, ...chromeOptions.chromeArgs] };
-  return run.call(this, options, verbose);
+  const launch = {};
+  return launching.run(launch, async () => {
+    const instance = await run.call(this, options, verbose);
+    watchBrowser(instance, launch.child);
+    return instance;
+  });
 };
+const close = BrowserInstance.prototype.close;
+BrowserInstance.prototype.close = function (...args) {
+  closing.add(this);  // (ended by the server: nothing to tell)
+  return close.apply(this, args);
+};
+
+function watchBrowser(instance, child) {
+  if (!child) return;
+  const exited = (code, signal) => {
+    if (closing.has(instance)) return;
+    const how = signal ? `signal ${signal}` : `code ${code}`;
+    instance.bidiSession().emit('message', new BrowserGone(
+      `the browser behind chromium-bidi (pid ${child.pid}) exited (${how})`));
+  };
+  if (child.exitCode !== null || child.signalCode !== null) {
+    exited(child.exitCode, child.signalCode);
+  } else {
+    child.once('exit', exited);
+  }
+}
 
 // The server reads --port / PORT; ours is chosen at listen() above.
 process.argv = process.argv.slice(0, 2);
