@@ -225,7 +225,10 @@ def test_cdp_recording_holds_the_iframe_prompt(cdp_recording: Recording,
     assert answer.params == {"accept": True, "promptText": "Ada"}
 
     frames = trace.frames()
-    oopif = frames[(frames["event"] == "oopif_attached")]
+    # (the shared browser may hold other tests' pages, which Puppeteer attaches too)
+    ours = set(frames[(frames["event"] == "navigated") & (frames["url"] == pages.child)]
+               ["frame_id"])
+    oopif = frames[(frames["event"] == "oopif_attached") & frames["frame_id"].isin(ours)]
     assert len(oopif) == 1, frames.to_string()
     oopif_id = oopif["frame_id"].iloc[0]
     child = frames[(frames["frame_id"] == oopif_id) & (frames["event"] == "navigated")]

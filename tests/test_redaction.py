@@ -683,9 +683,10 @@ async def test_a_redacted_trace_holds_no_typed_text_credential_cookie_or_token(
     _SecretSite.seen = []
     try:
         async with contextlib.AsyncExitStack() as stack:
-            backend: cdpnb.Backend = (
-                request.getfixturevalue("chromium") if kind == "chromium"
-                else await stack.enter_async_context(cdpnb.launch(kind)))
+            # A browser of its own, chromium too: the session-wide one carries other
+            # tests' cookies and cached credentials for 127.0.0.1 (seen in the full suite:
+            # a notebook server's cookies, and no Basic header sent).
+            backend: cdpnb.Backend = await stack.enter_async_context(cdpnb.launch(kind))
             protocol = {"chromium": "cdp", "webkit": "classic",
                         "chromium+chromedriver": "classic"}.get(kind, "bidi")
             # The bridge on BiDi: its subscription is what records every request.
