@@ -17,6 +17,7 @@ import logging
 import re
 import threading
 import time
+import warnings
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -451,13 +452,19 @@ async def test_waiters_end_at_once_on_stop_and_on_a_lost_connection() -> None:
     predicate = asyncio.ensure_future(sup.wait_for(lambda s: False, timeout=30))
     await asyncio.sleep(0.05)
     began = time.monotonic()
-    await b.drop()
-    with pytest.raises(cdpnb.ConnectionLost):
-        await waiting
-    with pytest.raises(cdpnb.ConnectionLost):
-        await predicate
-    assert time.monotonic() - began < 1.0
-    await sup.stop()
+    # The connection ended for good (no reconnects): its hint ("ended for good",
+    # tests/test_liveness.py) is warned at the first of the user's calls to end after it
+    # was noted, which may be a wait here or none of them (seen both ways on 3.11 and
+    # 3.12): this test is about the waiters, so the warning may or may not come.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", cdpnb.CdpnbWarning)
+        await b.drop()
+        with pytest.raises(cdpnb.ConnectionLost):
+            await waiting
+        with pytest.raises(cdpnb.ConnectionLost):
+            await predicate
+        assert time.monotonic() - began < 1.0
+        await sup.stop()
 
     b = browser(True)
     sup = await start(b)
