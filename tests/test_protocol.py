@@ -182,8 +182,10 @@ def _holds_itself() -> dict[str, Any]:
     return value
 
 
-@pytest.mark.parametrize("make", [lambda: _nested(2000), lambda: _nested(100_000),
-                                  _holds_itself], ids=["2000", "100000", "itself"])
+# (2000 levels, the case, fail to encode on CPython 3.11 and 3.12 but encode on
+# 3.13, measured; 100,000 fail on every one, and a value that holds itself can never)
+@pytest.mark.parametrize("make", [lambda: _nested(100_000), _holds_itself],
+                         ids=["100000", "itself"])
 @pytest.mark.parametrize("protocol", ["cdp", "bidi"])
 def test_params_nested_too_deep_are_a_value_error_naming_the_method(
         make: Any, protocol: str) -> None:
