@@ -92,10 +92,10 @@ class Recording:
 def node() -> str:
     try:
         binary = find_node()
-    except BrowserNotFound as exc:
-        pytest.skip(str(exc))
+    except BrowserNotFound as exc:  # scripts/setup.sh installs node: a missing one is a failure
+        pytest.fail(str(exc))
     if not (ROOT / "node_modules" / "puppeteer-core" / "package.json").is_file():
-        pytest.skip("puppeteer-core is not installed in node_modules (run npm ci)")
+        pytest.fail("puppeteer-core is not installed in node_modules (run npm ci)")
     return binary
 
 

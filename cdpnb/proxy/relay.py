@@ -45,7 +45,6 @@ from cdpnb.protocol import (
     Note,
     Reply,
     parse_command,
-    wire_text,
 )
 from cdpnb.proxy.faults import (
     REORDER_HOLD_S,
@@ -455,16 +454,3 @@ class Relay:
         if self._sink is not None:
             self._sink(message, wire)
 
-
-def error_frame(protocol: str, command_id: int | None, message: str,
-                session_id: str | None = None) -> bytes:
-    """An error reply in the protocol's words (for a command the proxy refuses)."""
-    reply: dict[str, Any]
-    if protocol == "bidi":
-        reply = {"type": "error", "id": command_id, "error": "unknown error",
-                 "message": message}
-    else:
-        reply = {"id": command_id, "error": {"code": -32000, "message": message}}
-        if session_id is not None:
-            reply["sessionId"] = session_id
-    return wire_text(reply).encode()
