@@ -71,13 +71,18 @@ async def test_a_scripted_bidi_peer_is_a_page_with_prompts_answered() -> None:
 
 async def test_firefoxs_accepted_alert_is_still_the_dismissers() -> None:
     """Firefox reports every alert closed ``accepted: true``: a dismissal (the agent's,
-    the policy's) stays the dismisser's, and no client is suspected."""
+    the policy's) stays the dismisser's, the record holds the dismissal with the
+    browser's word beside it, and no client is suspected."""
     b = peer()
     async with await cdpnb.Supervisor.start(b, dialog_timeout_s=30) as sup:
         await b.open_prompt("alert", "hi")
         record = await sup.respond("dismiss")
-        assert (record.closed_by, record.accepted) == ("agent", True)
+        assert (record.closed_by, record.accepted, record.browser_accepted) == (
+            "agent", False, True)
         assert sup.hints == [] and not sup.bridge_enabled
+        await b.open_prompt("alert", "again")
+        record = await sup.respond("accept")  # the browser agrees: nothing beside it
+        assert (record.accepted, record.browser_accepted) == (True, None)
 
 
 async def test_a_frames_prompt_closed_as_its_parent_navigates_it_is_the_navigations() -> None:

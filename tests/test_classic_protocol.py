@@ -597,10 +597,10 @@ def test_the_matrix_says_seen_frame_unknown_in_words_everywhere_it_is_shown() ->
     root = Path(__file__).resolve().parent.parent
     result = ProbeResult.from_json((root / "datasets/probes/probe.json").read_text())
     for backend in ("webkit", "chromium+chromedriver"):
-        cell = str(result.matrix_text().loc[backend, "dialogs cross-site"])
+        cell = str(result.matrix_text().loc["dialogs cross-site", backend])
         assert cell.startswith("seen, frame unknown: dialog.") and "names no frame" in cell
-        assert result.matrix_text(reasons=False).loc[backend, "dialogs cross-site"] == \
+        assert result.matrix_text(reasons=False).loc["dialogs cross-site", backend] == \
             "seen, frame unknown"
         assert (cell_symbol(cell), cell_kind(cell)) == ("frame?", "info")
-        assert result.matrix().loc[backend, "dialogs cross-site"] == "partial"
-    assert str(result.matrix_text().loc["firefox", "dialogs cross-site"]) == "✓"
+        assert result.matrix().loc["dialogs cross-site", backend] == "partial"
+    assert str(result.matrix_text().loc["dialogs cross-site", "firefox"]) == "✓"

@@ -307,7 +307,7 @@ def test_campaign_statuses(tmp_path: Path) -> None:
     campaign = Statuses("campaign")
     cell = ["--backends", "node", "--scenarios", "runtime.evaluate"]
     done = campaign.run(0, *cell, "--out", str(tmp_path / "ok"))
-    assert "1 cells ran" in done.stdout
+    assert "1 cell ran in" in done.stdout
     done = campaign.run(1, *cell, "--out", str(tmp_path / "x"), "--scheduler",
                         "tcp://127.0.0.1:9")
     assert "cannot run" in done.stderr

@@ -85,7 +85,7 @@ def test_loaded_traces_are_named_by_file_with_folders_only_where_names_clash(
     # what each column is stays in the table: its backend and browser
     table = compare(monday, Trace.load(PLAYWRIGHT))
     assert table.loc[("trace", "backend")].tolist() == ["chromium", "chromium+playwright"]
-    assert table.loc[("trace", "browser")].tolist() == ["Chrome/156.0.8078.108"] * 2
+    assert table.loc[("trace", "browser")].tolist() == ["Chrome/156.0.8078.114"] * 2
     # labels given still name the columns
     assert compare(monday, tuesday, labels=["before", "after"]).columns.tolist() == [
         "before", "after"]

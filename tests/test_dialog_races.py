@@ -714,11 +714,16 @@ async def test_a_frame_gone_during_its_set_up_and_a_lost_connection_log_no_warni
     calls = [asyncio.ensure_future(sup.cdp("Runtime.evaluate", {"expression": str(i)}))
              for i in range(5)]
     await b.wait_for_command("Runtime.evaluate", count=5)
-    await b.drop()
-    for call in calls:
-        with pytest.raises(cdpnb.ConnectionLost):
-            await call
-    await sup.stop()
+    # No reconnects: the connection's "ended for good" hint (held by
+    # tests/test_liveness.py) is warned at the first user call to end after it is noted,
+    # one of these or none (seen both ways on 3.12); this test is about the log.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", cdpnb.CdpnbWarning)
+        await b.drop()
+        for call in calls:
+            with pytest.raises(cdpnb.ConnectionLost):
+                await call
+        await sup.stop()
     del calls
     gc.collect()
     await asyncio.sleep(0.05)

@@ -9,7 +9,6 @@ import base64
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -24,6 +23,7 @@ import cdpnb
 from cdpnb.campaign.progress import CampaignProgress, summary_text
 from cdpnb.probes import ScenarioServer
 from cdpnb.progress_line import ProgressLine, duration_text
+from tests.jupyterlab import TOKEN, jupyterlab
 
 ROOT = Path(__file__).resolve().parent.parent
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -289,24 +289,6 @@ async def _open_and_shoot(backend: cdpnb.Backend, url: str, png: Path, *,
         await sup.stop()
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
-def _wait_listening(port: int, server: subprocess.Popen[bytes], timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        with socket.socket() as probe:
-            if probe.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        assert server.poll() is None, "JupyterLab exited (see server.log)"
-        assert time.monotonic() < deadline, "JupyterLab did not listen"
-        time.sleep(0.2)
-
-
 @pytest.mark.browser
 def test_in_jupyterlab_a_view_is_a_live_widget_and_the_saved_notebook_exports_its_last_state(
         tmp_path: Path, chromium: cdpnb.Backend, site: ScenarioServer) -> None:
@@ -329,28 +311,9 @@ def test_in_jupyterlab_a_view_is_a_live_widget_and_the_saved_notebook_exports_it
         "dialog = await sup.wait_for_dialog(timeout=10)",
         "await sup.stop()",
     ]), source)
-    port, token = _free_port(), "cdpnb-test-token"
-    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(tmp_path / "config"),
-               JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"))
-    command = [sys.executable, "-m", "jupyter", "lab", "--no-browser",
-               "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
-               f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={folder}",
-               "--LabApp.expose_app_in_browser=True"]
-    if os.geteuid() == 0:
-        command.append("--allow-root")
-    with (tmp_path / "server.log").open("wb") as log:
-        server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
-    try:
-        _wait_listening(port, server)
-        lab = f"http://127.0.0.1:{port}/lab/tree/lab.ipynb?token={token}"
+    with jupyterlab(folder, tmp_path) as port:
+        lab = f"http://127.0.0.1:{port}/lab/tree/lab.ipynb?token={TOKEN}"
         saved = asyncio.run(_drive_jupyterlab(chromium, lab, source, tmp_path))
-    finally:
-        server.terminate()
-        try:
-            server.wait(30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(10)
     live, after_stop = saved
 
     # Saved while the supervisor ran: the live widget, and a snapshot of what it

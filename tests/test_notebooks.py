@@ -3,11 +3,15 @@ the executed dialogs notebook exports to HTML with its widgets' state, page text
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
+import os
 import re
+import runpy
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import nbformat
@@ -17,18 +21,39 @@ from nbclient import NotebookClient
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+#: scripts/run_notebooks.py, which saves the notebooks with their outputs.
+SAVING = runpy.run_path(str(ROOT / "scripts" / "run_notebooks.py"))
 
 
 def run_notebook(path: Path, prelude: str | None = None,
                  cwd: Path = ROOT / "notebooks") -> nbformat.NotebookNode:
     nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:  # (a fresh run: nothing of the saved outputs reaches it)
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
     if prelude is not None:
         nb.cells.insert(0, nbformat.v4.new_code_cell(prelude))
-    # cwd is where Jupyter starts a notebook's kernel: the notebook's own folder.
+    # cwd is where Jupyter starts a notebook's kernel: the notebook's own folder. Its
+    # environment has FORCE_COLOR=1, as a Jupyter kernel's has (Bun then colours its
+    # banner: tests/test_runtimes.py).
     client = NotebookClient(nb, timeout=300, kernel_name="python3",
                             resources={"metadata": {"path": str(cwd)}})
-    client.execute()
+    with _force_color():
+        client.execute()
     return nb
+
+
+@contextlib.contextmanager
+def _force_color() -> Iterator[None]:
+    before = os.environ.get("FORCE_COLOR")
+    os.environ["FORCE_COLOR"] = "1"  # (the kernel process inherits it)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("FORCE_COLOR", None)
+        else:
+            os.environ["FORCE_COLOR"] = before
 
 
 _executed: dict[str, nbformat.NotebookNode] = {}
@@ -74,6 +99,44 @@ def test_the_three_investigations_are_there() -> None:
 def test_notebook_runs_top_to_bottom(path: Path) -> None:
     nb = executed(path.name)
     assert _errors(nb) == []
+
+
+def _shape(nb: nbformat.NotebookNode) -> list[list[tuple[str, ...]]]:
+    """What each code cell shows, by kind: a stream's name (consecutive pieces of one
+    stream are one: a progress bar writes in as many pieces as it likes), or an output's
+    type and MIME types. The values (timings, ports, paths) are the run's own."""
+    shape = []
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        kinds: list[tuple[str, ...]] = []
+        for o in cell.get("outputs", []):
+            kind = (("stream", o["name"]) if o["output_type"] == "stream" else
+                    (o["output_type"], "not saved")
+                    if o.get("metadata", {}).get("cdpnb", {}).get("not_saved")
+                    or SAVING["too_large"](o) else
+                    (o["output_type"], *sorted(o.get("data", {}))))
+            if not kinds or kinds[-1] != kind or kind[0] != "stream":
+                kinds.append(kind)
+        shape.append(kinds)
+    return shape
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_the_committed_notebook_shows_what_a_fresh_run_shows(path: Path) -> None:
+    """Notebooks are committed with their outputs (``scripts/run_notebooks.py``), so a
+    reader on GitHub sees the results: every code cell ran, in order, without an
+    error, and shows the kinds of output a fresh run of today's code shows."""
+    committed = nbformat.read(path, as_version=4)
+    code = [c for c in committed.cells if c.cell_type == "code"]
+    assert [c.execution_count for c in code] == list(range(1, len(code) + 1)), (
+        f"{path.name} is not saved as run top to bottom: "
+        "run .venv/bin/python scripts/run_notebooks.py " + f"notebooks/{path.name}")
+    assert _errors(committed) == []
+    assert _shape(committed) == _shape(executed(path.name)), (
+        f"{path.name}'s saved outputs are not what it shows now: run "
+        f".venv/bin/python scripts/run_notebooks.py notebooks/{path.name}")
 
 
 def test_notebooks_run_from_the_repository_root_too() -> None:

@@ -119,6 +119,12 @@ def chatty(site: ScenarioServer) -> str:
      "--dialog-timeout is in seconds: 300000 s is more than the 3600 s cdpnb takes; did you "
      "mean 300?"),
     (["about:blank", "--backend", "node"], "argument --backend: invalid choice: 'node'"),
+    (["about:blank", "--dialogs", "ok"], "argument --dialogs: invalid choice: 'ok'"),
+    (["about:blank", "--dialogs", "dismiss", "--dialog-timeout", "5"],
+     "--dialog-timeout is how long a dialog waits for an answer: it goes with --dialogs "
+     "wait, not --dialogs dismiss"),
+    (["about:blank", "--dialogs", "accept", "--policy", "auto_accept"],
+     "--policy is the old name of --dialogs: give one of them"),
 ])
 def test_what_record_cannot_use_is_a_usage_error_that_names_it(
         tmp_path: Path, args: list[str], said: str) -> None:
@@ -141,7 +147,8 @@ def test_help_names_every_kind_it_launches_and_every_trace_format() -> None:
     assert {"firefox", "chromium+bidi"} <= set(RECORDABLE)
     assert f"browser to launch: {', '.join(RECORDABLE)} (default chromium)" in text
     assert ".jsonl, .jsonl.gz (gzip) or .jsonl.zst (zstd)" in text
-    assert "CDP or WebDriver BiDi" in text
+    assert "(CDP, WebDriver BiDi or WebDriver classic)" in text
+    assert "--dialogs {wait,accept,dismiss} what to do when the page opens an alert" in text
 
 
 # -- an endpoint or a page that cannot be reached: exit 1, one line -----------------------
@@ -171,8 +178,8 @@ def test_every_path_records_a_page_and_ends_at_one_it_cannot_load(
     done = cdpnb_record(site.url("/blank"), "--connect", every_path.cdp_url, "--out", trace,
                         "--duration", "1", umask=0)
     assert done.returncode == 0, done.stderr
-    recorded = re.fullmatch(r"recorded (\d+) messages in \d+\.\d s to (.+) \(\d+ dialogs, "
-                            r"\d+ frames\)", words(done.stdout))
+    recorded = re.fullmatch(r"recorded (\d+) messages in \d+\.\d s to (.+) \(0 dialogs, "
+                            r"1 frame\)", words(done.stdout))
     assert recorded is not None and recorded.group(2) == str(trace), done.stdout
     loaded = Trace.load(trace)
     assert len(loaded.records) == int(recorded.group(1)) and loaded.complete
@@ -206,6 +213,58 @@ def test_record_launches_the_webdriver_bidi_kinds(kind: str, site: ScenarioServe
     assert summary["error"] is None and summary["write_errors"] == 0
     assert summary["messages"] == summary["recorded"] == len(loaded.records) > 0
     assert loaded.header["protocol"] == "bidi" and loaded.header["backend"]["kind"] == kind
+
+
+# -- the page's dialogs: answered as --dialogs says, and recorded -------------------------
+
+#: An alert, then a prompt whose answer the page shows in a last alert: the trace holds
+#: what the page's prompt() returned.
+DIALOGS_PAGE = ("<title>dialogs</title><script>setTimeout(() => { alert('hello'); "
+                "const name = prompt('name?', 'Ada'); alert('got ' + name); }, 100)</script>")
+
+
+@pytest.mark.parametrize(("answer", "accepted", "typed", "got"), [
+    (["--dialogs", "accept"], True, "Ada", "got Ada"),
+    (["--dialogs", "dismiss"], False, None, "got null"),
+    (["--policy", "auto_accept"], True, "Ada", "got Ada"),  # (its name before --dialogs)
+], ids=["accept", "dismiss", "policy"])
+def test_record_answers_the_pages_dialogs_as_asked_and_records_them(
+        headless_shell: cdpnb.Backend, site: ScenarioServer, tmp_path: Path,
+        answer: list[str], accepted: bool, typed: str | None, got: str) -> None:
+    page = site.add(f"/record-cli/dialogs-{answer[1]}", DIALOGS_PAGE)
+    trace = tmp_path / "dialogs.jsonl.zst"
+    done = cdpnb_record(page, "--connect", headless_shell.cdp_url, "--out", trace, *answer,
+                        "--duration", "3")
+    assert done.returncode == 0, done.stderr
+    assert re.fullmatch(r"recorded \d+ messages in \d+\.\d s to .+ \(3 dialogs, 1 frame\)",
+                        words(done.stdout)), done.stdout
+    assert "waits for an answer" not in done.stderr  # (none waited)
+    closed = Trace.load(trace).final_state().recent_dialogs
+    assert [(d.type, d.message) for d in closed] == [
+        ("alert", "hello"), ("prompt", "name?"), ("alert", got)]
+    assert {d.closed_by for d in closed} == {"auto_policy"}
+    assert [(d.accepted, d.prompt_text) for d in closed] == [
+        (accepted, None), (accepted, typed), (accepted, None)]
+
+
+def test_record_says_once_that_a_dialog_waits_and_how_to_answer_it(
+        headless_shell: cdpnb.Backend, site: ScenarioServer, tmp_path: Path) -> None:
+    """``--dialogs wait`` (the default): the first dialog left open is said, with what
+    answers it at once; each is dismissed after --dialog-timeout."""
+    page = site.add("/record-cli/dialogs-wait", DIALOGS_PAGE)
+    trace = tmp_path / "waited.jsonl"
+    done = cdpnb_record(page, "--connect", headless_shell.cdp_url, "--out", trace,
+                        "--dialog-timeout", "0.5", "--duration", "4")
+    assert done.returncode == 0, done.stderr
+    said = words(done.stderr)
+    assert said.count("waits for an answer") == 1, done.stderr
+    assert ("hint: the page opened an alert (d-1); it waits for an answer from another "
+            "client or a person at the browser, and cdpnb dismisses it after 0.5 s. To "
+            "answer each dialog at once: --dialogs accept, or --dialogs dismiss.") in said
+    closed = Trace.load(trace).final_state().recent_dialogs
+    assert [(d.message, d.closed_by, d.accepted) for d in closed] == [
+        ("hello", "watchdog", False), ("name?", "watchdog", False),
+        ("got null", "watchdog", False)]
 
 
 # -- a trace that cannot be written: exit 1, and how much of it is there ------------------

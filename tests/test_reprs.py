@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import json
+import pickle
+import re
 from pathlib import Path
 
 import pytest
 
 import cdpnb
-from cdpnb.probes import ProbeResult
+from cdpnb.probes import ProbeResult, ScenarioServer
 from cdpnb.probes.run import CheckResult
 from cdpnb.protocol import Event
 from cdpnb.render import table, text
 from cdpnb.state import (
     BrowserState,
+    ConnectionPhase,
     ConsoleEntry,
     DialogRecord,
     FrameInfo,
@@ -121,7 +124,7 @@ def test_recorded_probe_html_shows_the_whole_matrix() -> None:
     for backend in result.backends:
         assert text(backend) in html
     assert "as expected" in html
-    assert len(html) < 50_000
+    assert len(html) < 55_000  # (14 backends × 22 capabilities)
 
 
 def _trace(n: int, message: str = HOSTILE) -> cdpnb.Trace:
@@ -153,3 +156,62 @@ def test_recorded_trace_reprs() -> None:
     html = trace._repr_html_()
     assert "complete" in html and "the last 5 closed" in html
     assert json.loads(json.dumps(trace.summary()))["messages"] == len(trace)
+
+
+# -- BrowserState: what a notebook cell ending in ``await sup.wait_for(...)`` shows ------------
+
+def test_a_browser_states_repr_is_one_short_line_whatever_it_holds() -> None:
+    state = _hostile_state().evolve(
+        connection=ConnectionPhase(phase="lost", generation=3, reason="gone\n\x1b[2J" * 50),
+        page_gone=f"closed\r\x1b]0;{HOSTILE}\x07" * 100)
+    plain = repr(state)
+    assert str(state) == plain and len(plain) < 450, len(plain)
+    assert plain.startswith("<BrowserState cdp connection=lost reconnects=2 ")
+    # control characters from the far end and the page: shown escaped, never raw
+    assert not any(c in plain for c in "\n\r\x1b\x07") and "\\x1b" in plain
+    # what a reader looks for: the page, its frames and OOPIFs, the open dialogs
+    assert "page=T url='http://a.test/?q=<img" in plain
+    assert "frames=201 (200 OOPIFs)" in plain
+    assert "pending_dialogs=200 [prompt 'AAAA" in plain and "+197 more]" in plain
+    assert plain.endswith("dialogs_closed=0 console_errors=0>")
+
+
+def test_an_empty_browser_states_repr() -> None:
+    assert repr(BrowserState()) == ("<BrowserState cdp connection=down pages=0 frames=0 "
+                                    "pending_dialogs=0 dialogs_closed=0 console_errors=0>")
+
+
+def test_a_browser_states_fields_equality_and_pickling_stay_pydantics() -> None:
+    state = _hostile_state(3)
+    again = pickle.loads(pickle.dumps(state))
+    assert again == state and again is not state and repr(again) == repr(state)
+    assert state.evolve(dialog_seq=1) != state
+    assert set(state.model_dump()) == set(BrowserState.model_fields)
+    assert BrowserState.model_validate(state.model_dump()) == state
+
+
+def test_a_browser_states_html_is_its_snapshots_bounded_and_escaped() -> None:
+    html = snapshot_of(_hostile_state())._repr_html_()
+    assert html.count("<b>cdpnb snapshot</b>") == 1
+    assert _unsafe(html) == [] and ESCAPED in html
+    assert len(html) < 120_000 and "… 180 more" in html
+
+
+async def test_the_state_a_wait_returns_reads_in_one_line(
+        sup: cdpnb.Supervisor, site: ScenarioServer) -> None:
+    """The notebook's cell: ``await sup.wait_for(...)`` on a page with an OOPIF, then a
+    dialog open; its repr names the page, the frames and the dialog, in a few hundred
+    characters (pydantic's ran to 2.5 KB)."""
+    await sup.navigate(site.url("/two-site"))
+    state = await sup.wait_for(lambda s: any(f.is_oopif for f in s.frames.values()),
+                               timeout=20)
+    plain = repr(state)
+    assert len(plain) < 400 and "\n" not in plain, plain
+    assert plain.startswith("<BrowserState cdp connection=up page=")
+    assert f"url={site.url('/two-site')!r}" in plain
+    assert re.search(r" pages=1 frames=3 \(1 OOPIF\) pending_dialogs=0 ", plain), plain
+    await sup.evaluate("setTimeout(() => alert('hello\\nthere'), 0)")
+    state = await sup.wait_for(lambda s: bool(s.pending_dialogs), timeout=20)
+    assert "pending_dialogs=1 [alert 'hello\\nthere']" in repr(state), repr(state)
+    assert "alert" in snapshot_of(state)._repr_html_()
+    await sup.respond("dismiss")

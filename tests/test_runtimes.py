@@ -194,14 +194,14 @@ def test_the_probe_rows_are_what_the_facts_predict(tmp_path: Path) -> None:
     matrix = result.matrix_text()
     typed = result.matrix()
     for kind in RUNTIMES:
-        row = matrix.loc[kind]
+        row = matrix[kind]
         assert row["protocol"] == PROTOCOLS[kind] and row["evaluate"] == "✓"
         assert float(row["command RTT ms"]) > 0
         assert float(row["evaluate RTT with Debugger on ms"]) > 0
         for capability in ("frame tree complete", "dialogs main", "beforeunload",
                            "bridge cross-site", "dialog seen ms"):
             assert row[capability].startswith("✗ no Page domain"), (kind, row[capability])
-        assert typed.loc[kind, "protocol"] == PROTOCOLS[kind]
+        assert typed.loc["protocol", kind] == PROTOCOLS[kind]
         assert expected_status(kind, "latency.debugger_rtt") == "ok"
     assert result.backends["bun"]["version"].startswith("Bun/")
     # the saved result reads back the same; the bun trace is WIP

@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 from cdpnb.backends import Backend, launch
 from cdpnb.errors import EndpointError
 from cdpnb.probes import BackendSpec
+from cdpnb.protocol import protocol_spec
 from cdpnb.transport import get_json
 
 __all__ = ["BrowserPool", "Lease", "answers"]
@@ -46,7 +47,8 @@ def answers(backend: Backend) -> bool:
     browser just killed can look running for a moment; its closed port cannot)."""
     if not backend.running:
         return False
-    if backend.protocol == "classic":
+    liveness = protocol_spec(backend.protocol).liveness
+    if liveness == "webdriver-status":
         # A WebDriver server: its GET /status answers while it runs.
         from cdpnb.transport.webdriver_http import WebDriverServer
 
@@ -58,7 +60,7 @@ def answers(backend: Backend) -> bool:
         finally:
             server.close()
         return True
-    if backend.protocol == "bidi":
+    if liveness == "port":
         # A WebDriver BiDi endpoint has no /json/version (Firefox answers it 404), and
         # a WebSocket handshake would not say more: its port taking a connection does.
         parts = urlsplit(backend.http_url)

@@ -42,7 +42,7 @@ Protocol, WebDriver BiDi, WebDriver classic, the WebKit Inspector Protocol).
 
   cdpnb probe               probe every backend installed here, print the matrix
   cdpnb record URL --out F  supervise a page and record every message to F
-  cdpnb replay TRACE        serve a recorded trace as a CDP endpoint
+  cdpnb replay TRACE        serve a recorded trace, with no browser
   cdpnb proxy --backend K   record any client's session (Playwright, Puppeteer,
                             Selenium, ...), inject faults, replay it offline
   cdpnb matrix RESULT       show a saved probe result (probe.json)
@@ -81,6 +81,9 @@ def _add_json(parser: argparse.ArgumentParser) -> None:
 def _add_matrix_options(parser: argparse.ArgumentParser) -> None:
     """What ``probe`` and ``matrix`` both print: the matrix, and these."""
     parser.add_argument("--reasons", action="store_true", help="say why each cell is not ✓")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="list every trace under the matrix (one per backend and mode; "
+                             "else one line says where they are)")
     parser.add_argument("--strict", action="store_true",
                         help=f"exit {SURPRISES} when a result differs from what is expected")
     _add_json(parser)
@@ -124,7 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--backends", default=None, metavar="LIST",
                    help=f"comma-separated: {', '.join(LAUNCHABLE)}, a CDP URL, or "
                         "replay:TRACE (default: every backend installed here)")
-    p.add_argument("--repeats", "--repeat", type=int, default=1, dest="repeat", metavar="N",
+    p.add_argument("--repeats", "--repeat", type=int, default=1, dest="repeats", metavar="N",
                    help="runs of every check (default 1)")
     _add_timeout(p)
     p.add_argument("--out", default=None, metavar="DIR",
@@ -134,20 +137,26 @@ def build_parser() -> argparse.ArgumentParser:
     _add_matrix_options(p)
 
     r = _command(commands, "record", "supervise a page and record a trace until interrupted",
-                 "Launch a browser (or attach with --connect), navigate the supervisor's page "
-                 "to URL and record every message (CDP or WebDriver BiDi) until Ctrl-C "
-                 "(SIGINT), SIGTERM or --duration; a status line shows what was seen so far "
-                 "(a line every few seconds when stderr is no terminal).")
+                 "Open URL in a new page of a browser it launches (or of a running one, "
+                 "with --connect) and record every message between cdpnb and the browser "
+                 "(CDP, WebDriver BiDi or WebDriver classic) until Ctrl-C (SIGINT), SIGTERM "
+                 "or --duration; a status line shows what was seen so far (a line every few "
+                 "seconds when stderr is no terminal).")
     from cdpnb.cli.record import add_arguments as add_record_arguments
 
     add_record_arguments(r)
     _add_duration(r)
 
-    s = _command(commands, "replay", "serve a trace as a CDP endpoint until interrupted",
-                 "Serve a recorded trace as a CDP endpoint on 127.0.0.1 and print its URL; a "
-                 "supervisor (or any CDP client) connected to it gets the recorded replies "
-                 "and events. Runs until Ctrl-C or SIGTERM.")
-    s.add_argument("trace", type=Path, metavar="TRACE", help="a .jsonl or .jsonl.gz trace")
+    s = _command(commands, "replay", "serve a trace as the endpoint it recorded, until "
+                                     "interrupted",
+                 "Serve a recorded trace on 127.0.0.1 as the endpoint it was recorded from "
+                 "(CDP; WebDriver BiDi at ws://…/session) and print its URL: a supervisor "
+                 "connected to it gets the recorded replies and events, with no browser. A "
+                 "WebDriver classic trace replays to cdpnb itself: the command prints how. "
+                 "(A client's session recorded by cdpnb proxy replays with cdpnb proxy "
+                 "--replay.) Runs until Ctrl-C, SIGTERM or --duration.")
+    s.add_argument("trace", type=Path, metavar="TRACE",
+                   help="a trace: .jsonl, .jsonl.gz or .jsonl.zst")
     s.add_argument("--speed", type=float, default=None,
                    help="1.0 replays at the recorded pace (default: as fast as possible)")
     _add_duration(s)

@@ -23,6 +23,7 @@ from rich.text import Text
 from cdpnb.campaign import CampaignProgress, CampaignResult, ClusterUnusable, run_campaign
 from cdpnb.campaign.stats import plain, verdict_rule
 from cdpnb.cli import output
+from cdpnb.cli.counts import count
 from cdpnb.cli.status import FAILED, OK
 from cdpnb.probes import available_backends
 from cdpnb.terminal_text import inert
@@ -90,7 +91,7 @@ def check_campaign_args(parser: argparse.ArgumentParser, args: argparse.Namespac
 
 
 def _cells(n: int) -> str:
-    return f"{n} cell" if n == 1 else f"{n} cells"
+    return count(n, "cell")
 
 
 def _split(text: str) -> list[str]:
@@ -197,10 +198,11 @@ def _report(result: CampaignResult, args: argparse.Namespace) -> int:
     console = output.out()
     if result.run is not None:
         run = result.run
-        workers = f"{run.workers} worker{'s' if run.workers != 1 else ''}"
-        console.print(f"{run.ran} cells ran in {run.seconds:.1f} s ({run.cells_per_minute:.1f}"
-                      f"/min on {workers}), {run.skipped} were already done, "
-                      f"{run.failed} failed", overflow="fold")
+        done = "was" if run.skipped == 1 else "were"
+        console.print(f"{_cells(run.ran)} ran in {run.seconds:.1f} s "
+                      f"({run.cells_per_minute:.1f}/min on {count(run.workers, 'worker')}), "
+                      f"{run.skipped} {done} already done, {run.failed} failed",
+                      overflow="fold")
     console.print(_summary_table(summary, args.by))
     if others:
         console.print(output.Paragraphs(

@@ -18,6 +18,7 @@ from rich.live import Live
 from rich.text import Text
 
 from cdpnb.cli import output
+from cdpnb.cli.counts import count
 from cdpnb.cli.status import FAILED, OK
 from cdpnb.playback.backend import ReplayBackend, replay
 from cdpnb.runtime.waits import wait_for
@@ -108,15 +109,16 @@ def _record_status(sup: Supervisor, began: float) -> str:
     recorded = sum(sup.recorder.counts.values()) if sup.recorder else 0
     oopifs = sum(f.is_oopif for f in state.frames.values())
     link = "connected" if sup.connected else ("reconnecting" if sup.alive else "down")
-    return (f"recording {time.monotonic() - began:5.1f} s · {recorded} messages · "
-            f"{len(state.frames)} frames ({oopifs} OOPIF) · {state.dialog_seq} dialogs "
-            f"({len(state.pending_dialogs)} open) · {state.console_errors_total} console "
-            f"errors · {link}")
+    return (f"recording {time.monotonic() - began:5.1f} s · {count(recorded, 'message')} · "
+            f"{count(len(state.frames), 'frame')} ({count(oopifs, 'OOPIF')}) · "
+            f"{count(state.dialog_seq, 'dialog')} ({len(state.pending_dialogs)} open) · "
+            f"{count(state.console_errors_total, 'console error')} · {link}")
 
 
 def _replay_status(backend: ReplayBackend, began: float) -> str:
-    return (f"serving {time.monotonic() - began:5.1f} s · {backend.connections} connections · "
-            f"{len(backend.unmatched)} unmatched commands")
+    return (f"serving {time.monotonic() - began:5.1f} s · "
+            f"{count(backend.connections, 'connection')} · "
+            f"{count(len(backend.unmatched), 'unmatched command')}")
 
 
 async def _replay(args: argparse.Namespace) -> int:
@@ -127,16 +129,33 @@ async def _replay(args: argparse.Namespace) -> int:
         output.err().print(f"cdpnb replay: cannot serve {args.trace}: {output.reason(exc)}",
                            style="red")
         return FAILED
+    # A WebDriver classic recording is served in CDP's framing, which only cdpnb's own
+    # replay connector speaks (no WebDriver client, and not Supervisor.start(url)): its
+    # URL alone is of no use, so what is printed is how it is replayed.
+    usage = None
+    if backend.trace.protocol == "classic":
+        usage = (f"async with cdpnb.replay({str(args.trace)!r}) as backend:\n"
+                 f"    sup = await cdpnb.Supervisor.start(backend)")
     info = {"cdp_url": backend.cdp_url, "http_url": backend.http_url,
             "trace": str(args.trace), "recorded": backend.trace.label,
-            "messages": len(backend.trace.messages)}
+            "messages": len(backend.trace.messages), "protocol": backend.trace.protocol,
+            "replay_with": usage}
     if args.json:
         output.print_json(info)
     else:
         console = output.out()
-        console.print(f"serving {info['trace']} ({info['recorded']}, {info['messages']} "
-                      "messages)", overflow="fold")
-        console.print(info["cdp_url"], overflow="fold", soft_wrap=True)
+        console.print(f"serving {info['trace']} ({info['recorded']}, "
+                      f"{count(len(backend.trace.messages), 'message')})", overflow="fold")
+        if usage is None:
+            console.print(info["cdp_url"], overflow="fold", soft_wrap=True)
+        else:
+            console.print("a WebDriver classic recording replays to cdpnb itself, not to a "
+                          "URL; in a notebook:")
+            # Whole lines (the terminal wraps what is wider), so each pastes as it is.
+            pasted = [f"  {line}" for line in usage.splitlines()]
+            pasted += ["or probe it:", f"  cdpnb probe --backends replay:{args.trace}"]
+            for line in pasted:
+                console.print(output.text(line), soft_wrap=True)
         console.file.flush()
     output.err().print("serving until Ctrl-C or SIGTERM")
     began = time.monotonic()

@@ -39,7 +39,8 @@ from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
-from cdpnb.probes.display import cell_kind
+from cdpnb.probes.checks import FRAME_UNKNOWN
+from cdpnb.probes.display import cell_kind, header_lines
 from cdpnb.terminal_text import inert, inert_json
 
 if TYPE_CHECKING:
@@ -49,13 +50,15 @@ if TYPE_CHECKING:
     from cdpnb.probes import ProbeResult
 
 __all__ = ["Grid", "InertConsole", "InertLogHandler", "InertParser", "LabelledProgress",
-           "Paragraphs", "Words", "compare_table", "err", "fit_widths", "lines",
+           "Paragraphs", "Words", "compare_table", "err", "fit_widths", "legend", "lines",
            "logging_to_stderr", "matrix_table", "matrix_tables", "out", "print_json", "reason",
            "reasons_table", "redraws", "show_warning", "text"]
 
 _MARKS = {"✓": "green", "✗": "red", "~": "yellow", "—": "dim"}
 LEGEND = ("✓ works  ~ partly  ✗ does not  words: how the engine does it  figures: median ms\n"
           "(--reasons says why, cdpnb matrix --json has every check)")
+#: The legend's line for a matrix that shows ``frame?`` (:func:`legend`).
+FRAME_LEGEND = "frame?: seen and answered, its frame unknown (WebDriver classic names none)"
 #: Columns each backend column costs beyond its widest line: rich's padding (1 on each
 #: side) and one more; with 2, seven backends were laid out for 120 columns that needed
 #: 123, and rich folded the capability names (measured with rich 15).
@@ -73,6 +76,17 @@ class InertConsole(Console):
 
     def render_str(self, text: str, **options: Any) -> Text:
         return super().render_str(inert(text), **options)
+
+    def _render_buffer(self, buffer: Iterable[Segment]) -> str:
+        """What rich writes, each line without the spaces rich pads it with (a table's
+        cells are padded to their column's width): piped to a file or ``diff``, a line
+        ends where its text does. A redrawn progress bar or status line (cursor
+        control in it) is left as drawn."""
+        segments = list(buffer)
+        rendered = super()._render_buffer(segments)
+        if any(segment.control for segment in segments):
+            return rendered
+        return _TRAILING.sub(lambda m: "".join(_SGR.findall(m.group())), rendered)
 
     def print(self, *objects: Any, sep: str = " ", crop: bool = False,
               soft_wrap: bool | None = None, **options: Any) -> None:
@@ -95,6 +109,13 @@ class InertConsole(Console):
             proxy.write(captured.get())
             return
         super().print(*objects, sep=sep, crop=crop, soft_wrap=soft_wrap, **options)
+
+
+#: Styles are rendered as SGR sequences (``ESC[1m``), made by rich itself: what a page
+#: sends is made inert before, so every ESC in the rendered text is one of these.
+_SGR = re.compile(r"\x1b\[[0-9;]*m")
+#: A line's trailing spaces, with the style changes among them (kept, without spaces).
+_TRAILING = re.compile(r"(?:[ \t]|\x1b\[[0-9;]*m)*[ \t](?:[ \t]|\x1b\[[0-9;]*m)*(?=\n)")
 
 
 class InertParser(argparse.ArgumentParser):
@@ -205,47 +226,72 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
-def _header_parts(result: ProbeResult, backend: str) -> tuple[str, str, bool]:
-    """(name, broken where it breaks naturally; version number; replayed)."""
-    info = result.backends.get(backend, {})
-    version = str(info.get("version", "")).rpartition("/")[2]
-    # Long names break where they break naturally: "chromium+", "playwright".
-    name = backend.replace("+", "+\n").replace("-", "-\n") if len(backend) > 10 else backend
-    return name, version, bool(info.get("replayed"))
-
-
 def _header_lines(result: ProbeResult, backend: str) -> list[str]:
-    name, version, replayed = _header_parts(result, backend)
-    return [*name.split("\n"), version, "replayed" if replayed else ""]
+    """A backend's column header: its name broken after each ``+``, its short version
+    (``156``, not ``156.0.8078.108``: the narrower, the more backends side by side),
+    and ``replayed`` for a replayed one."""
+    info = result.backends.get(backend, {})
+    lines = header_lines(backend, str(info.get("version", "")))
+    return [*lines, *(["replayed"] if info.get("replayed") else [])]
 
 
 def _backend_header(result: ProbeResult, backend: str) -> Text:
-    name, version, replayed = _header_parts(result, backend)
-    label = text(name, style="bold")
-    if version:
-        label.append(inert(f"\n{version}"), style="dim")
-    if replayed:
-        label.append("\nreplayed", style="dim")
+    lines = _header_lines(result, backend)
+    named = len(header_lines(backend, ""))  # the name's lines; the rest are dim
+    label = text("\n".join(lines[:named]), style="bold")
+    for line in lines[named:]:
+        label.append(inert(f"\n{line}"), style="dim")
     return label
+
+
+def legend(matrix: pd.DataFrame) -> str:
+    """What the marks under ``matrix`` mean (:data:`LEGEND`), and ``frame?`` where a
+    cell shows it."""
+    if any(str(cell).startswith(FRAME_UNKNOWN) for cell in matrix.to_numpy().ravel()):
+        first, rest = LEGEND.split("\n", 1)
+        return f"{first}\n{FRAME_LEGEND}\n{rest}"
+    return LEGEND
 
 
 def _mark(cell: str) -> Text:
     return text(cell, style=_MARKS.get(cell[:1], ""))
 
 
+def _shown(cell: str) -> str:
+    """A mark as the matrix shows it: WebDriver classic's ``seen, frame unknown`` as
+    ``frame?`` (as the HTML shows it; the legend says what it means), anything after
+    it (``…``: some of its checks did not run) kept."""
+    if cell.startswith(FRAME_UNKNOWN):
+        return "frame?" + cell[len(FRAME_UNKNOWN):]
+    return cell
+
+
+#: The capability column's width at most: a longer name wraps between its words
+#: (``evaluate RTT with`` / ``Debugger on ms``), and the room goes to backends.
+_CAPABILITY_WIDTH = 20
+
+
+def _capability_width(matrix: pd.DataFrame) -> int:
+    names = [str(c) for c in matrix.index]
+    longest_word = max((len(w) for name in names for w in name.split()), default=0)
+    widest = max([len("capability"), *(len(name) for name in names)])
+    return min(widest, max(_CAPABILITY_WIDTH, longest_word))
+
+
 def matrix_tables(result: ProbeResult, width: int, matrix: pd.DataFrame | None = None
                   ) -> list[Table]:
     """The matrix as tables no wider than ``width``: as many backends side by side as
-    fit (each table repeats the capability column), so eight backends read well at
-    80 columns as two tables of four. ``matrix``: the cells to show (default
-    ``result.matrix_text(reasons=False)``; a partial probe marks what did not run)."""
+    fit (each table repeats the capability column), so fourteen backends read well at
+    80 columns as three tables. ``matrix``: the cells to show, capabilities × backends
+    (default ``result.matrix_text(reasons=False)``; a partial probe marks what did not
+    run)."""
     if matrix is None:
         matrix = result.matrix_text(reasons=False)
-    label = max([len("capability"), *(len(str(c)) for c in matrix.columns)])
+    label = _capability_width(matrix) + _GAP
     chunks: list[list[str]] = [[]]
     used = label
-    for backend in (str(b) for b in matrix.index):
-        cells = [str(v) for v in matrix.loc[backend]]
+    for backend in (str(b) for b in matrix.columns):
+        cells = [_shown(str(v)) for v in matrix[backend]]
         needed = max(len(line) for line in [*_header_lines(result, backend), *cells]) + _GAP
         if chunks[-1] and used + needed > width:
             chunks.append([])
@@ -258,21 +304,24 @@ def matrix_tables(result: ProbeResult, width: int, matrix: pd.DataFrame | None =
 def matrix_table(result: ProbeResult, backends: list[str] | None = None,
                  matrix: pd.DataFrame | None = None) -> Table:
     """Capabilities as rows, backends (all, or ``backends``) as columns: the protocol,
-    ✓ / ~ / ✗, the words of findings (site isolation) and latency figures (``matrix``:
-    as in :func:`matrix_tables`)."""
+    ✓ / ~ / ✗, the words of findings (site isolation; ``frame?``: seen and answered,
+    its frame unknown) and latency figures, the latencies below a rule (``matrix``: as
+    in :func:`matrix_tables`)."""
     if matrix is None:
         matrix = result.matrix_text(reasons=False)
     if backends is not None:
-        matrix = matrix.loc[backends]
+        matrix = matrix[backends]
     latency = set(result.latency_capabilities())
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, expand=False)
-    table.add_column("capability", overflow="fold")
-    for backend in matrix.index:
+    table.add_column("capability", overflow="fold", max_width=_capability_width(matrix),
+                     vertical="middle")
+    for backend in matrix.columns:
         table.add_column(_backend_header(result, str(backend)), justify="center",
-                         overflow="fold")
-    rows = [c for c in matrix.columns if c not in latency]
-    for i, capability in enumerate([*rows, *[c for c in matrix.columns if c in latency]]):
-        table.add_row(str(capability), *(_mark(str(v)) for v in matrix[capability]),
+                         overflow="fold", vertical="middle")
+    rows = [c for c in matrix.index if c not in latency]
+    for i, capability in enumerate([*rows, *[c for c in matrix.index if c in latency]]):
+        table.add_row(str(capability),
+                      *(_mark(_shown(str(v))) for v in matrix.loc[capability]),
                       end_section=i == len(rows) - 1)
     return table
 
@@ -282,9 +331,9 @@ def reasons_table(result: ProbeResult) -> Grid:
     one backend share a row."""
     matrix = result.matrix_text(reasons=True)
     rows: list[tuple[Text, ...]] = []
-    for backend, row in matrix.iterrows():
+    for backend, column in matrix.items():
         grouped: dict[str, list[str]] = {}
-        for capability, cell in row.items():
+        for capability, cell in column.items():
             why = str(cell)
             if cell_kind(why) in ("fail", "partial"):  # a mark, a word or a figure needs no why
                 grouped.setdefault(why, []).append(str(capability))

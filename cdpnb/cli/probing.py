@@ -46,7 +46,8 @@ if TYPE_CHECKING:
 
 __all__ = ["NOT_RUN", "UNFINISHED", "check_args", "check_matrix_args", "check_timeout_option",
            "mark_not_run",
-           "matrix_command", "partial_matrix", "probe_command", "retry_command"]
+           "matrix_command", "partial_matrix", "probe_command", "retry_command",
+           "traces_line"]
 
 #: A cell of a partial matrix whose checks did not run (the probe was interrupted).
 NOT_RUN = "—"
@@ -64,7 +65,7 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace,
                 parse(backend)
             except ValueError as exc:
                 parser.error(str(exc))
-    if args.repeat < 1:
+    if args.repeats < 1:
         parser.error("--repeats must be at least 1")
     if args.out and Path(args.out).exists() and not Path(args.out).is_dir():
         parser.error(f"--out must name a folder, got the file {inert(args.out)!r}")
@@ -165,7 +166,7 @@ def _plain_progress(console: Console, labels: list[str], per_backend: int
     yield tick
 
 
-def mark_not_run(result: ProbeResult, backends: list[str], repeat: int) -> None:
+def mark_not_run(result: ProbeResult, backends: list[str], repeats: int) -> None:
     """After an interrupt: note in each backend's info the checks that did not run
     (``not_run``, in :data:`CHECKS` order), a backend not reached yet added with all of
     them; the saved result (``probe.json``) says so too."""
@@ -173,7 +174,7 @@ def mark_not_run(result: ProbeResult, backends: list[str], repeat: int) -> None:
         spec = parse_backend(backend)
         ran = {(r.check, r.run) for r in result.results if r.backend == spec.label}
         missing = [c.name for c in CHECKS if any((c.name, run) not in ran
-                                                  for run in range(repeat))]
+                                                  for run in range(repeats))]
         if not missing:
             continue
         info = result.backends.setdefault(spec.label, {
@@ -187,14 +188,14 @@ def partial_matrix(result: ProbeResult) -> pd.DataFrame:
     did not run (:func:`mark_not_run`): a capability none of whose checks ran is
     :data:`NOT_RUN` (as in ``matrix_text``), one of which some ran (or some runs) has
     :data:`UNFINISHED` after its mark."""
-    matrix = result.matrix_text(reasons=False)
+    matrix = result.matrix_text(reasons=False)  # capabilities × backends
     for backend, info in result.backends.items():
         not_run = set(info.get("not_run") or ())
         for capability, checks in result.capabilities().items():
             if not_run & set(checks):
-                cell = str(matrix.at[backend, capability])  # NOT_RUN: no check ran
+                cell = str(matrix.at[capability, backend])  # NOT_RUN: no check ran
                 if cell != NOT_RUN:
-                    matrix.at[backend, capability] = cell + UNFINISHED
+                    matrix.at[capability, backend] = cell + UNFINISHED
     return matrix
 
 
@@ -215,7 +216,7 @@ def _report(result: ProbeResult, args: argparse.Namespace,
     if args.json:
         data: dict[str, Any] = json.loads(result.to_json())
         # (partial: a cell none of whose checks ran is "—"; not_run names the checks)
-        data["matrix"] = result.matrix_text().T.to_dict()
+        data["matrix"] = result.matrix_text().to_dict()  # {backend: {capability: cell}}
         data["partial"] = bool(not_run)
         data["not_run"] = not_run
         data["unreachable"] = unprobed
@@ -229,12 +230,12 @@ def _report(result: ProbeResult, args: argparse.Namespace,
     if not_run:  # above the matrix: its first line says what the matrix is
         console.print("Partial matrix: the probe was interrupted (Ctrl-C) before every "
                       "check ran.", style="bold yellow")
-    for i, table in enumerate(output.matrix_tables(
-            result, console.width, partial_matrix(result) if not_run else None)):
+    shown = partial_matrix(result) if not_run else result.matrix_text(reasons=False)
+    for i, table in enumerate(output.matrix_tables(result, console.width, shown)):
         if i:
             console.print()
         console.print(table)
-    console.print(output.LEGEND, style="dim")
+    console.print(output.legend(shown), style="dim")
     if not_run:
         console.print(f"{NOT_RUN} not run  ✓{UNFINISHED} some of its checks did not run",
                       style="dim")
@@ -270,11 +271,26 @@ def _report(result: ProbeResult, args: argparse.Namespace,
             for name, checks in not_run.items()))
     if written is not None:
         console.print(f"\nresults written to {written[0]} and {written[1]}")
-    if result.traces:
+    if result.traces and getattr(args, "verbose", False):
         console.print("\ntraces (cdpnb.Trace.load, or cdpnb compare A B):")
         console.print(output.lines((name, ", ".join(traces.values()))
                                    for name, traces in result.traces.items()))
+    elif result.traces:
+        console.print("\n" + traces_line(result.traces))
     return status
+
+
+def traces_line(traces: dict[str, dict[str, str]]) -> str:
+    """Where a probe's traces are and how to open one, in one line (``--verbose`` and
+    ``probe.json``'s ``traces`` list them): a probe of fourteen backends writes 27."""
+    paths = [Path(path) for modes in traces.values() for path in modes.values()]
+    folders = list(dict.fromkeys(str(path.parent) for path in paths))
+    where = (f"in {folders[0]}" if len(folders) == 1
+             else f"in {len(folders)} folders ({folders[0]}, …)")
+    count = f"{len(paths)} trace" + ("s" if len(paths) != 1 else "")
+    return (f"{count} (BACKEND.MODE.jsonl.gz) {where}: open one with "
+            f"cdpnb.Trace.load(path), compare two with cdpnb compare A B; --verbose "
+            f"lists them")
 
 
 def _twice(result: ProbeResult, name: str) -> str:
@@ -305,14 +321,14 @@ def probe_command(args: argparse.Namespace) -> int:
     result = ProbeResult()
     interrupted = False
     try:
-        with _progress(labels, len(CHECKS) * args.repeat) as tick:
+        with _progress(labels, len(CHECKS) * args.repeats) as tick:
             # asyncio.run cancels the probe on Ctrl-C: its browsers are closed as the
             # cancellation unwinds, then KeyboardInterrupt; ``result`` keeps what finished.
-            asyncio.run(probe(backends, repeat=args.repeat, progress=tick, out=args.out,
+            asyncio.run(probe(backends, repeats=args.repeats, progress=tick, out=args.out,
                               timeout=args.timeout, into=result))
     except KeyboardInterrupt:
         interrupted = True
-        mark_not_run(result, backends, args.repeat)
+        mark_not_run(result, backends, args.repeats)
     written = _save(result, Path(args.out), interrupted) if args.out else None
     return _report(result, args, written, interrupted)
 

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from cdpnb.cli import output
+from cdpnb.cli.counts import count
 from cdpnb.cli.live import _run_until_stopped, _stop_on_signals, command_parser
 from cdpnb.cli.status import DIVERGED, FAILED, OK
 from cdpnb.errors import CdpnbError
@@ -69,9 +70,9 @@ def proxy_command(args: argparse.Namespace) -> int:
 
 def _status(px: Proxy, began: float) -> str:
     line = f"{'replaying' if px.mode == 'replay' else 'proxying'} " \
-           f"{time.monotonic() - began:5.1f} s · {px.connections} connections"
+           f"{time.monotonic() - began:5.1f} s · {count(px.connections, 'connection')}"
     if px.mode == "record":
-        return line + f" · recording {len(px.recordings)} file(s)"
+        return line + f" · recording {count(len(px.recordings), 'file')}"
     return line + (" · diverged" if px.divergence is not None else " · matching")
 
 

@@ -20,20 +20,28 @@ from urllib.parse import urlsplit
 
 from cdpnb.backends import LAUNCHABLE, RUNTIME_KINDS, Backend, launch
 from cdpnb.cli import output
+from cdpnb.cli.counts import count
 from cdpnb.cli.live import _record_status, _run_until_stopped, _stop_on_signals, command_parser
 from cdpnb.cli.status import FAILED, OK
 from cdpnb.errors import CdpnbError, NavigationError
 from cdpnb.protocol.credentials import redact_url
-from cdpnb.supervisor import Supervisor
+from cdpnb.state import PendingDialog
+from cdpnb.supervisor import POLICIES, Policy, Supervisor
 from cdpnb.supervisor.options import MAX_TIMEOUT_S
 from cdpnb.terminal_text import inert
 from cdpnb.trace import Recorder
 
-__all__ = ["RECORDABLE", "add_arguments", "check_record_args", "record_command"]
+__all__ = ["DIALOG_ANSWERS", "DIALOG_TIMEOUT_S", "RECORDABLE", "add_arguments",
+           "check_record_args", "record_command"]
 
 #: The kinds ``record --backend`` launches: every kind ``cdpnb.launch`` starts but the
 #: runtimes (node, deno, bun: no page to open a URL in; Page.navigate answers -32601).
 RECORDABLE = tuple(kind for kind in LAUNCHABLE if kind not in RUNTIME_KINDS)
+#: ``--dialogs``: what each answer is as the supervisor's dialog policy.
+DIALOG_ANSWERS: dict[str, Policy] = {"wait": "must_respond", "accept": "auto_accept",
+                                     "dismiss": "auto_dismiss"}
+#: ``--dialog-timeout``'s default: ``Supervisor.start``'s.
+DIALOG_TIMEOUT_S = 300.0
 _PAGE_SCHEMES = ("http", "https", "file", "data", "about")
 _ENDPOINT_SCHEMES = ("ws", "wss", "http", "https")
 
@@ -47,15 +55,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"browser to launch: {', '.join(RECORDABLE)} (default "
                              "chromium)")
     parser.add_argument("--connect", default=None, metavar="ENDPOINT",
-                        help="attach to a running browser's CDP or WebDriver BiDi endpoint "
-                             "(ws://…, or http://host:port) instead of launching one")
-    parser.add_argument("--policy", default="must_respond",
-                        choices=("must_respond", "auto_dismiss", "auto_accept"),
-                        help="what happens to dialogs nobody answers (default must_respond)")
-    parser.add_argument("--dialog-timeout", type=float, default=300.0, metavar="S",
-                        help="seconds before must_respond dismisses a dialog (default 300)")
+                        help="record in a running browser instead of launching one: its "
+                             "CDP or WebDriver BiDi ws://… endpoint, or http://host:port (a "
+                             "DevTools port, or a WebDriver server: WebDriver classic)")
+    parser.add_argument("--dialogs", default=None, choices=tuple(DIALOG_ANSWERS),
+                        help="what to do when the page opens an alert, confirm or prompt: "
+                             "accept it (OK; a prompt gets its default text), dismiss it "
+                             "(Cancel), or wait for an answer from another client or a person "
+                             "at the browser, and dismiss it after --dialog-timeout. Each "
+                             "dialog and its answer is recorded (default wait)")
+    # The supervisor's names for the same choices (the option's name before --dialogs).
+    parser.add_argument("--policy", default=None, choices=POLICIES, help=argparse.SUPPRESS)
+    parser.add_argument("--dialog-timeout", type=float, default=None, metavar="S",
+                        help=f"with --dialogs wait: seconds a dialog waits for an answer "
+                             f"before cdpnb dismisses it (default {DIALOG_TIMEOUT_S:g})")
     parser.add_argument("--bridge", default="auto", choices=("auto", "on", "off"),
-                        help="answer dialogs through the dialog bridge (default auto)")
+                        help="answer dialogs from inside the page instead of through the "
+                             "browser, for a browser driven by a client that closes them "
+                             "itself (Playwright does); auto: for chromium+playwright, and "
+                             "once such a client is seen (default auto)")
     parser.add_argument("--redact", action="store_true",
                         help="hide prompt answers, typed text, URL credentials, cookies "
                              "and authorization headers in the trace")
@@ -80,6 +98,19 @@ def check_record_args(parser: argparse.ArgumentParser, args: argparse.Namespace)
     out = args.out
     if not out or out.endswith(("/", "\\")) or Path(out).is_dir():
         parser.error(f"--out must name a trace file, got the folder {inert(out)!r}")
+    if args.dialogs is not None and args.policy is not None:
+        parser.error("--policy is the old name of --dialogs: give one of them")
+    if args.dialog_timeout is not None:
+        _check_dialog_timeout(parser, args)
+    if args.duration is not None and not 0 < args.duration < math.inf:
+        parser.error(f"--duration must be a positive number of seconds, got "
+                     f"{args.duration:g}")
+
+
+def _check_dialog_timeout(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    if _policy(args) != "must_respond":
+        parser.error(f"--dialog-timeout is how long a dialog waits for an answer: it goes "
+                     f"with --dialogs wait, not --dialogs {args.dialogs or args.policy}")
     if not 0 < args.dialog_timeout < math.inf:
         parser.error(f"--dialog-timeout must be a positive number of seconds, got "
                      f"{args.dialog_timeout:g}")
@@ -87,9 +118,14 @@ def check_record_args(parser: argparse.ArgumentParser, args: argparse.Namespace)
         parser.error(f"--dialog-timeout is in seconds: {args.dialog_timeout:g} s is more "
                      f"than the {MAX_TIMEOUT_S:g} s cdpnb takes; did you mean "
                      f"{args.dialog_timeout / 1000:g}?")
-    if args.duration is not None and not 0 < args.duration < math.inf:
-        parser.error(f"--duration must be a positive number of seconds, got "
-                     f"{args.duration:g}")
+
+
+def _policy(args: argparse.Namespace) -> Policy:
+    """The supervisor's dialog policy for ``--dialogs`` (or the old ``--policy``)."""
+    if args.policy is not None:
+        policy: Policy = args.policy
+        return policy
+    return DIALOG_ANSWERS[args.dialogs or "wait"]
 
 
 def record_command(args: argparse.Namespace) -> int:
@@ -116,10 +152,12 @@ async def _record(args: argparse.Namespace) -> int:
         except (CdpnbError, OSError, ValueError) as exc:
             return _say_failed(args, f"cannot launch {kind}: {output.reason(exc)}", summary)
     bridge: Any = {"auto": "auto", "on": True, "off": False}[args.bridge]
+    policy = _policy(args)
+    wait_s = DIALOG_TIMEOUT_S if args.dialog_timeout is None else args.dialog_timeout
     try:
         sup = await Supervisor.start(
-            backend if backend is not None else args.connect, policy=args.policy,
-            dialog_timeout_s=args.dialog_timeout, bridge=bridge, record=args.out,
+            backend if backend is not None else args.connect, policy=policy,
+            dialog_timeout_s=wait_s, bridge=bridge, record=args.out,
             redact=args.redact, record_meta={"cdpnb_record": {"url": redact_url(args.url)}})
     except CdpnbError as exc:  # (an EndpointError is an OSError too: it comes first)
         why = f"cannot start: {exc}"
@@ -153,8 +191,7 @@ async def _record(args: argparse.Namespace) -> int:
         if not unloadable and not stop.is_set():
             await _run_until_stopped(
                 stop, args.duration, lambda: _record_status(sup, began),
-                # (the trace's failure is said below, as the reason the recording ended)
-                lambda: [hint for hint in sup.hints if hint != recorder.failure])
+                _Notices(sup, recorder, wait_s if policy == "must_respond" else None))
     finally:
         duration_s = round(time.monotonic() - began, 3)
         try:
@@ -167,18 +204,55 @@ async def _record(args: argparse.Namespace) -> int:
         recorded=sum(recorder.counts.values()), write_errors=recorder.write_errors,
         dialogs=sup.state.dialog_seq, frames=len(sup.state.frames))
     if recorder.failure is not None:  # first: recorded data was lost
-        return _say_failed(args, f"{recorder.failure} ({recorder.write_errors} messages "
-                                 "lost)", summary)
+        return _say_failed(args, f"{recorder.failure} "
+                                 f"({count(recorder.write_errors, 'message')} lost)", summary)
     if unloadable:
-        return _say_failed(args, f"{unloadable}; the trace so far ({recorder.written} "
-                                 f"messages) is in {args.out}", summary)
+        return _say_failed(args, f"{unloadable}; the trace so far "
+                                 f"({count(recorder.written, 'message')}) is in {args.out}",
+                           summary)
     if args.json:
         output.print_json({**summary, "error": None})
     else:
-        output.out().print(f"recorded {recorder.written} messages in {duration_s:.1f} s to "
-                           f"{args.out} ({summary['dialogs']} dialogs, {summary['frames']} "
-                           "frames)")
+        output.out().print(f"recorded {count(recorder.written, 'message')} in "
+                           f"{duration_s:.1f} s to {args.out} "
+                           f"({count(summary['dialogs'], 'dialog')}, "
+                           f"{count(summary['frames'], 'frame')})")
     return OK
+
+
+class _Notices:
+    """What ``record`` says above its status line, each once and in order (the status
+    line asks for the whole list and prints what is new): the supervisor's hints but the
+    trace's failure (said as the reason the recording ended), and, when dialogs wait for
+    an answer (``--dialogs wait``), that the first one does and how to answer instead."""
+
+    def __init__(self, sup: Supervisor, recorder: Recorder, wait_s: float | None) -> None:
+        self.sup = sup
+        self.recorder = recorder
+        self.wait_s = wait_s
+        self.said: list[str] = []
+        self._hints = 0
+        self._told_waiting = wait_s is None
+
+    def __call__(self) -> list[str]:
+        hints = self.sup.hints
+        self.said += [hint for hint in hints[self._hints:] if hint != self.recorder.failure]
+        self._hints = len(hints)
+        if not self._told_waiting and self.wait_s is not None:
+            waiting = next((d for d in self.sup.state.pending_dialogs
+                            if d.answerable and d.answering is None), None)
+            if waiting is not None:
+                self._told_waiting = True  # (once: the status line counts the open ones)
+                self.said.append(_waiting_notice(waiting, self.wait_s))
+        return self.said
+
+
+def _waiting_notice(dialog: PendingDialog, wait_s: float) -> str:
+    kind = "a dialog" if dialog.type == "unknown" else (
+        f"{'an' if dialog.type[0] in 'aeiou' else 'a'} {dialog.type}")
+    return (f"the page opened {kind} ({dialog.id}); it waits for an answer from another "
+            f"client or a person at the browser, and cdpnb dismisses it after {wait_s:g} s. "
+            "To answer each dialog at once: --dialogs accept, or --dialogs dismiss.")
 
 
 def _stop_when_unwritable(recorder: Recorder, stop: asyncio.Event) -> None:

@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 from cdpnb.cli import output
+from cdpnb.cli.counts import count
 from cdpnb.cli.live import command_parser
 from cdpnb.cli.status import FAILED, OK
 from cdpnb.terminal_text import inert
@@ -63,10 +64,10 @@ def report_command(args: argparse.Namespace) -> int:
                                        for c in changed]})
         return OK
     console = output.out()
-    console.print(f"report written to {written} ({size / 1024:.0f} KB, {len(sources)} "
-                  f"result{'s' if len(sources) != 1 else ''}, {seconds:.1f} s)")
+    console.print(f"report written to {written} ({size / 1024:.0f} KB, "
+                  f"{count(len(sources), 'result')}, {seconds:.1f} s)")
     if len(sources) > 1:
-        console.print(f"{len(changed)} cell{'s' if len(changed) != 1 else ''} changed"
+        console.print(f"{count(len(changed), 'cell')} changed"
                       + (":" if changed else ""))
         console.print(output.lines((f"{c.backend} · {c.capability}", f"{c.before} → {c.after}")
                                    for c in changed))

@@ -38,7 +38,7 @@ LATENCY_CHECKS = {
 }
 
 
-def _plain_log_ticks(ax: Axes) -> None:
+def _plain_log_ticks(ax: Axes, axis: str = "y") -> None:
     """Log-axis tick labels as plain numbers (``2``, ``5``, ``10``), not ``2×10⁰``."""
     from matplotlib.ticker import FuncFormatter
 
@@ -48,8 +48,9 @@ def _plain_log_ticks(ax: Axes) -> None:
     def minor(value: float, _: int) -> str:  # 2 and 5 of each decade, so labels never crowd
         return f"{value:g}" if f"{value:e}"[0] in "25" else ""
 
-    ax.yaxis.set_major_formatter(FuncFormatter(major))
-    ax.yaxis.set_minor_formatter(FuncFormatter(minor))
+    scale = ax.yaxis if axis == "y" else ax.xaxis
+    scale.set_major_formatter(FuncFormatter(major))
+    scale.set_minor_formatter(FuncFormatter(minor))
 
 
 def _axes(ax: Axes | None, size: tuple[float, float]) -> Axes:
@@ -124,20 +125,33 @@ def latencies(result: ProbeResult) -> pd.DataFrame:
 
 
 def _strip(ax: Axes, position: float, values: np.ndarray, colour: str, width: float) -> None:
-    """A box of ``values`` at ``position`` with every sample on top, jittered."""
+    """A horizontal box of ``values`` at ``position`` (y) with every sample on it,
+    jittered up and down."""
     if len(values) >= 3:
         ax.boxplot([values], positions=[position], widths=width, showfliers=False,
-                   medianprops={"color": colour}, boxprops={"color": colour},
-                   whiskerprops={"color": colour}, capprops={"color": colour})
+                   orientation="horizontal", medianprops={"color": colour},
+                   boxprops={"color": colour}, whiskerprops={"color": colour},
+                   capprops={"color": colour})
     jitter = np.random.default_rng(0).uniform(-width / 3, width / 3, len(values))
-    ax.scatter(position + jitter, values, s=9, color=colour, alpha=0.6, linewidths=0)
+    ax.scatter(values, position + jitter, s=10, color=colour, alpha=0.6, linewidths=0)
+
+
+#: Inches per backend row, and per character of the longest backend name (10 pt).
+_ROW_IN, _CHAR_IN = 0.3, 0.085
+#: A panel's width (inches): three of them beside fourteen backends' names make 9.3 in,
+#: shown at matplotlib's 100 px per inch in a notebook: 930 px, which an output area
+#: shows whole (the figure before, 20.7 in, was shrunk to under half, its labels too).
+_PANEL_IN = 2.2
 
 
 def plot_latencies(result: ProbeResult, compare_with: ProbeResult | None = None,
                    labels: tuple[str, str] = ("now", "recorded")) -> Figure:
     """Every latency sample per backend (ms, log scale), with its box: one panel per
-    latency check. ``compare_with`` (another run, e.g. a recorded one) is drawn beside
-    it in another colour, so a change shows as two distributions, not two numbers."""
+    latency check, side by side, a row per backend named once at the left in words
+    that read across (fourteen backends' names under a column each had to be turned
+    and shrunk). ``compare_with`` (another run, e.g. a recorded one) is drawn in
+    another colour just below each row, so a change shows as two distributions, not
+    two numbers."""
     from matplotlib.figure import Figure
     from matplotlib.patches import Patch
 
@@ -149,34 +163,39 @@ def plot_latencies(result: ProbeResult, compare_with: ProbeResult | None = None,
                                   for b in s["backend"].astype(str)))
     checks = [c for c in LATENCY_CHECKS
               if any((s["check"].astype(str) == c).any() for s in samples.values())]
-    # Eight backends' names side by side overlap at 25°: wider axes and steeper labels.
-    crowded = len(backends) > 4
-    panel = max(3.4, 0.45 * len(backends) + 0.6)
-    fig = Figure(figsize=(panel * max(1, len(checks)), 4.0 if crowded else 3.4),
+    names_in = _CHAR_IN * max((len(b) for b in backends), default=8)
+    rows_in = _ROW_IN * max(1, len(backends)) * (1.0 if len(runs) == 1 else 1.5)
+    fig = Figure(figsize=(names_in + 0.5 + _PANEL_IN * max(1, len(checks)), 1.3 + rows_in),
                  layout="constrained")
     if not checks:
         fig.suptitle("no latency measured (no backend answered the latency checks)")
         return fig
-    axes = fig.subplots(1, len(checks), squeeze=False)[0]
+    axes = fig.subplots(1, len(checks), squeeze=False, sharey=True)[0]
     width = 0.8 / len(runs)
     for ax, check in zip(axes, checks, strict=True):
+        measured: set[int] = set()
         for i, (name, _, colour) in enumerate(runs):
             mine = samples[name][samples[name]["check"].astype(str) == check]
-            for x, backend in enumerate(backends):
+            for y, backend in enumerate(backends):
                 values = mine.loc[mine["backend"].astype(str) == backend, "ms"].to_numpy(float)
                 if len(values):
-                    _strip(ax, x + (i - (len(runs) - 1) / 2) * width, values, colour, width)
-        ax.set_yscale("log")
-        _plain_log_ticks(ax)
-        ax.set_xticks(range(len(backends)), backends, fontsize="small",
-                      rotation=45 if crowded else 25, ha="right", rotation_mode="anchor")
-        ax.set_xlim(-0.6, len(backends) - 0.4)
-        ax.grid(True, axis="y", which="both", alpha=0.25)
-        ax.set_title(LATENCY_CHECKS[check], fontsize="medium")
-    axes[0].set_ylabel("ms (log), every sample")
+                    _strip(ax, y + (i - (len(runs) - 1) / 2) * width, values, colour, width)
+                    measured.add(y)
+        for y in sorted(set(range(len(backends))) - measured):  # (an empty row says why)
+            ax.text(0.03, y, "not measured", transform=ax.get_yaxis_transform(),
+                    va="center", color="#999999", fontsize="small")
+        ax.set_xscale("log")
+        _plain_log_ticks(ax, axis="x")
+        ax.set_yticks(range(len(backends)), backends)
+        ax.set_ylim(len(backends) - 0.5, -0.5)  # the first backend at the top
+        ax.grid(True, axis="x", which="both", alpha=0.25)
+        ax.set_title(LATENCY_CHECKS[check])
+        ax.set_xlabel("ms (log scale)")
+    for ax in axes[1:]:
+        ax.tick_params(axis="y", left=False)
     if compare_with is not None:
         fig.legend(handles=[Patch(color=c, label=n) for n, _, c in runs],
-                   loc="outside right center")
+                   loc="outside lower center", ncols=len(runs), frameon=False)
     return fig
 
 

@@ -1,8 +1,10 @@
 """``result.view()``: the capability matrix as a grid; a chosen cell shows its checks.
 
-Capabilities are rows and backends columns (a handful of columns), so the grid fits
-a notebook at ordinary widths with nothing cut or overlapping. Its output's static
-snapshot shows the matrix and the cell chosen last (``snapshot.py``).
+Capabilities are rows and backends columns (as ``result.matrix()``), each backend's
+name upright above its column and each column as wide as its widest mark, so fourteen
+backends fit a notebook at ordinary widths with nothing cut, broken mid-word or
+overlapping. Its output's static snapshot shows the matrix and the cell chosen last
+(``snapshot.py``).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import pandas as pd
 
 from cdpnb.notebook.snapshot import SnapshotDisplay
 from cdpnb.notebook.static import widget_bundle
-from cdpnb.probes.display import cell_kind, cell_symbol, probe_html
+from cdpnb.probes.display import cell_kind, cell_symbol, probe_html, upright_name
 from cdpnb.render import table, text
 
 if TYPE_CHECKING:
@@ -24,6 +26,9 @@ __all__ = ["ProbeView"]
 
 _STYLES = {"ok": "success", "fail": "danger", "partial": "warning", "none": "", "info": "info"}
 _WRAP = "white-space:normal;line-height:1.25;word-break:break-word"
+#: A capability's name wraps between its words only (its column is never narrower
+#: than its longest word).
+_WORDS = "white-space:normal;line-height:1.25"
 
 
 class ProbeView:
@@ -37,35 +42,42 @@ class ProbeView:
 
     def __init__(self, result: ProbeResult) -> None:
         self.result = result
-        self.matrix = result.matrix_text()
+        self.matrix = result.matrix_text()  # capabilities × backends, as displayed
         self.detail = widgets.HTML("<i>choose a cell to see its checks</i>",
                                    layout=widgets.Layout(width="100%"))
         self.selected: tuple[str, str] | None = None
         self.cells: dict[tuple[str, str], widgets.Button] = {}
-        backends = [str(b) for b in self.matrix.index]
+        backends = [str(b) for b in self.matrix.columns]
         auto = widgets.Layout(height="auto", width="auto")
-        items: list[widgets.Widget] = [widgets.HTML("<b>capability</b>", layout=auto)]
+        items: list[widgets.Widget] = [widgets.HTML(
+            '<div style="display:flex;align-items:flex-end;height:100%"><b>capability</b>'
+            "</div>", layout=auto)]
         for backend in backends:
-            version = result.version_label(backend).rpartition("/")[2]
+            label = f"{backend} {result.version_label(backend)}".strip()
             items.append(widgets.HTML(
-                f'<div style="{_WRAP}"><b>{text(backend.replace("+", "+ "), 40)}</b><br>'
-                f'<span style="color:#777">{text(version, 60)}</span></div>', layout=auto))
-        for capability in self.matrix.columns:
-            items.append(widgets.HTML(f'<div style="{_WRAP}">{text(capability, 40)}</div>',
+                f'<div style="text-align:center" title="{text(label, 200)}">'
+                f"{upright_name(result, backend)}</div>",
+                layout=widgets.Layout(height="auto", width="auto", align_self="flex-end")))
+        for capability in self.matrix.index:
+            items.append(widgets.HTML(f'<div style="{_WORDS}">{text(capability, 40)}</div>',
                                       layout=auto))
             for backend in backends:
-                cell = str(self.matrix.loc[backend, capability])
+                cell = str(self.matrix.loc[capability, backend])
                 button = widgets.Button(description=cell_symbol(cell), tooltip=cell[:500],
                                         button_style=_STYLES[cell_kind(cell)],
-                                        layout=widgets.Layout(width="auto", height="26px"))
+                                        layout=widgets.Layout(width="auto", height="24px",
+                                                              padding="0 5px", margin="0"))
                 key = (backend, str(capability))
                 button.on_click(lambda _, key=key: self.select(*key))
                 self.cells[key] = button
                 items.append(button)
+        # Each backend's column as wide as its widest button (its whole word: "unknown",
+        # "classic"), never narrower: a fixed minimum cut them to "clas…" in a notebook
+        # of ordinary width. The grid scrolls sideways where it is wider than the cell.
         self.grid = widgets.GridBox(items, layout=widgets.Layout(
-            grid_template_columns=f"minmax(9em, 14em) repeat({len(backends)}, "
-                                  "minmax(5em, 11em))",
-            grid_gap="2px 6px", align_items="center", width="100%"))
+            grid_template_columns=f"minmax(10em, max-content) repeat({len(backends)}, "
+                                  "max-content)",
+            grid_gap="2px 3px", align_items="center", width="100%", overflow="auto"))
         self.widget = widgets.VBox([self.grid, self.detail])
         self.snapshot = SnapshotDisplay(self.widget, self._snapshot)
 
@@ -73,8 +85,8 @@ class ProbeView:
         """Show the checks behind one cell (what clicking it does)."""
         if (backend, capability) not in self.cells:
             raise KeyError(f"no cell ({backend!r}, {capability!r}); backends: "
-                           f"{list(self.matrix.index)}, capabilities: "
-                           f"{list(self.matrix.columns)}")
+                           f"{list(self.matrix.columns)}, capabilities: "
+                           f"{list(self.matrix.index)}")
         self.selected = (backend, capability)
         checks = self.result.checks()
         mine = checks[(checks["backend"].astype(str) == backend)
@@ -86,7 +98,7 @@ class ProbeView:
                              for mode, path in traces.items())
         self.detail.value = (
             f'<div style="{_WRAP}"><b>{text(backend)}</b> · <b>{text(capability)}</b> — '
-            f"{text(self.matrix.loc[backend, capability], 1000)}</div>"
+            f"{text(self.matrix.loc[capability, backend], 1000)}</div>"
             + table(("check", "run", "status", "expected", "as expected", "detail",
                      "value", "seconds"), rows, max_rows=40)
             + (f"traces:<ul>{trace_list}</ul>" if trace_list else ""))
@@ -107,8 +119,8 @@ class ProbeView:
         return widget_bundle(self.widget, repr(self), self.static_html(), **kwargs)
 
     def __repr__(self) -> str:
-        return (f"<ProbeView {len(self.matrix)} backends × {len(self.matrix.columns)} "
-                f"capabilities, selected={self.selected}>")
+        return (f"<ProbeView {len(self.matrix)} capabilities × {len(self.matrix.columns)} "
+                f"backends, selected={self.selected}>")
 
 
 def _number(value: Any) -> str:

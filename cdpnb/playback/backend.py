@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from cdpnb.playback.server import ReplayServer, UnmatchedCommands
 from cdpnb.protocol import Command, Note
+from cdpnb.protocol.specs import BIDI, CLASSIC
 from cdpnb.runtime.closing import Closing
 from cdpnb.runtime.engine import engine
 
@@ -127,10 +128,12 @@ class ReplayBackend(Closing):
           in the recording): the transport carries the recorded session, which the
           supervisor adopts, and whose end is no request (there is no server to ask).
         """
-        if self.trace.protocol == "classic":
+        protocol = self.trace.protocol_spec
+        if not protocol.own_socket:
             return self._connect_classic
-        if self.trace.protocol == "bidi" and not any(
-                type(r) is Command and r.method == "session.new" for r in self.trace.records):
+        made = protocol.session_command
+        if made is not None and not any(
+                type(r) is Command and r.method == made for r in self.trace.records):
             return self._connect_made_bidi
         return None
 
@@ -146,13 +149,13 @@ class ReplayBackend(Closing):
         from cdpnb.transport.webdriver_http import NewSession
 
         sock = await _open_socket(url, timeout)
-        sock.protocol = "classic"
+        sock.protocol = CLASSIC.name
         sock.session = NewSession(*self._recorded_session("cdpnb.classicSession"))
         return sock
 
     async def _connect_made_bidi(self, url: str, timeout: float) -> Any:
         sock = await _open_socket(url, timeout)
-        sock.protocol = "bidi"
+        sock.protocol = BIDI.name
         sock.webdriver_session = RecordedSession(*self._recorded_session("cdpnb.bidiSession"))
         return sock
 
@@ -218,7 +221,7 @@ class replay:
             raise TypeError(f"replay() takes a Trace or a path to one, got {trace!r}")
         self.trace = trace
         self.server = ReplayServer(trace.messages, browser=trace.browser or None, speed=speed,
-                                   stall_s=stall_s, protocol=trace.protocol)
+                                   stall_s=stall_s, protocol=trace.protocol_spec)
         self.backend: ReplayBackend | None = None
 
     async def _open(self) -> ReplayBackend:

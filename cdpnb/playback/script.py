@@ -31,11 +31,14 @@ from cdpnb.protocol import (
     ErrorReply,
     Event,
     Message,
+    ProtocolSpec,
     Reply,
     bidi_wire,
     opens_connection,
+    protocol_spec,
     wire_text,
 )
+from cdpnb.protocol.specs import BIDI, CDP, PROTOCOL_SPECS, WIP
 from cdpnb.trace.replies import ReplyMatcher
 
 __all__ = ["BIDI_REPLAY_PATH", "REPLAY_PATH", "STATE_READS", "WIP_REPLAY_PATH", "Matcher",
@@ -52,17 +55,19 @@ STATE_READS = frozenset({"classic.getAlertText", "classic.getWindowHandles",
 READ_AFTER = {"classic.answerAlert": "classic.getAlertText"}
 
 #: The WebSocket path a replay endpoint serves: a client can tell it plays a recording
-#: (as fast as it is asked to, so the timings it shows are not the browser's).
-REPLAY_PATH = "/devtools/browser/cdpnb-replay"
+#: (as fast as it is asked to, so the timings it shows are not the browser's). Each
+#: protocol's is its spec's (``ProtocolSpec.replay``).
+REPLAY_PATH = CDP.replay.path
 #: The same for a WebDriver BiDi recording (BiDi endpoints live under ``/session``).
-BIDI_REPLAY_PATH = "/session/cdpnb-replay"
+BIDI_REPLAY_PATH = BIDI.replay.path
 #: The same for a WebKit Inspector Protocol recording (Bun's): a path that says nothing
 #: of the protocol, as Bun's own, so a client asks (see ``cdpnb.transport.discovery``).
-WIP_REPLAY_PATH = "/cdpnb-replay"
+WIP_REPLAY_PATH = WIP.replay.path
+_REPLAY_PATHS = tuple(sorted({spec.replay.path for spec in PROTOCOL_SPECS}))
 
 
 def is_replay_url(url: str) -> bool:
-    return url.split("?", 1)[0].endswith((REPLAY_PATH, BIDI_REPLAY_PATH, WIP_REPLAY_PATH))
+    return url.split("?", 1)[0].endswith(_REPLAY_PATHS)
 
 CommandKey = tuple[str, str | None, str]
 
@@ -87,10 +92,11 @@ class Step:
     command: int = -1
     gate: bool = False
 
-    def frame(self, client_id: int | None = None, protocol: str = "cdp") -> str:
-        """The wire text, the reply carrying the client's id."""
+    def frame(self, client_id: int | None = None,
+              protocol: str | ProtocolSpec = CDP) -> str:
+        """The wire text (in ``protocol``'s framing), the reply carrying the client's id."""
         message: dict[str, Any]
-        if protocol == "bidi":
+        if protocol_spec(protocol).bidi_messages:
             recorded = self.event if self.event is not None else self.reply
             assert recorded is not None
             message = bidi_wire(recorded)

@@ -35,29 +35,24 @@ from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
 from cdpnb.playback.divergence import Divergence, learn_substitutions
-from cdpnb.playback.script import (
-    BIDI_REPLAY_PATH,
-    REPLAY_PATH,
-    STATE_READS,
-    WIP_REPLAY_PATH,
-    MatchMode,
-    ReplayScript,
-    Step,
+from cdpnb.playback.script import STATE_READS, MatchMode, ReplayScript, Step
+from cdpnb.protocol import (
+    PROTOCOL_SPECS,
+    Command,
+    InvalidCommand,
+    Message,
+    ProtocolSpec,
+    parse_command,
+    protocol_spec,
+    wire_text,
 )
-from cdpnb.protocol import Command, InvalidCommand, Message, parse_command, wire_text
+from cdpnb.protocol.specs import CDP
 from cdpnb.runtime.waits import wait_for
 
 __all__ = ["MAX_MESSAGE_BYTES", "MAX_QUEUED_FRAMES", "NO_RECORDED_REPLY", "OTHER_METHODS",
            "UNMATCHED_KEPT", "WRITE_LIMIT_BYTES", "ReplayServer", "UnmatchedCommands"]
 
 log = logging.getLogger("cdpnb.replay")
-
-#: Where each protocol's replay is served.
-#: Where each protocol's recording is served (WebDriver classic's messages have CDP's
-#: shape, so a classic recording is served as CDP is; its backend's connector says which
-#: protocol it speaks).
-_PATHS = {"cdp": REPLAY_PATH, "bidi": BIDI_REPLAY_PATH, "wip": WIP_REPLAY_PATH,
-          "classic": REPLAY_PATH}
 
 #: The CDP error code for a command the recording has no reply for.
 NO_RECORDED_REPLY = -32000
@@ -178,12 +173,17 @@ class ReplayServer:
 
     def __init__(self, messages: list[Message] | tuple[Message, ...], *,
                  browser: dict[str, Any] | None = None, speed: float | None = None,
-                 stall_s: float = 3.0, protocol: str = "cdp",
+                 stall_s: float = 3.0, protocol: str | ProtocolSpec = CDP,
                  match: MatchMode = "strict") -> None:
-        if protocol not in _PATHS:
-            raise ValueError(f"protocol must be 'cdp', 'bidi', 'wip' or 'classic', got "
-                             f"{protocol!r}")
-        self.protocol = protocol
+        try:
+            #: The recording's protocol: how the replay faces its clients (its
+            #: ``replay`` face: path, /json endpoints) and frames its messages.
+            self.protocol_spec = protocol_spec(protocol)
+        except ValueError:
+            names = [repr(spec.name) for spec in PROTOCOL_SPECS]
+            raise ValueError(f"protocol must be {', '.join(names[:-1])} or {names[-1]}, got "
+                             f"{protocol!r}") from None
+        self.protocol = self.protocol_spec.name
         #: The domains the recording's commands used (a WIP replay refuses the others
         #: as WebKit does: "'session' domain was not found").
         self.domains = frozenset(m.method.partition(".")[0] for m in messages
@@ -225,7 +225,7 @@ class ReplayServer:
     @property
     def cdp_url(self) -> str:
         """The WebSocket to connect to (a BiDi one for a BiDi recording)."""
-        return f"ws://127.0.0.1:{self.port}{_PATHS[self.protocol]}"
+        return f"ws://127.0.0.1:{self.port}{self.protocol_spec.replay.path}"
 
     async def start(self) -> ReplayServer:
         self._server = await serve(self._serve, "127.0.0.1", 0, process_request=self._http,
@@ -250,15 +250,16 @@ class ReplayServer:
     def _http(self, connection: ServerConnection, request: Request) -> Response | None:
         if not request.path.startswith("/json"):
             return None
-        if self.protocol != "cdp":
+        json_endpoints = self.protocol_spec.replay.json
+        if not json_endpoints:
             # As Firefox: a WebDriver BiDi endpoint has no DevTools HTTP endpoints (nor
             # a WebDriver classic one, whose recording is served in CDP's framing).
             return connection.respond(404, f"a WebDriver {self.protocol} replay has no /json "
                                       "endpoints\n")
-        if request.path.startswith("/json/version"):
+        if request.path.startswith("/json/version") and "version" in json_endpoints:
             body: Any = {**self.browser, "Browser": self.browser.get("Browser", "cdpnb-replay"),
                          "webSocketDebuggerUrl": self.cdp_url}
-        elif self.protocol == "wip":
+        elif "list" not in json_endpoints:
             # As Bun 1.4.5: /json/version, and no list of targets.
             return connection.respond(404, "")
         elif request.path.startswith("/json/list") or request.path.rstrip("/") == "/json":
@@ -335,7 +336,8 @@ class _Player:
     def _answer(self, frame: str | bytes) -> str | None:
         """The reply to send at once to the client's ``frame``, or None when the
         script sends it in its turn."""
-        bidi = self.server.protocol == "bidi"
+        protocol = self.server.protocol_spec
+        bidi = protocol.bidi_messages
         command = parse_command(frame)
         if isinstance(command, InvalidCommand):
             # What a browser does with a frame that is no command: an error reply (with
@@ -350,9 +352,9 @@ class _Player:
         if method in STATE_READS:
             read = self.script.read_answer(method, session, params, self.cursor)
             if read is not None:
-                return Step(read.mono, reply=read).frame(cid, self.server.protocol)
+                return Step(read.mono, reply=read).frame(cid, protocol)
         number = self.matcher.match(method, session, params)
-        if number is None and self.server.protocol == "wip" \
+        if number is None and protocol.replay.refuses_unknown_domains \
                 and method.partition(".")[0] not in self.server.domains:
             # What the recorded WebKit inspector answers for a domain it lacks.
             domain = _cut(method.partition(".")[0], _NAME_CHARS)
@@ -387,13 +389,14 @@ class _Player:
         if number in self.deferred:
             self.deferred.discard(number)
             step = self.script.steps[self.script.reply_of[number]]
-            return self._substituted(step.frame(cid, self.server.protocol))
+            return self._substituted(step.frame(cid, protocol))
         self.arrived[number] = cid
         self.wake.set()
         return None
 
     async def _play(self) -> None:
         steps = self.script.steps
+        protocol = self.server.protocol_spec
         while self.cursor < len(steps):
             step = steps[self.cursor]
             if step.gate:
@@ -415,11 +418,11 @@ class _Player:
                         continue  # a command came in; look again
             elif step.event is not None:
                 await self._pace(step.mono)
-                await self.ws.send(self._substituted(step.frame(protocol=self.server.protocol)))
+                await self.ws.send(self._substituted(step.frame(protocol=protocol)))
             elif step.command in self.arrived:
                 await self._pace(step.mono)
                 await self.ws.send(self._substituted(step.frame(
-                    self.arrived.pop(step.command), self.server.protocol)))
+                    self.arrived.pop(step.command), protocol)))
             else:
                 # Its command has not come (the client skipped it, or sent later ones
                 # first): answer it the moment it does.

@@ -21,23 +21,30 @@ import contextlib
 import statistics
 import time
 import urllib.parse
-from collections.abc import Awaitable, Callable, Iterator
-from contextvars import ContextVar
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from cdpnb.errors import CdpnbError, DialogError, WaitTimeout
+from cdpnb.probes.basics import (
+    FRAMES_WAIT_S,
+    NotSupported,
+    Outcome,
+    Site,
+    frame_at,
+    needs_page,
+    stretched,
+    until,
+    within,
+)
+from cdpnb.probes.page_checks import LATE_MS, fill, screenshot, wait_for_selector
 from cdpnb.state import BrowserState, DialogRecord, PendingDialog, build_frame_tree
 from cdpnb.state.engines import NON_BLOCKING
 from cdpnb.supervisor import Supervisor
 from cdpnb.supervisor.dialogs import DialogAction
 
-__all__ = ["CHECKS", "RENAMED", "Check", "DialogSeen", "Latency", "Outcome", "Site",
-           "stretched", "within"]
-
-#: (status, detail, value): value is a latency (ms), a word a check ``answers``, or None.
-Outcome = tuple[str, str, float | str | None]
-
+__all__ = ["CHECKS", "RENAMED", "Check", "DialogSeen", "Latency", "NotSupported", "Outcome",
+           "Site", "stretched", "within"]
 
 class Latency(float):
     """A measured median (ms) that keeps the samples it is the median of."""
@@ -66,33 +73,6 @@ class DialogSeen(float):
         return value
 
 
-#: How much longer than on a quiet machine a check's waits may be: the probe sets it
-#: for each backend from its budgets (``cdpnb.probes.run.step_budget``), 1 when quiet.
-_STRETCH: ContextVar[float] = ContextVar("cdpnb_probe_stretch", default=1.0)
-
-
-def within(seconds: float) -> float:
-    """``seconds`` (a wait that suffices on a quiet machine), stretched as the probe
-    says for this backend: a busy machine must not turn a slow answer into a finding."""
-    return seconds * _STRETCH.get()
-
-
-@contextlib.contextmanager
-def stretched(factor: float) -> Iterator[None]:
-    """Run the checks started inside with every wait ``factor`` times longer (>= 1)."""
-    token = _STRETCH.set(max(1.0, factor))
-    try:
-        yield
-    finally:
-        _STRETCH.reset(token)
-
-
-class Site(Protocol):
-    """Where the scenario pages are: a live ScenarioServer, or the recorded origins."""
-
-    def url(self, path: str, site: str = "a") -> str: ...
-
-
 Driver = Callable[[Supervisor, Site], Awaitable[Outcome]]
 
 #: The probe page's frames (``/probe``): the main frame, an in-process srcdoc frame, a
@@ -119,8 +99,6 @@ LATER = "window.__r = 'unset'; setTimeout(() => {{ window.__r = {0}; }}); 0"
 ANSWER_AFTER_S = 0.05
 #: How long a check waits for a dialog to show up.
 DIALOG_WAIT_S = 3.0
-#: How long a check waits for the probe page's frames.
-FRAMES_WAIT_S = 5.0
 #: The event that announces a dialog, by protocol (for "none came" reasons).
 #: How a dialog check's detail starts when the dialog was seen and answered but its
 #: protocol names no frame for it (WebDriver classic): the matrix says it in words.
@@ -139,10 +117,6 @@ RENAMED = {
 }
 
 
-class NotSupported(CdpnbError):
-    """The backend lacks a domain the check needs."""
-
-
 @dataclass(frozen=True)
 class Check:
     name: str
@@ -153,20 +127,6 @@ class Check:
     #: The words a check finds instead of ✓ (its cell shows the word), e.g. site
     #: isolation's ``yes`` / ``no`` / ``unknown``; empty for a pass/fail check.
     answers: tuple[str, ...] = ()
-
-
-def _needs_page(sup: Supervisor) -> None:
-    if "Page.enable" in sup.unsupported:
-        raise NotSupported(f"no Page domain ({sup.unsupported['Page.enable']})")
-
-
-async def _until(sup: Supervisor, predicate: Callable[[BrowserState], bool],
-                 timeout: float, what: str) -> BrowserState:
-    limit = within(timeout)
-    try:
-        return await sup.wait_for(predicate, limit)
-    except WaitTimeout:
-        raise CdpnbError(f"{what} did not happen within {limit:g} s") from None
 
 
 def _probe_frames(state: BrowserState, site: Site) -> tuple[dict[str, str], list[str]]:
@@ -196,7 +156,7 @@ def _probe_frames(state: BrowserState, site: Site) -> tuple[dict[str, str], list
 async def frame_ids(sup: Supervisor, site: Site) -> dict[str, str]:
     """Open the probe page and wait for its frames: main, srcdoc, a cross-site frame
     and a cross-site frame nested in that one (each name -> its frame id)."""
-    _needs_page(sup)
+    needs_page(sup)
     await sup.navigate(site.url("/probe"), timeout=within(10))
     try:
         await sup.wait_for(lambda s: not _probe_frames(s, site)[1]
@@ -216,7 +176,7 @@ async def runtime_evaluate(sup: Supervisor, site: Site) -> Outcome:
 
 
 async def frames_complete(sup: Supervisor, site: Site) -> Outcome:
-    _needs_page(sup)
+    needs_page(sup)
     try:
         await frame_ids(sup, site)
     except CdpnbError as exc:
@@ -269,7 +229,7 @@ async def _next_dialog(sup: Supervisor, after_seq: int) -> PendingDialog | Dialo
     def find(state: BrowserState) -> PendingDialog | DialogRecord | None:
         return _dialog_after(state, after_seq)
 
-    found = find(await _until(sup, lambda s: find(s) is not None, DIALOG_WAIT_S, "a dialog"))
+    found = find(await until(sup, lambda s: find(s) is not None, DIALOG_WAIT_S, "a dialog"))
     assert found is not None
     return found
 
@@ -390,7 +350,7 @@ async def user_activation(sup: Supervisor) -> str:
 
 
 async def beforeunload(sup: Supervisor, site: Site) -> Outcome:
-    _needs_page(sup)
+    needs_page(sup)
     await sup.navigate(site.url("/beforeunload"), timeout=within(10))
     how = await user_activation(sup)
     mark = sup.state.dialog_seq
@@ -439,17 +399,9 @@ _BOXED = ("setTimeout(() => {{ const r = prompt('boxed'); location.replace('/chi
 
 async def sandboxed_frame(sup: Supervisor, site: Site) -> Outcome:
     """A finding, not a pass/fail: the bridge answers where the browser blocks natively."""
-    _needs_page(sup)
+    needs_page(sup)
     await sup.navigate(site.url("/sandboxed"), timeout=within(10))
-    child = site.url("/child", "b")
-
-    def boxed(state: BrowserState) -> str | None:
-        return next((f.frame_id for f in state.frames.values()
-                     if f.url == child and f.parent_frame_id), None)
-
-    frame_id = boxed(await _until(sup, lambda s: boxed(s) is not None, FRAMES_WAIT_S,
-                                  "the sandboxed frame"))
-    assert frame_id is not None
+    frame_id = await frame_at(sup, site.url("/child", "b"), "the sandboxed frame")
     mark = sup.state.dialog_seq
 
     def returned(state: BrowserState) -> str | None:
@@ -463,7 +415,7 @@ async def sandboxed_frame(sup: Supervisor, site: Site) -> Outcome:
 
     await sup.evaluate(_BOXED.format(), frame_id=frame_id, timeout=within(5))
     try:
-        state = await _until(sup, moved, DIALOG_WAIT_S, "a dialog or prompt() returning")
+        state = await until(sup, moved, DIALOG_WAIT_S, "a dialog or prompt() returning")
     except CdpnbError:
         return "fail", ("no dialog, and prompt() did not return within "
                          f"{within(DIALOG_WAIT_S):g} s"), None
@@ -476,7 +428,7 @@ async def sandboxed_frame(sup: Supervisor, site: Site) -> Outcome:
     if isinstance(dialog, PendingDialog):
         with contextlib.suppress(DialogError):
             await sup.respond("accept", prompt_text="boxed-answer", dialog_id=dialog.id)
-    state = await _until(sup, lambda s: returned(s) is not None, DIALOG_WAIT_S,
+    state = await until(sup, lambda s: returned(s) is not None, DIALOG_WAIT_S,
                          "prompt() returning")
     return "ok", (f"prompt() in a sandbox without allow-modals reached us via {dialog.via}; "
                   f"page got {returned(state)}"), None
@@ -484,7 +436,7 @@ async def sandboxed_frame(sup: Supervisor, site: Site) -> Outcome:
 
 async def csp_fallback(sup: Supervisor, site: Site) -> Outcome:
     """Under a strict connect-src the bridge's XHR is blocked: the native dialog must show."""
-    _needs_page(sup)
+    needs_page(sup)
     await sup.navigate(site.url("/csp"), timeout=within(10))
     mark = sup.state.dialog_seq
     await sup.evaluate(LATER.format("confirm('csp')"), timeout=within(5))
@@ -508,7 +460,7 @@ async def csp_fallback(sup: Supervisor, site: Site) -> Outcome:
 
 async def https_bridge(sup: Supervisor, site: Site) -> Outcome:
     """On an https page the bridge must call an https URL (mixed content otherwise)."""
-    _needs_page(sup)
+    needs_page(sup)
     if sup.protocol == "bidi":
         return ("fail", "cannot accept the probe's self-signed certificate: over WebDriver "
                 "BiDi that is session.new's acceptInsecureCerts, which the supervisor does "
@@ -623,7 +575,7 @@ async def _dialog_latencies(sup: Supervisor) -> tuple[list[float], list[float], 
 
 
 async def dialog_seen_latency(sup: Supervisor, site: Site) -> Outcome:
-    _needs_page(sup)
+    needs_page(sup)
     await sup.navigate(site.url("/blank"), timeout=within(10))
     seen, _, _ = await _dialog_latencies(sup)
     return ("ok", f"median of {len(seen)}: evaluate('alert()') sent → dialog in state",
@@ -631,7 +583,7 @@ async def dialog_seen_latency(sup: Supervisor, site: Site) -> Outcome:
 
 
 async def dialog_closed_latency(sup: Supervisor, site: Site) -> Outcome:
-    _needs_page(sup)
+    needs_page(sup)
     await sup.navigate(site.url("/blank"), timeout=within(10))
     _, closed, missed = await _dialog_latencies(sup)
     if not closed:
@@ -656,6 +608,17 @@ CHECKS: tuple[Check, ...] = (
     Check("evaluate.cross_site", "evaluate cross-site",
           "evaluate with frame_id reaches the cross-site frame and the one nested in it",
           evaluate_cross_site),
+    Check("page.screenshot", "screenshot",
+          "a PNG of the page's viewport, then of its cross-site frame alone, each decoded: "
+          "its size the viewport's (the frame's box), the page's and the frame's colours "
+          "where they are", screenshot),
+    Check("page.fill", "fill",
+          "fill types over a field's text, in the page and in a cross-site frame; the "
+          "page's own input listener reads it back", fill),
+    Check("page.wait_for_selector", "wait for selector",
+          "wait_for_selector raises WaitTimeout for an element the page has not added, then "
+          f"waits for it until the page adds it, {LATE_MS / 1000:g} s after its load",
+          wait_for_selector),
     *(Check(f"dialog.{kind}.{frame}", f"dialogs {_FRAME_WORDS[frame]}",
             f"{kind}() in the {_SAID[frame]} is seen with its frame, answered natively and "
             "round-trips into page JS", dialog_check(kind, frame, "native"))

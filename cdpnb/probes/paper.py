@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from cdpnb.probes.display import cell_kind
+from cdpnb.probes.display import cell_kind, short_version
 from cdpnb.terminal_text import inert
 
 if TYPE_CHECKING:
@@ -43,21 +43,6 @@ class Footnoted:
     notes: list[str]
 
 
-def short_version(version: str) -> str:
-    """A column header's version: the number after the product's name, its major only
-    when that has two digits or more (``Chrome/156.0.8078.108`` -> ``156``,
-    ``WebKitGTK/2.50.6`` -> ``2.50``, ``Lightpanda/1.0`` -> ``1.0``).
-
-    >>> short_version("Chrome/156.0.8078.108"), short_version("WebKitGTK/2.50.6")
-    ('156', '2.50')
-    """
-    number = version.rpartition("/")[2].split(" ", 1)[0]
-    parts = number.split(".")
-    if len(parts[0].lstrip("v")) >= 2 or len(parts) == 1:
-        return parts[0]
-    return ".".join(parts[:2])
-
-
 def _why(cell: str) -> str:
     """A reason cell's words without its mark: ``✗ no Page domain`` -> ``no Page
     domain``; ``partial: check: why`` stays whole (the check's name says which)."""
@@ -67,15 +52,15 @@ def _why(cell: str) -> str:
 def footnoted(result: MatrixParts) -> Footnoted:
     """The matrix's marks with footnote numbers for every cell that is not ✓ (nor a
     word or a figure), one footnote per distinct reason."""
-    marks = result.matrix_text(reasons=False)
+    marks = result.matrix_text(reasons=False)  # capabilities × backends
     whys = result.matrix_text(reasons=True)
     notes: dict[str, int] = {}
     rows: list[tuple[str, list[tuple[str, int | None]]]] = []
-    for capability in marks.columns:
+    for capability in marks.index:
         cells: list[tuple[str, int | None]] = []
-        for backend in marks.index:
-            mark = str(marks.at[backend, capability])
-            why = str(whys.at[backend, capability])
+        for backend in marks.columns:
+            mark = str(marks.at[capability, backend])
+            why = str(whys.at[capability, backend])
             number = None
             # (a mark whose reason says more: ✗ and ~, and a word that is not the whole
             # story, such as classic's "seen, frame unknown")
@@ -83,7 +68,7 @@ def footnoted(result: MatrixParts) -> Footnoted:
                 number = notes.setdefault(inert(_why(why)), len(notes) + 1)
             cells.append((inert(mark), number))
         rows.append((inert(str(capability)), cells))
-    backends = [str(b) for b in marks.index]
+    backends = [str(b) for b in marks.columns]
     versions = [inert(short_version(result.version_label(b))) for b in backends]
     return Footnoted([inert(b) for b in backends], versions, rows, list(notes))
 

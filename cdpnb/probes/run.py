@@ -14,13 +14,14 @@ import contextlib
 import json
 import platform
 import re
+import sys
 import tempfile
 import time
 import warnings
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import pandas as pd
 
@@ -54,7 +55,7 @@ from cdpnb.transport.discovery import browser_of
 if TYPE_CHECKING:
     from pandas.io.formats.style import Styler
 
-__all__ = ["PROTOCOLS", "STATUSES", "CheckResult", "ProbeResult", "RecordedSite",
+__all__ = ["PROTOCOLS", "STATUSES", "CheckResult", "MatrixRows", "ProbeResult", "RecordedSite",
            "available_backends", "launch_timeout", "probe", "run_checks", "step_budget"]
 
 #: A step's budget on a quiet machine: connecting, setting up a session, a command's
@@ -77,6 +78,9 @@ NO_CLASSIC_BRIDGE = ("no dialog bridge over WebDriver classic: it cannot interce
                      "requests (dialogs are polled and answered natively)")
 #: A capability's status in ``matrix()``, best first (ordered: ``max`` is the worst).
 STATUSES = ("ok", "partial", "fail")
+#: What the rows of :meth:`ProbeResult.matrix` are: capabilities (as every display
+#: shows them), or backends (a typed column per capability).
+MatrixRows = Literal["capability", "backend"]
 #: What a backend's endpoint speaks: the matrix's ``protocol`` column (``wip``: the
 #: WebKit Inspector Protocol, Bun's; ``classic``: WebDriver classic).
 PROTOCOLS = ("cdp", "bidi", "wip", "classic")
@@ -129,14 +133,16 @@ class ProbeResult:
 
     >>> from cdpnb.cli import DATASETS
     >>> result = ProbeResult.from_json((DATASETS / "probe.json").read_text())
-    >>> result.matrix().loc["chromium+playwright",
-    ...                     ["dialogs cross-site", "bridge cross-site"]].tolist()
+    >>> result.matrix().loc[["dialogs cross-site", "bridge cross-site"],
+    ...                     "chromium+playwright"].tolist()
     ['partial', 'ok']
-    >>> result.matrix_text(reasons=False).loc[["node", "firefox"], "dialogs main"].tolist()
+    >>> result.matrix_text(reasons=False).loc["dialogs main", ["node", "firefox"]].tolist()
     ['✗', '✓']
-    >>> result.matrix().loc[["chromium", "lightpanda", "firefox"],
-    ...                     ["protocol", "site isolation"]].to_numpy().tolist()
-    [['cdp', 'yes'], ['cdp', 'no'], ['bidi', 'unknown']]
+    >>> result.matrix().loc[["protocol", "site isolation"],
+    ...                     ["chromium", "lightpanda", "firefox"]].to_numpy().tolist()
+    [['cdp', 'cdp', 'bidi'], ['yes', 'no', 'unknown']]
+    >>> result.matrix(rows="backend")["dialogs main"].max()  # typed: the worst status
+    'fail'
     >>> result.surprises().empty, result.unreachable()
     (True, {})
     """
@@ -239,46 +245,69 @@ class ProbeResult:
         value = self.backends.get(backend, {}).get("protocol")
         return value if value in PROTOCOLS else None
 
-    def matrix(self) -> pd.DataFrame:
-        """One row per backend: its ``protocol``, then one column per capability.
+    def matrix(self, *, rows: MatrixRows = "capability") -> pd.DataFrame:
+        """The matrix as every display shows it: one row per capability (its
+        ``protocol`` first), one column per backend.
 
-        ``protocol`` is a categorical of ``cdp`` / ``bidi``. A capability's column is
-        its status, a categorical of ``ok`` / ``partial`` / ``fail`` (ordered, so
-        ``max`` is the worst); a latency capability's is the median in ms as a float
-        (NA where it was not measured); one that answers with a word (``site
-        isolation``) is a categorical of its words (NA where it could not tell). The
-        reasons are in :meth:`matrix_text` and :meth:`checks`.
+        A capability's cell is its status, ``ok`` / ``partial`` / ``fail``; a latency
+        capability's the median in ms (a float); one that answers with a word (``site
+        isolation``) the word found; ``protocol`` is ``cdp`` / ``bidi`` / ``classic`` /
+        ``wip``; NA where there is none (not measured, could not tell, not reached).
+        A backend's column mixes them, so it is of dtype ``object``.
+
+        ``rows="backend"``: one row per backend and a typed column per capability
+        instead, for analysis: ``protocol`` a categorical of :data:`PROTOCOLS`, a
+        status an ordered categorical of :data:`STATUSES` (``max`` is the worst), a
+        latency ``Float64``, a word a categorical of its words. The reasons are in
+        :meth:`matrix_text` and :meth:`checks`.
         """
+        _check_rows(rows)
         latency = set(self.latency_capabilities())
         answers = self.answer_capabilities()
+        backends = list(self.backends)
+        if rows == "capability":
+            cells: dict[str, list[Any]] = {"protocol": [self.protocol(b) for b in backends]}
+            for capability in self.capabilities():
+                found = [self._cells(backend, capability) for backend in backends]
+                cell_of = (_median if capability in latency else
+                           _finding if capability in answers else _status)
+                cells[capability] = [cell_of(c) for c in found]
+            frame = pd.DataFrame.from_dict(cells, orient="index", columns=backends,
+                                           dtype=object)
+            frame = frame.map(lambda v: pd.NA if v is None else v)
+            return frame.rename_axis(index="capability", columns="backend")
         columns: dict[str, Any] = {"protocol": pd.Categorical(
-            [self.protocol(b) for b in self.backends], categories=PROTOCOLS)}
+            [self.protocol(b) for b in backends], categories=PROTOCOLS)}
         for capability in self.capabilities():
-            cells = [self._cells(backend, capability) for backend in self.backends]
+            found = [self._cells(backend, capability) for backend in backends]
             if capability in latency:
-                columns[capability] = pd.array([_median(c) for c in cells], dtype="Float64")
+                columns[capability] = pd.array([_median(c) for c in found], dtype="Float64")
             elif capability in answers:
-                columns[capability] = pd.Categorical([_finding(c) for c in cells],
+                columns[capability] = pd.Categorical([_finding(c) for c in found],
                                                      categories=answers[capability])
             else:
-                columns[capability] = pd.Categorical([_status(c) for c in cells],
+                columns[capability] = pd.Categorical([_status(c) for c in found],
                                                      categories=STATUSES, ordered=True)
-        return with_text_dtype(pd.DataFrame(columns, index=pd.Index(list(self.backends),
+        return with_text_dtype(pd.DataFrame(columns, index=pd.Index(backends,
                                                                      name="backend")))
 
-    def matrix_text(self, *, reasons: bool = True) -> pd.DataFrame:
-        """The matrix as text, as the CLI and Markdown show it: the protocol, then
-        ``✓``, ``✗ why``, ``partial: check: why``, the word a finding answers, or the
-        median latency; ``reasons=False`` keeps only the mark (``✓``, ``✗``, ``~``),
-        the words and the figures."""
-        rows: dict[str, dict[str, str]] = {}
+    def matrix_text(self, *, reasons: bool = True,
+                    rows: MatrixRows = "capability") -> pd.DataFrame:
+        """The matrix as text, as the CLI shows it (a row per capability, a column per
+        backend; ``rows="backend"`` the other way round): the protocol, then ``✓``,
+        ``✗ why``, ``partial: check: why``, the word a finding answers, or the median
+        latency; ``reasons=False`` keeps only the mark (``✓``, ``✗``, ``~``), the
+        words and the figures."""
+        _check_rows(rows)
+        columns: dict[str, dict[str, str]] = {}
         for backend in self.backends:
-            row = {"protocol": self.protocol(backend) or "—"}
-            row.update({capability: _cell(self._cells(backend, capability), reasons)
-                        for capability in self.capabilities()})
-            rows[backend] = row
-        frame = pd.DataFrame.from_dict(rows, orient="index", dtype=object)
-        return with_text_dtype(frame.rename_axis("backend"))
+            column = {"protocol": self.protocol(backend) or "—"}
+            column.update({capability: _cell(self._cells(backend, capability), reasons)
+                           for capability in self.capabilities()})
+            columns[backend] = column
+        frame = pd.DataFrame(columns, index=["protocol", *self.capabilities()], dtype=object)
+        frame = frame.rename_axis(index="capability", columns="backend")
+        return with_text_dtype(frame.T if rows == "backend" else frame)
 
     def _cells(self, backend: str, capability: str) -> list[CheckResult]:
         return [r for r in self.results if r.backend == backend and r.capability == capability]
@@ -314,7 +343,7 @@ class ProbeResult:
         if footnotes:
             from cdpnb.probes.paper import markdown_table
             return markdown_table(self)
-        matrix = self.matrix_text()
+        matrix = self.matrix_text(rows="backend")
         header = ["backend", "version", *matrix.columns]
         lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         for backend, row in matrix.iterrows():
@@ -400,6 +429,11 @@ class ProbeResult:
         bad = sum(r.status != "ok" for r in self.results)
         return (f"<ProbeResult {len(self.backends)} backends, {len(self.results)} checks, "
                 f"{bad} not ok>")
+
+
+def _check_rows(rows: object) -> None:
+    if rows not in ("capability", "backend"):
+        raise ValueError(f"rows must be 'capability' or 'backend', got {rows!r}")
 
 
 def _short(cell: str, reasons: bool) -> str:
@@ -847,20 +881,34 @@ def _recorded_outcome(trace: Trace, check: str, run: int
     return None
 
 
+def _callers_level() -> int:
+    """The ``stacklevel`` of the first frame outside cdpnb and asyncio, from the caller
+    of this function: a coroutine runs under asyncio's own frames, and a warning at
+    ``asyncio/events.py`` would not say whose line asked for it."""
+    frame, level = sys._getframe(1), 1
+    while (frame.f_back is not None
+           and str(frame.f_globals.get("__name__", "")).split(".")[0] in ("cdpnb", "asyncio")):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 def _slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9.+-]+", "_", name).strip("_")[:80] or "backend"
 
 
 async def probe(
     backends: Sequence[str] = ("chromium", "headless-shell"),
-    repeat: int = 1,
+    repeats: int = 1,
     progress: Progress = True,
     out: str | Path | None = None,
     timeout: float | None = None,
     *,
     into: ProbeResult | None = None,
+    repeat: int | None = None,
 ) -> ProbeResult:
-    """Run every probe check against each backend in turn (one browser at a time).
+    """Run every probe check against each backend in turn (one browser at a time),
+    ``repeats`` times each (``repeat=`` is the old name of it: it still works, with a
+    DeprecationWarning; ``--repeats`` on the command line, as on ``campaign``).
 
     ``progress=True`` shows a bar (a widget in a notebook, a text bar on stderr
     elsewhere); ``False`` none; a callable gets one label per finished check.
@@ -888,13 +936,20 @@ async def probe(
     if isinstance(backends, str):
         backends = [backends]
     specs = [parse_backend(b) for b in backends]
-    if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
-        raise ValueError(f"repeat must be an int >= 1, got {repeat!r}")
+    if repeat is not None:
+        warnings.warn("cdpnb.probe(repeat=...) is deprecated: use repeats=... (as "
+                      "cdpnb.campaign and cdpnb probe --repeats)", DeprecationWarning,
+                      stacklevel=_callers_level())
+        if repeats != 1:
+            raise TypeError("give repeats= only (repeat= is its old name), not both")
+        repeats = repeat
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
+        raise ValueError(f"repeats must be an int >= 1, got {repeats!r}")
     folder = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="cdpnb-probe-"))
     make_private_dirs(folder)  # (0700: it holds the probe's traces)
     result = ProbeResult() if into is None else into
     with (ScenarioServer() as site,
-          progress_for(progress, len(specs) * len(CHECKS) * repeat) as tick):
+          progress_for(progress, len(specs) * len(CHECKS) * repeats) as tick):
         for spec in specs:
-            await _probe_backend(spec, repeat, site, folder, result, tick, timeout)
+            await _probe_backend(spec, repeats, site, folder, result, tick, timeout)
     return result

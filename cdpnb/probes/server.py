@@ -20,6 +20,13 @@ from urllib.parse import parse_qs, urlsplit
 
 __all__ = ["PAGES", "ScenarioServer", "scenarios"]
 
+#: A page's own script reading its field at each ``input`` event (the fill check's).
+_FIELD_LISTENER = """<script>
+const field = document.getElementById('field');
+window.typed = null;
+field.addEventListener('input', () => { window.typed = field.value; });
+</script>"""
+
 PAGES: dict[str, str] = {
     "/blank": "<!doctype html><title>blank</title><body>blank</body>",
     "/child": "<!doctype html><title>child</title><body><p id=who>child</p></body>",
@@ -51,6 +58,28 @@ PAGES: dict[str, str] = {
     # No allow-modals: the browser blocks native dialogs in this frame.
     "/sandboxed": """<!doctype html><title>sandboxed</title><body>
 <iframe id=sandboxed sandbox="allow-scripts" src="{B}/child"></iframe></body>""",
+    # The screenshot check's: a blue page, a red cross-site frame at a known box (CSS
+    # px 40,40 to 240,140). Flat colours, so a screenshot is checked by counting pixels.
+    "/shot": """<!doctype html><title>shot</title>
+<body style="margin:0;background:#0000ff">
+<iframe id=frame src="{B}/shot-frame" width=200 height=100
+ style="border:0;display:block;margin:40px 0 0 40px"></iframe></body>""",
+    "/shot-frame": """<!doctype html><title>shot frame</title>
+<body style="margin:0;background:#ff0000"></body>""",
+    # The fill check's: a field holding "old" whose own input listener keeps what it
+    # read (window.typed), here and in a cross-site frame.
+    "/fill": """<!doctype html><title>fill</title><body>
+<input id=field value="old">
+<iframe id=frame src="{B}/fill-frame" width=300 height=60></iframe>
+""" + _FIELD_LISTENER + "</body>",
+    "/fill-frame": """<!doctype html><title>fill frame</title><body>
+<input id=field value="old">
+""" + _FIELD_LISTENER + "</body>",
+    # The wait_for_selector check's: its own script adds #late ``?ms=`` after it runs.
+    "/later": """<!doctype html><title>later</title><body><script>
+setTimeout(() => { const p = document.createElement('p'); p.id = 'late';
+  p.textContent = 'late'; document.body.append(p); }, Number('{Q:ms}'));
+</script></body>""",
 }
 
 HEADERS: dict[str, dict[str, str]] = {
@@ -236,8 +265,9 @@ def scenarios() -> ScenarioServer:
 
     ``/two-site`` has a srcdoc frame and a cross-site iframe (an OOPIF), ``/probe``
     an OOPIF nested in an OOPIF, ``/form`` a text box and two buttons,
-    ``/beforeunload``, ``/csp``, ``/sandboxed``; ``site.add(path, html)`` serves
-    your own page (``{A}``/``{B}`` in it become the two origins).
+    ``/beforeunload``, ``/csp``, ``/sandboxed``, and the page checks' ``/shot``,
+    ``/fill`` and ``/later``; ``site.add(path, html)`` serves your own page
+    (``{A}``/``{B}`` in it become the two origins).
 
     >>> import cdpnb
     >>> site = cdpnb.scenarios()

@@ -1,5 +1,6 @@
-"""Sans-I/O protocol cores (the Chrome DevTools Protocol, WebDriver BiDi): no sockets,
-no event loop."""
+"""Sans-I/O protocol cores (the Chrome DevTools Protocol, WebDriver BiDi, WebDriver
+classic's plans, the WebKit Inspector Protocol) and each protocol's spec: no sockets, no
+event loop."""
 
 from cdpnb.protocol.bidi import BiDiConnection, bidi_error_name, bidi_wire
 from cdpnb.protocol.codec import (
@@ -22,6 +23,13 @@ from cdpnb.protocol.messages import (
     Reply,
     TransportFault,
 )
+from cdpnb.protocol.specs import (
+    PROTOCOL_SPECS,
+    ProtocolName,
+    ProtocolSpec,
+    protocol_spec,
+    recorded_protocol,
+)
 
 #: Either protocol's sans-I/O connection: the same contract, chosen per endpoint.
 Connection = CDPConnection | BiDiConnection
@@ -29,6 +37,7 @@ Connection = CDPConnection | BiDiConnection
 __all__ = [
     "CONNECTED",
     "DISCONNECTED",
+    "PROTOCOL_SPECS",
     "BiDiConnection",
     "CDPConnection",
     "Command",
@@ -40,6 +49,8 @@ __all__ = [
     "InvalidCommand",
     "Message",
     "Note",
+    "ProtocolName",
+    "ProtocolSpec",
     "Received",
     "Reply",
     "TransportFault",
@@ -48,5 +59,7 @@ __all__ = [
     "error_of",
     "opens_connection",
     "parse_command",
+    "protocol_spec",
+    "recorded_protocol",
     "wire_text",
 ]

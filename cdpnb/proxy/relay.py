@@ -35,17 +35,19 @@ from typing import Any, Literal
 from cdpnb.protocol import (
     CONNECTED,
     DISCONNECTED,
-    BiDiConnection,
-    CDPConnection,
+    PROTOCOL_SPECS,
     Command,
     CommandFrame,
+    Connection,
     ErrorReply,
     Event,
     Fault,
     Note,
+    ProtocolSpec,
     Reply,
     parse_command,
 )
+from cdpnb.protocol.specs import CDP
 from cdpnb.proxy.faults import (
     REORDER_HOLD_S,
     CloseAfter,
@@ -79,8 +81,10 @@ OWN_ID_BASE = 2_000_000_000
 
 PROMPT_OPENED = "browsingContext.userPromptOpened"
 
-#: The commands that answer a native dialog, by protocol.
-_ANSWERS = {"cdp": "Page.handleJavaScriptDialog", "bidi": "browsingContext.handleUserPrompt"}
+#: The protocols a relay speaks: those the proxy relays as themselves (CDP, WebDriver
+#: BiDi; WIP is relayed as CDP, and WebDriver classic has no socket to relay).
+_RELAYS: dict[str, ProtocolSpec] = {
+    spec.name: spec for spec in PROTOCOL_SPECS if spec.relayed_as is spec}
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,20 +132,23 @@ class _Held:
 class Relay:
     """One client's connection to one browser WebSocket."""
 
-    def __init__(self, protocol: str = "cdp", *, faults: tuple[FaultRule, ...] = (),
-                 seed: int | None = None, sink: Sink | None = None) -> None:
-        if protocol not in _ANSWERS:
-            raise ValueError(f"the proxy relays CDP and WebDriver BiDi, not {protocol!r}")
-        if protocol == "bidi" and any(isinstance(r, Detach) for r in faults):
-            raise FaultRuleError("detach:METHOD detaches a CDP target; WebDriver BiDi has "
+    def __init__(self, protocol: str | ProtocolSpec = CDP, *,
+                 faults: tuple[FaultRule, ...] = (), seed: int | None = None,
+                 sink: Sink | None = None) -> None:
+        spec = _RELAYS.get(protocol.name if isinstance(protocol, ProtocolSpec) else protocol)
+        if spec is None:
+            relayed = " and ".join(other.short for other in _RELAYS.values())
+            raise ValueError(f"the proxy relays {relayed}, not {protocol!r}")
+        if spec.browsing_contexts and any(isinstance(r, Detach) for r in faults):
+            raise FaultRuleError(f"detach:METHOD detaches a CDP target; {spec.short} has "
                                  "no sessions to detach (use close-after=N)")
-        self.protocol = protocol
+        #: What the client and the browser speak, and its facts.
+        self.protocol_spec = spec
+        self.protocol = spec.name
         self.faults = faults
         self.random = random.Random(seed)
         self._sink = sink
-        self._conn: CDPConnection | BiDiConnection = (
-            BiDiConnection(first_id=OWN_ID_BASE) if protocol == "bidi"
-            else CDPConnection(first_id=OWN_ID_BASE))
+        self._conn: Connection = spec.connection(first_id=OWN_ID_BASE)
         self.state = BrowserState()
         #: Messages relayed (both directions), for close-after.
         self.relayed = 0
@@ -154,12 +161,19 @@ class Relay:
         #: What the fault rules did, by action ("dismissed", "dropped", ...).
         self.fault_acts: Counter[str] = Counter()
 
+    @property
+    def _answer_method(self) -> str:
+        """The command that answers a native dialog in the relay's protocol."""
+        method = self.protocol_spec.dialog_answer
+        assert method is not None  # (every protocol relayed answers dialogs)
+        return method
+
     # -- the connection's life ------------------------------------------------------
 
     def start(self, url: str, wall: float, mono: float) -> None:
         """The client's socket and the browser's are both open."""
         params: dict[str, Any] = {"url": url, "generation": 1, "proxy": True}
-        if self.protocol != "cdp":
+        if not self.protocol_spec.implied:
             params["protocol"] = self.protocol
         self._note(CONNECTED, params, None, wall, mono)
 
@@ -201,7 +215,8 @@ class Relay:
             self._record(message, data)
             self._fold(message)
             return self._own_replied(message, wall, mono)
-        if self.protocol == "bidi" and isinstance(message, Event):
+        contexts = self.protocol_spec.browsing_contexts
+        if contexts and isinstance(message, Event):
             # (its page first, in the recording too: a context or prompt in a page not
             # noted is not folded, live or read back)
             self._note_bidi_page(message, wall, mono)
@@ -210,7 +225,7 @@ class Relay:
         actions: list[Action] = []
         if isinstance(message, Reply | ErrorReply):
             self._client_answer_replied(message, wall, mono)
-        elif isinstance(message, Event) and self.protocol == "cdp":
+        elif isinstance(message, Event) and not contexts:
             self._note_page(message, wall, mono)
         for change in changes:
             if isinstance(change, DialogOpened):
@@ -313,14 +328,13 @@ class Relay:
             self._note("cdpnb.dialogAnswering", {
                 "dialog_id": dialog_id, "accept": False, "prompt_text": None,
                 "closed_by": "fault"}, current.session_id, wall, mono)
-            if self.protocol == "bidi":
-                method = "browsingContext.handleUserPrompt"
+            method = self._answer_method
+            if self.protocol_spec.browsing_contexts:
                 params: dict[str, Any] = {"context": current.frame_id or current.session_id,
                                           "accept": False}
                 session = None
             else:
-                method, params = "Page.handleJavaScriptDialog", {"accept": False}
-                session = current.session_id
+                params, session = {"accept": False}, current.session_id
             self._fault_note(rule, "dismissed", method, wall, mono, dialog_id=dialog_id)
             return self._own_command(method, params, session, _Own(str(rule), dialog_id),
                                      wall, mono)
@@ -359,7 +373,7 @@ class Relay:
     # -- the client's dialog answers -----------------------------------------------------
 
     def _note_client_answer(self, command: Command) -> None:
-        if command.method != _ANSWERS[self.protocol]:
+        if command.method != self._answer_method:
             return
         dialog = self._answered_dialog(command)
         if dialog is None or dialog.answering is not None:
@@ -377,7 +391,7 @@ class Relay:
 
     def _answered_dialog(self, command: Command) -> PendingDialog | None:
         """The dialog the browser will answer for this command."""
-        if self.protocol == "cdp":
+        if not self.protocol_spec.browsing_contexts:
             return answerable_on(self.state, command.session_id)
         context = command.params.get("context")
         return next((d for d in self.state.pending_dialogs

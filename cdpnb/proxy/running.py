@@ -22,7 +22,8 @@ from cdpnb._version import __version__
 from cdpnb.errors import ReplayDiverged
 from cdpnb.playback.divergence import Divergence
 from cdpnb.playback.server import ReplayServer
-from cdpnb.protocol import Message
+from cdpnb.protocol import Message, ProtocolSpec, protocol_spec
+from cdpnb.protocol.specs import BIDI, CDP
 from cdpnb.proxy.faults import FaultRule, parse_faults
 from cdpnb.proxy.relay import OWN_ID_BASE
 from cdpnb.proxy.server import MAX_RECORD_BYTES, ProxyServer, refused_for
@@ -38,18 +39,14 @@ if TYPE_CHECKING:
 
 __all__ = ["Proxy", "proxy", "replay_messages"]
 
-#: The protocols the proxy relays: CDP (and the WebKit Inspector Protocol, framed as
-#: CDP) and WebDriver BiDi. WebDriver classic is HTTP, not a socket to relay.
-_RELAYED = {"cdp": "cdp", "wip": "cdp", "bidi": "bidi"}
-
-
-def _protocol_of_url(url: str) -> str:
+def _protocol_of_url(url: str) -> ProtocolSpec:
     parts = urlsplit(url)
     if parts.scheme not in ("ws", "wss", "http", "https"):
         raise ValueError(f"proxy() needs a ws:// or http:// endpoint, a backend, or a kind "
                          f"such as 'chromium'; got {url!r}")
-    return "bidi" if parts.path.rstrip("/").endswith("/session") or \
-        "/session/" in parts.path else "cdp"
+    # (WebDriver BiDi endpoints live under /session.)
+    bidi = BIDI.ws_path
+    return BIDI if parts.path.rstrip("/").endswith(bidi) or f"{bidi}/" in parts.path else CDP
 
 
 def _loopback_only(host: str, origin: str | None) -> str | None:
@@ -292,15 +289,18 @@ class proxy:
             url, protocol = target, _protocol_of_url(target)
         else:
             url = str(getattr(target, "cdp_url", "") or "")
-            said = str(getattr(target, "protocol", "cdp"))
+            said = protocol_spec(str(getattr(target, "protocol", CDP.name)))
             if getattr(target, "webdriver_capabilities", None) is not None:
                 # A WebDriver server (chromedriver, WebKitWebDriver): its HTTP forwarded,
                 # the BiDi socket a session asks for (webSocketUrl) relayed.
-                webdriver, said = True, "bidi"
-            if said not in _RELAYED:
+                webdriver, said = True, BIDI
+            # The proxy relays CDP (and WIP, framed as CDP) and WebDriver BiDi sockets;
+            # WebDriver classic is HTTP, not a socket to relay.
+            relayed = said.relayed_as
+            if relayed is None:
                 raise ValueError(f"the proxy relays CDP and WebDriver BiDi sockets; this "
-                                 f"backend speaks {said}")
-            protocol = _RELAYED[said]
+                                 f"backend speaks {said.name}")
+            protocol = relayed
             describe = getattr(target, "describe", None)
             backend_info = describe() if callable(describe) else None
             info = getattr(target, "version_info", None)
@@ -335,9 +335,9 @@ class proxy:
                                 f"recorded connection); got {type(item).__name__}")
         if not traces:
             raise ValueError("replay= names no recording")
-        protocol = traces[0].protocol
+        # (A WebDriver classic recording is served as CDP's: its messages' framing.)
         server = ReplayServer(replay_messages(traces), browser=traces[0].browser or None,
-                              protocol="cdp" if protocol == "classic" else protocol,
+                              protocol=traces[0].protocol_spec.replayed_as,
                               match=self.match)
         await server.start()
         front = None

@@ -37,7 +37,8 @@ from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed, WebSocketException
 from websockets.http11 import Request, Response
 
-from cdpnb.protocol import Fault
+from cdpnb.protocol import Fault, ProtocolSpec, protocol_spec
+from cdpnb.protocol.specs import BIDI, CDP
 from cdpnb.proxy.faults import FaultRule
 from cdpnb.proxy.relay import Action, Close, ClosedBy, Later, Record, Relay, Send, Sink
 from cdpnb.proxy.webdriver import Forwarder, WebDriverFront, webdriver_path
@@ -94,7 +95,8 @@ class ProxyServer:
     BiDi WebSocket (``ws://HOST:PORT/session``); ``protocol`` says which it speaks.
     """
 
-    def __init__(self, upstream: str, *, protocol: str = "cdp", record: Path | None = None,
+    def __init__(self, upstream: str, *, protocol: str | ProtocolSpec = CDP,
+                 record: Path | None = None,
                  faults: Sequence[FaultRule] = (), seed: int | None = None,
                  redact: bool | Sequence[str] = False, backend: dict[str, Any] | None = None,
                  browser: dict[str, Any] | None = None, cdpnb_version: str = "",
@@ -104,7 +106,9 @@ class ProxyServer:
             raise ValueError(f"the proxy needs the browser's ws:// or http:// endpoint, got "
                              f"{upstream!r}")
         self.upstream = upstream
-        self.protocol = protocol
+        #: What the browser speaks, and its facts (a WebDriver server found behind an
+        #: http:// URL makes it WebDriver BiDi).
+        self.protocol_spec = protocol_spec(protocol)
         self._up_host = parts.netloc
         self._up_http = f"http://{parts.netloc}"
         self._up_ws = f"ws://{parts.netloc}"
@@ -139,6 +143,11 @@ class ProxyServer:
         self.http_recording: Path | None = None
 
     @property
+    def protocol(self) -> str:
+        """What the browser speaks: ``cdp`` or ``bidi``."""
+        return self.protocol_spec.name
+
+    @property
     def url(self) -> str:
         """``http://127.0.0.1:PORT``: where a client discovers (CDP), or the WebDriver
         server's HTTP side (Selenium's ``command_executor``) in front of one."""
@@ -149,11 +158,12 @@ class ProxyServer:
     @property
     def ws_url(self) -> str:
         """The WebSocket a client connects to: the browser's path on the proxy's port."""
-        path = self._up_path or ("/session" if self.protocol == "bidi" else "")
+        path = self._up_path or self.protocol_spec.ws_path
         return f"ws://127.0.0.1:{self.port}{path}"
 
     async def start(self) -> ProxyServer:
-        if self.protocol == "cdp" and not self._up_path and not self.webdriver:
+        if "version" in self.protocol_spec.json_endpoints and not self._up_path \
+                and not self.webdriver:
             await asyncio.to_thread(self._discover)
         self._server = await serve(self._serve, "127.0.0.1", 0, process_request=self._http,
                                    max_size=None, compression=None, ping_interval=None)
@@ -192,7 +202,7 @@ class ProxyServer:
                              f"browser) nor /status (a WebDriver server): {exc}") from exc
         if not isinstance(status, dict) or "value" not in status:
             raise ValueError(f"{self.upstream}/status is not a WebDriver server's answer")
-        self.webdriver, self.protocol = True, "bidi"
+        self.webdriver, self.protocol_spec = True, BIDI
 
     def _relay_url(self, server_url: str) -> str:
         """The server's ``webSocketUrl`` made to point at the relay (same path)."""
@@ -234,7 +244,7 @@ class ProxyServer:
             return None
         if not request.path.startswith("/json"):
             return connection.respond(404, f"cdpnb proxy: no {request.path[:80]}\n")
-        if self.protocol != "cdp":
+        if not self.protocol_spec.json_endpoints:
             return connection.respond(404, "a WebDriver BiDi endpoint has no /json\n")
         try:
             body = await asyncio.to_thread(self._fetch, request.path)
@@ -292,7 +302,7 @@ class ProxyServer:
         recorder = Recorder(file, redact=self.redact, endpoint=self._up_ws + path,
                             backend=self.backend, browser=self.browser, meta=meta,
                             cdpnb_version=self.cdpnb_version)
-        if self.protocol != "cdp":
+        if not self.protocol_spec.implied:
             recorder.set_protocol(self.protocol)
         self.recordings.append(file)
         return recorder
@@ -312,7 +322,7 @@ class ProxyServer:
                 await client.close(1011, f"cdpnb proxy: the browser refused: {exc}"[:120])
                 return
             recorder = self._recorder(number, path)
-            relay = Relay(self.protocol, faults=self.faults, seed=self.seed,
+            relay = Relay(self.protocol_spec, faults=self.faults, seed=self.seed,
                           sink=self._sink(recorder))
             self.relays.append(relay)
             relay.start(self._up_ws + path, *_now())

@@ -9,13 +9,14 @@ so mypy still checks every call.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Set
 from typing import Protocol, TypeAlias, TypeGuard
 
 from cdpnb.render import MAX_ROWS, MAX_TEXT, badge, clip, short_repr, table, text, when
 
 __all__ = [
     "NAME_SHOWN",
+    "STATE_DIALOGS_SHOWN",
     "TEXT_LINES",
     "ClosedDialog",
     "ConsoleLine",
@@ -23,6 +24,7 @@ __all__ = [
     "OpenDialog",
     "PageLine",
     "SnapshotParts",
+    "StateParts",
     "Tree",
     "TreeNode",
     "dialog_html",
@@ -31,6 +33,7 @@ __all__ = [
     "frame_tree_html",
     "frame_tree_text",
     "snapshot_html",
+    "state_repr",
 ]
 
 
@@ -167,6 +170,58 @@ class SnapshotParts(Protocol):
     def page_gone(self) -> str | None: ...
 
 
+class _Phase(Protocol):
+    @property
+    def phase(self) -> str: ...
+    @property
+    def generation(self) -> int: ...
+    @property
+    def reason(self) -> str | None: ...
+
+
+class _Frame(Protocol):
+    @property
+    def url(self) -> str: ...
+    @property
+    def parent_frame_id(self) -> str | None: ...
+    @property
+    def session_id(self) -> str | None: ...
+    @property
+    def is_oopif(self) -> bool: ...
+
+
+class _Page(Protocol):
+    @property
+    def url(self) -> str: ...
+
+
+class StateParts(Protocol):
+    """What the plain repr of ``cdpnb.state.BrowserState`` shows."""
+
+    @property
+    def protocol(self) -> str: ...
+    @property
+    def connection(self) -> _Phase: ...
+    @property
+    def page_target_id(self) -> str | None: ...
+    @property
+    def page_session_id(self) -> str | None: ...
+    @property
+    def page_gone(self) -> str | None: ...
+    @property
+    def pages(self) -> Mapping[str, _Page]: ...
+    @property
+    def frames(self) -> Mapping[str, _Frame]: ...
+    @property
+    def crashed_sessions(self) -> Set[str]: ...
+    @property
+    def pending_dialogs(self) -> Sequence[OpenDialog]: ...
+    @property
+    def dialogs_closed_total(self) -> int: ...
+    @property
+    def console_errors_total(self) -> int: ...
+
+
 def _closed(d: Dialog) -> TypeGuard[ClosedDialog]:
     # Only a closed dialog says who closed it (an open one has no such attribute).
     return hasattr(d, "closed_by")
@@ -194,6 +249,58 @@ def dialog_repr(d: Dialog) -> str:
     frame = f" frame={clip(d.frame_id, 12)}" if d.frame_id else ""
     via = " via=bridge" if d.via == "bridge" else ""
     return f"<{kind} {d.id} {d.type} {short_repr(d.message)}{frame}{via}{extra}>"
+
+
+#: Open dialogs a state's repr names (type and message); the rest are counted.
+STATE_DIALOGS_SHOWN = 3
+
+
+def _page_url(s: StateParts) -> str:
+    """The URL of the supervisor's own page: its top frame's, else the page's."""
+    top = next((f for f in s.frames.values()
+                if f.parent_frame_id is None and f.session_id == s.page_session_id), None)
+    if top is not None:
+        return top.url
+    page = s.pages.get(s.page_session_id) if s.page_session_id is not None else None
+    return page.url if page is not None else ""
+
+
+def _quoted(value: str, limit: int) -> str:
+    """``repr(value)`` of at most ``limit`` characters, cut inside its quotes: the cut
+    is of the escaped text, so a string of escapes cannot run past it."""
+    shown = repr(value)
+    return shown if len(shown) <= limit else f"{shown[:limit - 2]}…{shown[-1]}"
+
+
+def state_repr(s: StateParts) -> str:
+    """One line of a few hundred characters at most, whatever the state holds: the
+    protocol, the connection's phase, the page (id and URL), how many pages and frames,
+    the open dialogs (the first few named) and the totals. Page text is clipped and
+    shown as ``repr`` shows it (a newline or a terminal escape stays inert)."""
+    link = s.connection
+    parts = [s.protocol, f"connection={link.phase}"]
+    if link.generation > 1:
+        parts.append(f"reconnects={link.generation - 1}")
+    if link.phase in ("lost", "reconnecting", "gave_up") and link.reason:
+        parts.append(f"why={_quoted(link.reason, 40)}")
+    if s.page_target_id is not None:
+        parts.append(f"page={clip(s.page_target_id, 12)} url={_quoted(_page_url(s), 60)}")
+    if s.page_gone:
+        parts.append(f"page_gone={_quoted(s.page_gone, 40)}")
+    oopifs = sum(f.is_oopif for f in s.frames.values())
+    parts += [f"pages={len(s.pages)}", f"frames={len(s.frames)}" + (
+        f" ({oopifs} OOPIF{'s' if oopifs != 1 else ''})" if oopifs else "")]
+    if s.crashed_sessions:
+        parts.append(f"crashed={len(s.crashed_sessions)}")
+    pending = s.pending_dialogs
+    shown = ", ".join(f"{d.type} {_quoted(d.message, 30)}"
+                      for d in pending[:STATE_DIALOGS_SHOWN])
+    more = f", +{len(pending) - STATE_DIALOGS_SHOWN} more" \
+        if len(pending) > STATE_DIALOGS_SHOWN else ""
+    parts.append(f"pending_dialogs={len(pending)}" + (f" [{shown}{more}]" if pending else ""))
+    parts += [f"dialogs_closed={s.dialogs_closed_total}",
+              f"console_errors={s.console_errors_total}"]
+    return f"<BrowserState {' '.join(parts)}>"
 
 
 def _status(d: Dialog) -> str:
@@ -316,7 +423,7 @@ def _pages_html(s: SnapshotParts) -> str:
             + "</div>")
 
 
-def snapshot_html(s: SnapshotParts) -> str:
+def snapshot_html(s: SnapshotParts, title: str = "cdpnb snapshot") -> str:
     state = badge("connected", "#2a7") if s.connected else badge("disconnected", "#a33")
     pending = dialogs_html(s.pending_dialogs, total=s.pending_total or None)
     # newest first: the last ones are what a reader looks for
@@ -325,7 +432,7 @@ def snapshot_html(s: SnapshotParts) -> str:
                     map(_console_row, reversed(s.console_errors)), max_rows=MAX_ROWS // 2)
     return (
         '<div style="font-family:var(--jp-ui-font-family,sans-serif);font-size:12px">'
-        f"<b>cdpnb snapshot</b> {state} page {text(clip(s.page_target_id, 12))}"
+        f"<b>{text(title)}</b> {state} page {text(clip(s.page_target_id, 12))}"
         f"{_pages_html(s)}"
         f"<div><b>frames</b> ({len(s.frame_tree)}){frame_tree_html(s.frame_tree)}</div>"
         f"<div><b>pending dialogs</b> ({s.pending_total or len(s.pending_dialogs)})"

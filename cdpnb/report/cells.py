@@ -41,8 +41,9 @@ class ResultView:
 
     def __post_init__(self) -> None:
         result = self.source.result
-        self.marks = result.matrix_text(reasons=False)
-        self.whys = result.matrix_text(reasons=True)
+        # (a row per backend: ``marks.at[backend, capability]``)
+        self.marks = result.matrix_text(reasons=False, rows="backend")
+        self.whys = result.matrix_text(reasons=True, rows="backend")
         self.by_cell = {}
         for r in result.results:
             self.by_cell.setdefault((r.backend, r.capability), []).append(r)

@@ -277,6 +277,12 @@ def navigated(state: BrowserState, msg: Event, out: Out) -> BrowserState:
     chromium-bidi did not announce): the frame's URL, and its page's for a top context
     (a new document's child contexts are destroyed by their own events)."""
     cid = ident(msg.params["context"], "context")
+    if msg.method == "browsingContext.navigationCommitted":
+        # A new document in one of a page's contexts (a reload's too: same URL).
+        committed = page_of_context(state, cid)
+        if committed is not None:
+            state = state.evolve(pages={**state.pages, committed.session_id:
+                                        committed.model_copy(update={"last_commit": msg.wall})})
     old = state.frames.get(cid)
     url = msg.params.get("url")
     # chromium-bidi 17 (Chromium 156) sends a cross-site iframe's first

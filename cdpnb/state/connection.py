@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from cdpnb.protocol import Note
+from cdpnb.protocol import Note, recorded_protocol
 from cdpnb.state.changes import Change, ConnectionChanged, PhaseChanged
 from cdpnb.state.counting import count
 from cdpnb.state.dialogs import close_all_pending
@@ -80,15 +80,6 @@ def _move(state: BrowserState, news: News, out: Out, *, generation: int | None =
     return state if counter is None else count(state, counter, out)
 
 
-def _protocol(said: object) -> Literal["cdp", "bidi", "wip", "classic"]:
-    """The protocol a ``cdpnb.connected`` note names (absent: CDP)."""
-    if said == "bidi":
-        return "bidi"
-    if said == "classic":
-        return "classic"
-    return "wip" if said == "wip" else "cdp"
-
-
 def _generation(msg: Note, default: int) -> int:
     value = msg.params.get("generation", default)
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
@@ -113,7 +104,7 @@ def connected(state: BrowserState, msg: Note, out: Out) -> BrowserState:
         console_errors_total=state.console_errors_total,
         counters=state.counters,
         bridge_enabled=state.bridge_enabled,
-        protocol=_protocol(msg.params.get("protocol")),
+        protocol=recorded_protocol(msg.params.get("protocol")).name,
     )
     return _move(fresh, "connected", out, generation=generation)
 

@@ -397,12 +397,22 @@ def closed_natively(state: BrowserState, dialog: PendingDialog, page_session: st
             closed_by, reason = "remote", None
         if answer.accept and prompt_text is None:
             prompt_text = answer.prompt_text
-        return _close(state, dialog, _record(dialog, at, closed_by, accepted,
-                                             prompt_text, reason), out)
+        record = _record(dialog, at, closed_by, accepted, prompt_text, reason)
+        if dialog.type == "alert" and accepted is not None and accepted != answer.accept:
+            # One button, closed by our answer: the record holds the answer given, and the
+            # browser's other word beside it (Firefox's every-alert-accepted).
+            record = record.model_copy(update={"accepted": answer.accept,
+                                               "browser_accepted": accepted})
+        return _close(state, dialog, record, out)
     if dialog.unanswerable in BROWSER_CLOSES:
         return _close(state, dialog, _record(dialog, at, "browser", accepted,
                                              prompt_text, dialog.unanswerable), out)
     page = state.pages.get(page_session or "")
+    if page is not None and page.replacing:
+        # Closed as cdpnb closes the page it replaces (Chromium 156 reports the wedged
+        # dialog closed just before the target goes: measured), not by someone else.
+        return _close(state, dialog, _record(dialog, at, "cdpnb", accepted, prompt_text,
+                                             "page_replaced"), out)
     committed = page.last_commit if page is not None else None
     if (dialog.has_browser_handler and committed is not None
             and dialog.opened_at <= committed <= at
@@ -607,6 +617,13 @@ def browser_handler_of(state: BrowserState) -> bool | None:
     return True if (state.engine or "").startswith(DANGLING_DIALOG_ENGINES) else None
 
 
+#: ``frameStartedNavigating``'s navigation types that keep the document. Every other
+#: (``differentDocument``, ``reload``, ``reloadBypassingCache``, ``restore``,
+#: ``historyDifferentDocument``…) replaces it: Chromium 156 closes an open alert when a
+#: reload starts as when a navigation does (measured).
+SAME_DOCUMENT = frozenset({"sameDocument", "historySameDocument"})
+
+
 def navigation_started(state: BrowserState, msg: Event, out: Out) -> BrowserState:
     """``Page.frameStartedNavigating``: a different-document navigation of a page's top
     frame makes its open native dialogs unanswerable (chromium closes them;
@@ -614,7 +631,7 @@ def navigation_started(state: BrowserState, msg: Event, out: Out) -> BrowserStat
     its answer. Bridged dialogs in the navigating frame or under it end at once
     (``bridged_dialogs_navigated``)."""
     p = msg.params
-    if p.get("navigationType") not in (None, "differentDocument"):
+    if p.get("navigationType") in SAME_DOCUMENT:
         return state
     frame_id = p.get("frameId")
     if isinstance(frame_id, str):

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from cdpnb.render.state import dialog_html, dialog_repr
+from cdpnb.render.state import dialog_html, dialog_repr, state_repr
 
 __all__ = [
     "CLOSED_BY",
@@ -155,7 +155,14 @@ class DialogRecord(_Frozen):
     #: ``answer_for`` reached it instead.
     reason: str | None = None
     answer_for: str | None = None
+    #: Whether it was accepted: the answer it was closed with when that was ours or a
+    #: client's, else the browser's report.
     accepted: bool | None = None
+    #: The browser's own report when it says otherwise than ``accepted`` (None when it
+    #: agrees): Firefox ESR 153 reports every alert closed ``accepted: true``, dismissed
+    #: or not, where Chromium 156 reports the answer given (measured), so an alert's
+    #: record holds the answer and the same call gives the same record on every engine.
+    browser_accepted: bool | None = None
     prompt_text: str | None = None
     via: Literal["native", "bridge"] = "native"
     page_session_id: str | None = None
@@ -271,3 +278,13 @@ class BrowserState(_Frozen):
     def evolve(self, **changes: Any) -> BrowserState:
         """A copy with ``changes``; no validation, reducers pass well-typed values."""
         return self.model_copy(update=changes)
+
+    def __repr__(self) -> str:
+        """One short line (``cdpnb.render.state.state_repr``): a notebook cell ending in
+        ``await sup.wait_for(...)`` shows it, and pydantic's own repr of every field ran
+        to kilobytes. The fields, ``==`` and pickling are pydantic's."""
+        return state_repr(self)
+
+    __str__ = __repr__
+    # (No HTML of its own: the bounded, escaped view of a state is its snapshot's,
+    # ``cdpnb.state.snapshot.snapshot_of(state)``, which is built on this module.)

@@ -55,6 +55,7 @@ from cdpnb.errors import (
     StaleRef,
     TargetGone,
 )
+from cdpnb.protocol import protocol_spec
 from cdpnb.state import BrowserState, PendingDialog
 from cdpnb.state.bidi import page_of_context
 from cdpnb.state.changes import DialogOpened
@@ -251,7 +252,7 @@ def page_of_frame(state: BrowserState, frame_id: str | None) -> str | None:
     """The page session (the tab, over BiDi) whose frame ``frame_id`` is."""
     if frame_id is None:
         return state.page_session_id
-    if state.protocol == "bidi":
+    if protocol_spec(state.protocol).browsing_contexts:
         page = page_of_context(state, frame_id)
         return page.session_id if page is not None else None
     frame = state.frames.get(frame_id)

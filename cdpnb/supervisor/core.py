@@ -38,7 +38,7 @@ from cdpnb.errors import (
     TargetGone,
 )
 from cdpnb.protocol import (
-    BiDiConnection,
+    PROTOCOL_SPECS,
     CDPConnection,
     Command,
     Connection,
@@ -46,10 +46,13 @@ from cdpnb.protocol import (
     Fault,
     Message,
     Note,
+    ProtocolSpec,
     Reply,
     error_of,
+    protocol_spec,
 )
 from cdpnb.protocol.credentials import redact_url
+from cdpnb.protocol.specs import CDP
 from cdpnb.runtime.engine import engine
 from cdpnb.runtime.threads import in_own_thread
 from cdpnb.runtime.waits import wait_for
@@ -59,7 +62,6 @@ from cdpnb.state.models import ConnectionPhase
 from cdpnb.state.stats import stats_of
 from cdpnb.state.wire import WireTally
 from cdpnb.transport import Connector, Transport, connect_websocket
-from cdpnb.transport.discovery import PROTOCOLS
 
 __all__ = ["Core", "Listener", "settle"]
 
@@ -205,9 +207,10 @@ class Core:
         #: What went over the wire, from the records as the trace holds them.
         self._wire = WireTally()
         self._conn: Connection = CDPConnection()
-        #: The protocol the endpoint speaks (``cdp``, ``bidi`` or ``wip``), known once
-        #: connected. WIP is framed as CDP: the same sans-I/O connection parses it.
-        self.protocol = "cdp"
+        #: The protocol the endpoint speaks and its facts, known once connected (until
+        #: then the implied one, CDP). WIP and WebDriver classic are framed as CDP: the
+        #: same sans-I/O connection parses them.
+        self.protocol_spec: ProtocolSpec = CDP
         self._transport: Transport | None = None
         self._lock = threading.RLock()  # the fold: one message at a time, in order
         self._replies: dict[int, asyncio.Future[dict[str, Any]] | BlockedReply
@@ -249,23 +252,26 @@ class Core:
         if transport is None:
             transport = await self.connector(self.url, self.connect_timeout_s)
         self.ws_url = str(getattr(transport, "url", self.url))
-        protocol = getattr(transport, "protocol", "cdp")
-        if protocol not in PROTOCOLS:
+        said = getattr(transport, "protocol", CDP.name)
+        try:
+            protocol = protocol_spec(said)
+        except ValueError:
             await in_own_thread(transport.close)  # (of no use: never left open)
+            names = " and ".join(spec.name for spec in PROTOCOL_SPECS)
             raise EndpointError(f"the transport for {redact_url(self.url)} says it speaks "
-                                f"{protocol!r}; cdpnb speaks {' and '.join(PROTOCOLS)}")
+                                f"{said!r}; cdpnb speaks {names}") from None
         with self._lock:
             recorder = self.recorder
             set_protocol = getattr(recorder, "set_protocol", None)
             if callable(set_protocol):
-                set_protocol(protocol)
-            self.protocol = protocol
-            self._conn = BiDiConnection() if protocol == "bidi" else CDPConnection()
+                set_protocol(protocol.name)
+            self.protocol_spec = protocol
+            self._conn = protocol.connection()
             self._transport = transport
             self._gone = self.held = None
             generation = self.state.connection.generation + 1
-            note = {"url": redact_url(self.ws_url), **({"protocol": protocol}
-                                                   if protocol != "cdp" else {}),
+            note = {"url": redact_url(self.ws_url), **({"protocol": protocol.name}
+                                                   if not protocol.implied else {}),
                     "generation": generation}
             self._apply(Note("cdpnb.connected", note, None, *_now()))
         conn = self._conn
@@ -626,6 +632,11 @@ class Core:
         return SupervisorStopped(f"supervisor for {redact_url(self.url)} stopped while waiting")
 
     @property
+    def protocol(self) -> str:
+        """The endpoint's protocol by name: ``cdp``, ``bidi``, ``wip`` or ``classic``."""
+        return self.protocol_spec.name
+
+    @property
     def link(self) -> str:
         """"CDP connection to <url>" (or WebDriver BiDi, WIP, WebDriver classic), for
         errors and hints."""
@@ -633,10 +644,8 @@ class Core:
 
     @property
     def _link(self) -> str:
-        """"CDP connection to <url>" (or WebDriver BiDi), for errors."""
-        name = {"bidi": "WebDriver BiDi", "wip": "WIP",
-                "classic": "WebDriver classic"}.get(self.protocol, "CDP")
-        return f"{name} connection to {redact_url(self.url)}"
+        """"CDP connection to <url>" (or WebDriver BiDi, WIP, WebDriver classic)."""
+        return f"{self.protocol_spec.short} connection to {redact_url(self.url)}"
 
     def _lost_error(self, reason: str) -> ConnectionLost:
         return ConnectionLost(f"{self._link} lost while waiting ({reason})")

@@ -7,7 +7,8 @@ stop. It owns its protocol's dialog bridge and the listeners that only its proto
 needs. Everything above it (dialog control and the policies, recovery, popups, page
 control, the reconnect loop, events) is written once, in the supervisor's terms, so a
 promise made there holds on every path. The driver is chosen once, from what the
-transport says it speaks, before the supervisor exists (``driver_for``).
+transport says it speaks, before the supervisor exists (``supervisor.DRIVERS``, one
+per ``ProtocolSpec``: CDP, WebDriver BiDi, WIP, WebDriver classic).
 
 A call one protocol cannot make is named in its driver's ``lacks`` table, with what
 works instead; ``require`` turns it into a ProtocolMismatch naming both.
@@ -20,6 +21,7 @@ from collections.abc import Awaitable, Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 from cdpnb.errors import CDPError, ProtocolMismatch
+from cdpnb.protocol import PROTOCOL_SPECS
 from cdpnb.protocol.credentials import redact_url
 from cdpnb.state import BrowserState, PageInfo, PendingDialog
 from cdpnb.supervisor.actions import ClickSpec, ElementState
@@ -34,9 +36,8 @@ if TYPE_CHECKING:
 
 __all__ = ["PROTOCOL_NAMES", "Command", "Navigated", "PageSender", "ProtocolDriver"]
 
-#: What each protocol is called in an error.
-PROTOCOL_NAMES = {"cdp": "the Chrome DevTools Protocol", "bidi": "WebDriver BiDi",
-                  "wip": "the WebKit Inspector Protocol", "classic": "WebDriver classic"}
+#: What each protocol is called in an error, by name (from its spec).
+PROTOCOL_NAMES: dict[str, str] = {spec.name: spec.title for spec in PROTOCOL_SPECS}
 
 #: ``send(method, params)`` on one page's own CDP session (recovery's tool).
 PageSender = Callable[[str, dict[str, Any] | None], Awaitable[dict[str, Any]]]
@@ -65,7 +66,7 @@ class ProtocolDriver(abc.ABC):
     """One supervisor's protocol: built with its core before the first command."""
 
     #: ``"cdp"``, ``"bidi"``, ``"wip"`` or ``"classic"``: what ``Supervisor.protocol``
-    #: says.
+    #: says (a ``ProtocolSpec``'s name).
     name: ClassVar[str]
     #: Calls this protocol cannot make (``"accessibility()"``), with what works instead.
     lacks: ClassVar[Mapping[str, str]] = {}
@@ -80,6 +81,11 @@ class ProtocolDriver(abc.ABC):
     #: Open native dialogs of a page are dismissed before its navigation, or the page
     #: is wedged (Chromium over CDP); else the browser closes them itself.
     dismiss_before_navigating: ClassVar[bool] = False
+    #: The state learns when a page commits a new document (``PageInfo.last_commit``:
+    #: CDP's ``frameNavigated``, BiDi's ``navigationCommitted``), so a navigation can
+    #: tell the old document's dialogs from the new one's (not over WebDriver classic or
+    #: WIP, whose page loads are not announced).
+    sees_commits: ClassVar[bool] = False
     #: Open native dialogs of a page are dismissed before it is closed (WebDriver
     #: classic: closing a window that shows one fails "unexpected alert open").
     dismiss_before_closing: ClassVar[bool] = False

@@ -49,11 +49,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import time
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
 
 from cdpnb.errors import (
     CDPError,
+    CdpnbError,
     CommandTimeout,
     DialogError,
     EvaluateTimeout,
@@ -105,6 +107,27 @@ SET_CONTENT_SCRIPT = """(html) => new Promise((resolve, reject) => {
     } catch (error) { reject(error); }
   }, 0);
 })"""
+
+#: How many dialogs the document a navigation leaves may open while it is being left
+#: before the page counts as trapped (a dialog loop) and is replaced: a timer's one
+#: dialog is dismissed and the navigation goes on; a loop opens the next at once.
+TRAP_DIALOGS = 3
+
+#: Where the browser closes the dialogs a navigation leaves (Firefox), how long one may
+#: stay open before the page counts as trapped.
+TRAP_GRACE_S = 2.0
+
+
+class _Trapped(Exception):
+    """The document a navigation leaves keeps it from starting (internal: the page is
+    replaced); ``why`` says how, in words."""
+
+    def __init__(self, why: str, *, freed: bool = False) -> None:
+        super().__init__(why)
+        self.why = why
+        #: The page was replaced already (by the recovery), not to be replaced again.
+        self.freed = freed
+
 
 #: chromium-bidi's error when a navigation's browsing context was disposed of under it.
 DISPOSED = "navigation canceled by context disposal"
@@ -260,11 +283,104 @@ class PageControl:
         state = self.core.state
         if frame_id is None or (frame_id == state.page_target_id
                                 and state.page_gone is None):
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + timeout
+            began = time.time()  # (before the dismissals: a loop reopens at once)
             page = await self._prepare_navigation()
-            result = await self.driver.navigate_page(url, page, timeout)
+            try:
+                result = await self._clear_of_the_old_document(
+                    page, lambda: self.driver.navigate_page(url, page, timeout), began,
+                    timeout)
+            except _Trapped as trapped:
+                page = await self._free_trapped(page, trapped, "navigate()")
+                result = await self.driver.navigate_page(
+                    url, page, max(0.001, deadline - loop.time()))
             await self._browser_closes(page)
             return result
         return await self._navigate_frame(url, frame_id, timeout)
+
+    async def _clear_of_the_old_document(self, page: PageInfo,
+                                         navigation: Callable[[], Awaitable[T]],
+                                         began: float, timeout: float) -> T:
+        """Run ``navigation`` of ``page`` while keeping it clear of the document it
+        leaves. Measured on Chromium 156: a dialog the old document opens after the
+        navigation began (a timer, or ``onload = () => { for (;;) alert() }`` whose alert
+        the navigation's start closed) holds the navigation for good (``Page.navigate``
+        never replies) until it is answered. Such a dialog is dismissed as those open
+        before a navigation are (``cdpnb`` / ``navigation``, where the driver dismisses
+        before navigating); a document that opens another each time one closes, or that
+        keeps one open where cdpnb does not dismiss, traps the page: _Trapped, and the
+        caller frees it. A page cdpnb's recovery replaces meanwhile (a dialog it could
+        not dismiss: ``wedged``) is _Trapped too, already freed. ``began``: when the
+        call began (wall clock), before the dismissals that come first."""
+        sid = page.session_id
+        seen: set[str] = set()
+
+        def replaced(state: BrowserState) -> bool:
+            now = state.pages.get(sid)
+            return now is None or now.replacing
+
+        def fresh(state: BrowserState) -> list[PendingDialog]:
+            now = state.pages.get(sid)
+            if now is None or (now.last_commit is not None and now.last_commit >= began):
+                return []  # the new document's dialogs are the new page's own
+            return [d for d in state.pending_dialogs
+                    if d.page_session_id == sid and d.via == "native"
+                    and d.opened_at >= began and d.id not in seen and d.answering is None
+                    and d.type != "beforeunload"]
+
+        async def watch() -> None:
+            while True:
+                state = await self.core.wait_until(
+                    lambda s: replaced(s) or bool(fresh(s)), None)
+                if replaced(state):
+                    raise _Trapped("cdpnb's recovery replaced it meanwhile", freed=True)
+                opened = fresh(state)
+                seen.update(d.id for d in opened)
+                if len(seen) >= TRAP_DIALOGS:
+                    raise _Trapped(f"its document opened {len(seen)} dialogs in a row "
+                                   "while it was being left (a dialog loop)")
+                if self.driver.dismiss_before_navigating:
+                    await self._dismiss_before_navigating(opened, sid)
+                else:
+                    # The browser closes what a navigation leaves (Firefox); one it
+                    # keeps open past the grace is a page that will not let go.
+                    with contextlib.suppress(TimeoutError):
+                        await self.core.wait_until(
+                            lambda s: not any(d.id in seen for d in s.pending_dialogs),
+                            TRAP_GRACE_S)
+                    if any(d.id in seen for d in self.core.state.pending_dialogs):
+                        raise _Trapped("its document opened a dialog while it was being "
+                                       f"left that the browser kept open {TRAP_GRACE_S:g} s")
+
+        if not self.driver.sees_commits:
+            return await navigation()
+        watching = asyncio.ensure_future(watch())
+        try:
+            # (A second past the navigation's own budget: its own timeout says more.)
+            return await _unless(navigation(), watching, timeout + 1.0)
+        except TimeoutError as exc:
+            if isinstance(exc, CdpnbError):
+                raise
+            raise WaitTimeout(f"navigating page {page.target_id} did not finish within "
+                              f"{timeout:g} s") from None
+        finally:
+            if not watching.done():
+                watching.cancel()
+            await asyncio.wait({watching})
+            if not watching.cancelled():
+                watching.exception()  # retrieved (a _Trapped after the navigation's end)
+
+    async def _free_trapped(self, page: PageInfo, trapped: _Trapped, call: str) -> PageInfo:
+        """Replace a page whose document traps its navigation (a hint says so) and
+        return the fresh one, to navigate instead."""
+        if trapped.freed:
+            await engine.run(self.recovery.settled(REPLACEMENT_WAIT_S))
+            return self._page_named(None)
+        await engine.run(self.recovery.replace(
+            page, f"{call} found the page trapped: {trapped.why}, so the navigation could "
+                  "never start"))
+        return self._page_named(None)
 
     async def _browser_closes(self, page: PageInfo) -> None:
         """Once a navigation of ``page`` has loaded, wait (briefly) for the browser to
@@ -462,10 +578,29 @@ class PageControl:
         """Reload the supervisor's page and wait for the new document's load. A
         beforeunload dialog holds it like a navigation; dismissing it is a
         NavigationError (the page stays)."""
-        core = self.core
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
+        began = time.time()  # (before the dismissals: a loop reopens at once)
         page = await self._prepare_navigation("reload()")
+        frame = self.core.state.frames.get(page.target_id)
+        url = frame.url if frame is not None else None
+        try:
+            return await self._clear_of_the_old_document(
+                page, lambda: self._reload(page, deadline, timeout), began, timeout)
+        except _Trapped as trapped:
+            if not url:
+                raise NavigationError(f"reloading page {page.target_id} failed: its "
+                                      "document kept opening dialogs and its URL is "
+                                      "unknown") from None
+            page = await self._free_trapped(page, trapped, "reload()")
+            result = await self.driver.navigate_page(url, page,
+                                                     max(0.001, deadline - loop.time()))
+            await self._browser_closes(page)
+            return result
+
+    async def _reload(self, page: PageInfo, deadline: float,
+                      timeout: float) -> NavigateResult:
+        core = self.core
         top = page.target_id
         what = f"reloading page {top}"
         loading = _Loading(core, top, page.session_id, what,

@@ -35,11 +35,11 @@ from cdpnb.errors import COMMAND_FAILURES
 from cdpnb.protocol import Message
 from cdpnb.state import Change, DialogRecord, PageInfo, PendingDialog
 from cdpnb.state.changes import PageHazard
-from cdpnb.state.dialogs import BROWSER_CLOSES, answerable_dialog
+from cdpnb.state.dialogs import BROWSER_CLOSES, UNANSWERABLE, answerable_dialog
 from cdpnb.supervisor.core import Core
 from cdpnb.supervisor.driver import ProtocolDriver
 
-__all__ = ["Recovery"]
+__all__ = ["Recovery", "released_hint"]
 
 log = logging.getLogger("cdpnb.supervisor")
 
@@ -51,6 +51,38 @@ BROWSER_CLOSE_GRACE_S = 1.0
 RELEASE_WAIT_S = 2.0
 #: How long closing (or detaching from) a page may take to show in the state.
 CLOSE_WAIT_S = 5.0
+
+
+#: Why a dialog is released, in plain words (``cdpnb.state.dialogs.UNANSWERABLE`` has
+#: the browser's side), and what to do about it.
+_RELEASED_WHY = {
+    "orphaned": ("it opened while a dialog of another frame of the page was open, and "
+                 "Chromium then cannot answer it",
+                 "So that two are rarely open at once, answer each dialog as soon as it "
+                 "opens (policy='auto_accept' or 'auto_dismiss'; cdpnb record --dialogs "
+                 "accept or dismiss)."),
+    "handle_lost": ("Chromium says no dialog is showing, though the page still waits on it",
+                    "Nothing to do."),
+}
+#: What the page's call got from a dismissal.
+_DISMISSED_RETURNS = {"alert": "alert() call returned", "confirm": "confirm() returned false",
+                      "prompt": "prompt() returned null"}
+
+
+def released_hint(dialog: PendingDialog) -> str:
+    """The hint for a dialog cdpnb released: what happened and what to do, in words a
+    newcomer reads (the state's reason names, "orphaned", stay in the records)."""
+    reason = dialog.unanswerable or ""
+    why, advice = _RELEASED_WHY.get(
+        reason, (UNANSWERABLE.get(reason, "the browser cannot answer it")
+                 .replace("{other}", "a newer one"), "Nothing to do."))
+    returned = _DISMISSED_RETURNS.get(dialog.type)
+    got = f" (the page's {returned})" if returned else ""
+    where = f"frame {dialog.frame_id}" if dialog.frame_id else "the page"
+    return (f"{dialog.id}, {'an' if dialog.type[0] in 'aeiou' else 'a'} {dialog.type} in "
+            f"{where}, could not be answered: {why}. cdpnb released it: "
+            f"closed it as Cancel would{got}, reloading nothing, so the page goes on as it "
+            f"was. {advice}")
 
 
 class Recovery:
@@ -188,9 +220,7 @@ class Recovery:
                                                **({} if ok else {"error": "release failed"})},
                       sid)
         if ok:  # (counted by the fold, with its close: dialogs-released)
-            self.hint(f"{dialog.id} ({dialog.type} in frame {dialog.frame_id}) could not be "
-                      f"answered ({dialog.unanswerable}); cdpnb released it (dismissed) with a "
-                      "same-document navigation of the top frame; the page stays as it was.")
+            self.hint(released_hint(dialog))
         return ok
 
     async def replace(self, page: PageInfo, why: str) -> None:

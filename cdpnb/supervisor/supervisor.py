@@ -97,9 +97,10 @@ log = logging.getLogger("cdpnb.supervisor")
 T = TypeVar("T")
 P = ParamSpec("P")
 
-#: The driver of each protocol an endpoint may speak (what its transport says).
+#: The driver of each protocol an endpoint may speak (what its transport says), by the
+#: name of the protocol it drives.
 DRIVERS: dict[str, type[CDPDriver] | type[BiDiDriver] | type[ClassicDriver]] = {
-    "cdp": CDPDriver, "bidi": BiDiDriver, "wip": WIPDriver, "classic": ClassicDriver}
+    driver.name: driver for driver in (CDPDriver, BiDiDriver, WIPDriver, ClassicDriver)}
 
 
 
@@ -487,9 +488,11 @@ class Supervisor:
 
     @property
     def protocol(self) -> str:
-        """What the endpoint speaks: ``"cdp"``, ``"bidi"`` (WebDriver BiDi) or ``"wip"``
+        """What the endpoint speaks: ``"cdp"``, ``"bidi"`` (WebDriver BiDi), ``"wip"``
         (the WebKit Inspector Protocol: Bun's inspector; ``sup.cdp()`` sends its raw
-        commands, and ``evaluate`` gives the same values and errors as over CDP)."""
+        commands, and ``evaluate`` gives the same values and errors as over CDP) or
+        ``"classic"`` (WebDriver classic). ``cdpnb.protocol.protocol_spec(sup.protocol)``
+        holds its facts."""
         return self._driver.name
 
     @property

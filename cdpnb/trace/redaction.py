@@ -151,8 +151,9 @@ _KEY_FIELDS = ("text", "unmodifiedText", "key", "code", "keyIdentifier",
 #: actions have none).
 _KEY_ACTIONS = ("actions", EACH, "actions", EACH, "value")
 
-#: How a place holds headers: a Headers shape, or ``"bidi"``: a list of BytesValues.
-_Shape = Literal["map", "list", "text", "bidi"]
+#: How a place holds headers: a Headers shape, or ``"bytes"``: a list of
+#: ``{name, value: BytesValue}`` (WebDriver BiDi's).
+_Shape = Literal["map", "list", "text", "bytes"]
 #: The header fields of CDP's Network.Request (and WebSocketRequest) and of its
 #: Network.Response (and WebSocketResponse): what a response says it was asked with too.
 _CDP_REQUEST: tuple[tuple[str, _Shape], ...] = (("headers", "map"),)
@@ -197,7 +198,7 @@ _HEADER_PLACES: tuple[tuple[str, tuple[str, ...], _Shape], ...] = (
     # Cookie, Authorization and the URL's Basic header, the response's Set-Cookie, in
     # beforeRequestSent / responseStarted / responseCompleted; chromium-bidi 17 alike,
     # but it reports no request carrying the Basic header.
-    *((method, (part, "headers"), "bidi")
+    *((method, (part, "headers"), "bytes")
       for method, parts in (
           ("network.beforeRequestSent", ("request",)),
           ("network.fetchError", ("request",)),
@@ -205,15 +206,15 @@ _HEADER_PLACES: tuple[tuple[str, tuple[str, ...], _Shape], ...] = (
           ("network.responseCompleted", ("request", "response")),
           ("network.authRequired", ("request", "response")))
       for part in parts),
-    *((method, ("headers",), "bidi")
+    *((method, ("headers",), "bytes")
       for method in ("network.continueRequest", "network.continueResponse",
                      "network.provideResponse", "network.setExtraHeaders")),
 )
 
 
 def _header_secrets(method: str, path: tuple[str, ...], shape: _Shape) -> tuple[Secret, ...]:
-    inner: tuple[Step, ...] = (BYTES,) if shape == "bidi" else ()
-    form: Literal["map", "list", "text"] = "list" if shape == "bidi" else shape
+    inner: tuple[Step, ...] = (BYTES,) if shape == "bytes" else ()
+    form: Literal["map", "list", "text"] = "list" if shape == "bytes" else shape
     return (Secret("cookies", method, (*path, Headers(COOKIE_HEADERS, form), *inner)),
             Secret("authorization", method, (*path, Headers(AUTH_HEADERS, form), *inner)),
             Secret("url_credentials", method,

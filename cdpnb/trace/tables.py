@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 import numpy as np
 import pandas as pd
 
-from cdpnb.protocol import Event, Reply
+from cdpnb.protocol import Event, ProtocolSpec, Reply
 from cdpnb.state import CLOSED_BY as STATE_CLOSED_BY
 from cdpnb.state import BrowserState, DialogRecord, FrameInfo, PendingDialog
 from cdpnb.state.changes import (
@@ -199,7 +199,7 @@ def _navigated(rows: Rows, msg: Event, after: BrowserState) -> None:
                session=msg.session_id, is_oopif=bool(known and known.is_oopif))
 
 
-def frames(columns: Columns, start: float, protocol: str) -> pd.DataFrame:
+def frames(columns: Columns, start: float, protocol: ProtocolSpec) -> pd.DataFrame:
     """The frame timeline: ``attached``, ``navigated``, ``detached``, ``swapped`` and
     ``oopif_attached`` / ``oopif_detached`` (an iframe target's session; ``session_id``
     is the child session, ``parent_session_id`` the one that reported it). ``name`` is
@@ -224,11 +224,10 @@ def frames(columns: Columns, start: float, protocol: str) -> pd.DataFrame:
     rows = Rows(start, _FRAME_SCHEMA)
     oopif_sessions: dict[str, str] = {}  # child session -> frame (target) id
     gone: set[str] = set()  # frames a change reported detached (no event of their own)
-    # (Classic's frames, like BiDi's, come from the fold's changes alone.)
-    bidi = protocol in ("bidi", "classic")
-    # (Nor here.)
+    # (BiDi's frames, and classic's, come from the fold's changes alone.)
+    from_changes = protocol.frames_from_changes
     for msg, before, after, changes in columns.folded(without=NOT_FOLDED):
-        if bidi:
+        if from_changes:
             _bidi_frames(rows, msg, before, after, changes)
             continue
         _cdp_event_frames(rows, msg, before, after, oopif_sessions, gone)

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cdpnb.protocol import Fault, Message, Reply
+from cdpnb.protocol import Fault, Message, ProtocolSpec, Reply, recorded_protocol
 from cdpnb.state import BrowserState, Change, Snapshot, fold, snapshot_of
 from cdpnb.state.stats import replay_stats
 from cdpnb.terminal_text import inert
@@ -108,8 +108,13 @@ class Trace:
     def protocol(self) -> str:
         """What the recorded endpoint spoke: ``cdp``, ``bidi`` (WebDriver BiDi), ``wip``
         (the WebKit Inspector Protocol: Bun) or ``classic`` (WebDriver classic)."""
-        protocol = self.header.get("protocol")
-        return protocol if protocol in ("bidi", "wip", "classic") else "cdp"
+        return self.protocol_spec.name
+
+    @property
+    def protocol_spec(self) -> ProtocolSpec:
+        """The recorded endpoint's protocol and its facts (the header names it; a header
+        that names none is CDP's)."""
+        return recorded_protocol(self.header.get("protocol"))
 
     @property
     def backend(self) -> dict[str, Any]:
@@ -274,7 +279,7 @@ class Trace:
     def frames(self) -> pd.DataFrame:
         """The frame timeline: attached / navigated / detached, with parent and OOPIF flag."""
         from cdpnb.trace import tables
-        return tables.frames(self._held, self.started_mono, self.protocol)
+        return tables.frames(self._held, self.started_mono, self.protocol_spec)
 
     def console(self) -> pd.DataFrame:
         """Console errors and uncaught exceptions."""

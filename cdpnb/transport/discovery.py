@@ -9,6 +9,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from cdpnb.errors import EndpointError
+from cdpnb.protocol import PROTOCOL_SPECS
 from cdpnb.protocol.credentials import redact_url
 from cdpnb.protocol.wip import is_wip_error
 from cdpnb.runtime.threads import in_own_thread
@@ -19,8 +20,8 @@ __all__ = ["PROTOCOLS", "bidi_url_of", "browser_of", "fetch_json", "get_json",
 
 #: The protocols cdpnb speaks: the Chrome DevTools Protocol, WebDriver BiDi, the WebKit
 #: Inspector Protocol (Bun's inspector; ``cdpnb.protocol.wip``) and WebDriver classic
-#: (HTTP, ``cdpnb.transport.classic``).
-PROTOCOLS = ("cdp", "bidi", "wip", "classic")
+#: (HTTP, ``cdpnb.transport.classic``): their names, from their specs.
+PROTOCOLS = tuple(spec.name for spec in PROTOCOL_SPECS)
 #: Sent once to a WebSocket whose URL does not say what it speaks. BiDi answers it with
 #: ``{"type": "success", ...}``; a CDP endpoint with ``{"id": 0, "error": {-32601}}``, a
 #: WIP one (Bun 1.4.5) likewise but in WebKit's words ("'session' domain was not found"
