@@ -4,6 +4,7 @@ free port, with a token, its own config and runtime folders, ended by its own pi
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import socket
@@ -12,8 +13,11 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
-__all__ = ["TOKEN", "jupyterlab"]
+import cdpnb
+
+__all__ = ["TOKEN", "jupyterlab", "until_shown"]
 
 TOKEN = "cdpnb-test-token"
 
@@ -62,3 +66,15 @@ def jupyterlab(folder: Path, tmp_path: Path) -> Iterator[int]:
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait(10)
+
+
+async def until_shown(sup: cdpnb.Supervisor, expression: str, what: str,
+                      deadline: float) -> Any:
+    """``expression``'s value in the page once it is truthy (polled), failing by
+    ``deadline`` (``time.monotonic()``) with what JupyterLab never showed."""
+    while True:
+        value = await sup.evaluate(expression)
+        if value:
+            return value
+        assert time.monotonic() < deadline, f"JupyterLab never showed {what}"
+        await asyncio.sleep(0.25)

@@ -23,7 +23,7 @@ import cdpnb
 from cdpnb.campaign.progress import CampaignProgress, summary_text
 from cdpnb.probes import ScenarioServer
 from cdpnb.progress_line import ProgressLine, duration_text
-from tests.jupyterlab import TOKEN, jupyterlab
+from tests.jupyterlab import TOKEN, jupyterlab, until_shown
 
 ROOT = Path(__file__).resolve().parent.parent
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -349,12 +349,7 @@ async def _drive_jupyterlab(backend: cdpnb.Backend, url: str, source: Path,
     deadline = time.monotonic() + 120
 
     async def until(expression: str, what: str) -> Any:
-        while True:
-            value = await sup.evaluate(expression)
-            if value:
-                return value
-            assert time.monotonic() < deadline, f"JupyterLab never showed {what}"
-            await asyncio.sleep(0.25)
+        return await until_shown(sup, expression, what, deadline)
 
     async def run_cell(index: int) -> None:
         await sup.evaluate(f"(() => {{ const nb = jupyterapp.shell.currentWidget.content; "

@@ -34,7 +34,7 @@ from cdpnb.cli.probing import traces_line
 from cdpnb.notebook.plots import plot_latencies
 from cdpnb.probes import ProbeResult
 from cdpnb.probes.display import header_lines
-from tests.jupyterlab import TOKEN, jupyterlab
+from tests.jupyterlab import TOKEN, jupyterlab, until_shown
 
 ROOT = Path(__file__).resolve().parent.parent
 PROBES = ROOT / "datasets" / "probes"
@@ -297,12 +297,7 @@ async def _run_and_measure(backend: cdpnb.Backend, url: str, folder: Path) -> di
     sup = await cdpnb.Supervisor.start(backend.cdp_url)
 
     async def until(expression: str, what: str) -> Any:
-        while True:
-            value = await sup.evaluate(expression)
-            if value:
-                return value
-            assert time.monotonic() < deadline, f"JupyterLab never showed {what}"
-            await asyncio.sleep(0.25)
+        return await until_shown(sup, expression, what, deadline)
 
     try:
         await sup.cdp("Emulation.setDeviceMetricsOverride", {

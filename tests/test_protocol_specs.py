@@ -282,7 +282,6 @@ ALLOWED = {
     "probes/run.py": "pending (the probes helper)",
     # Not in this session's rooms (cli/ is the top layer, edited elsewhere meanwhile).
     "cli/proxy.py": "not this session's: the URL to print first (ws for BiDi)",
-    "cli/live.py": "not this session's: a classic recording is replayed by cdpnb only",
 }
 
 

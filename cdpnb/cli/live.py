@@ -133,7 +133,7 @@ async def _replay(args: argparse.Namespace) -> int:
     # replay connector speaks (no WebDriver client, and not Supervisor.start(url)): its
     # URL alone is of no use, so what is printed is how it is replayed.
     usage = None
-    if backend.trace.protocol == "classic":
+    if not backend.trace.protocol_spec.own_socket:  # (WebDriver classic: HTTP only)
         usage = (f"async with cdpnb.replay({str(args.trace)!r}) as backend:\n"
                  f"    sup = await cdpnb.Supervisor.start(backend)")
     info = {"cdp_url": backend.cdp_url, "http_url": backend.http_url,
