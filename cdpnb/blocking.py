@@ -118,29 +118,36 @@ def blocking(method: Callable[Concatenate[A, P], Coroutine[Any, Any, R]]
     @functools.wraps(method)
     def call(self: Facade[A], /, *args: P.args, **kwargs: P.kwargs) -> R:
         try:
-            return engine.run_sync(method(self.aio, *args, **kwargs), here=type(self).run_here)
+            result = engine.run_sync(method(self.aio, *args, **kwargs), here=type(self).run_here)
         except EvaluateError as exc:
             # The page's script threw: its message and JS stack are the error; the engine's
             # frames it came through would only bury them (Playwright shows the call too).
             # (Not ``from None``: an exception the caller was handling stays its context.)
+            _warn_on_this_thread(self.aio, exc)
             raise exc.with_traceback(None)  # noqa: B904 (the caller's context stays)
         except KeyboardInterrupt as exc:
             # Ctrl-C while the call waited: one line (cdpnb.runtime.interrupts), the
             # engine's and concurrent.futures' frames cut; the call's waits have ended.
+            _warn_on_this_thread(self.aio, exc)
             raise interrupted(exc.with_traceback(None), method.__name__) from None
-        finally:
-            _warn_on_this_thread(self.aio)
+        except BaseException as exc:
+            _warn_on_this_thread(self.aio, exc)
+            raise
+        _warn_on_this_thread(self.aio)
+        return result
 
     return call
 
 
-def _warn_on_this_thread(aio: object) -> None:
+def _warn_on_this_thread(aio: object, failing: BaseException | None = None) -> None:
     """Warnings a call left pending because it ran on the engine's thread (where a
     warning is nobody's), issued on the caller's thread: an object with something to
-    say has a ``_warn_pending()`` (the supervisor's hints)."""
+    say has a ``_warn_pending()`` (the supervisor's hints). ``failing``: the error the
+    call ends with, which a warning raised by a filter must not replace
+    (cdpnb.supervisor.hints)."""
     warn = getattr(aio, "_warn_pending", None)
     if callable(warn):
-        warn()
+        warn(failing)
 
 
 def blocking_as(method: Callable[Concatenate[A, P], Coroutine[Any, Any, T]],
@@ -150,12 +157,16 @@ def blocking_as(method: Callable[Concatenate[A, P], Coroutine[Any, Any, T]],
     @functools.wraps(method)
     def call(self: Facade[A], /, *args: P.args, **kwargs: P.kwargs) -> W:
         try:
-            return wrap(engine.run_sync(method(self.aio, *args, **kwargs),
-                                        here=type(self).run_here))
+            result = wrap(engine.run_sync(method(self.aio, *args, **kwargs),
+                                          here=type(self).run_here))
         except KeyboardInterrupt as exc:  # (as in blocking's call)
+            _warn_on_this_thread(self.aio, exc)
             raise interrupted(exc.with_traceback(None), method.__name__) from None
-        finally:
-            _warn_on_this_thread(self.aio)
+        except BaseException as exc:
+            _warn_on_this_thread(self.aio, exc)
+            raise
+        _warn_on_this_thread(self.aio)
+        return result
 
     return call
 

@@ -1,6 +1,9 @@
 """Advice for the user: kept, and issued once as a CdpnbWarning at the user's next call,
 from the user's own thread and line (so ``warnings`` filters, ``catch_warnings`` and
-``pytest.warns`` work as for any warning)."""
+``pytest.warns`` work as for any warning). When a call fails and a filter turns a hint
+into an error (``-W error``, pytest's ``filterwarnings = error``), the hint goes on the
+call's error as a note instead of replacing it: a lost connection's ``ConnectionLost``
+must not become the "ended for good" warning that explains it."""
 
 from __future__ import annotations
 
@@ -49,11 +52,12 @@ class Hints:
         with self._lock:
             return any(words in given for given in self.given)
 
-    def warn_pending(self) -> None:
+    def warn_pending(self, failing: BaseException | None = None) -> None:
         """Issue the hints not issued yet, at the user's line. Not on the engine's
         thread (a blocking call from a thread whose loop runs, a notebook's, runs there):
         a warning there is nobody's, so they wait for the blocking face to issue them on
-        the caller's thread when the call returns."""
+        the caller's thread when the call returns. ``failing``: the error the user's call
+        is ending with; a hint a filter raises goes on it as a note."""
         if engine.in_engine():
             return
         with self._lock:
@@ -61,4 +65,9 @@ class Hints:
         if pending:
             level = _user_stacklevel()
             for text in pending:
-                warnings.warn(text, CdpnbWarning, stacklevel=level)
+                try:
+                    warnings.warn(text, CdpnbWarning, stacklevel=level)
+                except Exception:
+                    if failing is None:
+                        raise
+                    failing.add_note(f"cdpnb hint: {text}")

@@ -384,19 +384,25 @@ class Supervisor:
         # this loop directly (one thread hop per round trip).
         stop_waking = wake_for_signals()  # (a notebook's Ctrl-C lands within a tick)
         try:
-            return await coro
+            result = await coro
         except EvaluateError as exc:
             # The page's script threw: its message and JS stack are the error, and the
             # frames between here and where cdpnb read the reply would bury them.
+            self._warn_pending(exc)
             raise exc.with_traceback(None)  # noqa: B904 (a caller's context stays)
         except (asyncio.CancelledError, KeyboardInterrupt) as exc:
             # A Ctrl-C in a notebook cell (ipykernel cancels the cell) or a script: one
             # line, not the engine's frames; the supervisor carries on (its waits end
             # with the call, its background work is the engine's).
+            self._warn_pending(exc)
             raise interrupted(exc, name) from None
+        except BaseException as exc:
+            self._warn_pending(exc)  # (a hint raised by a filter: a note on exc)
+            raise
         finally:
             stop_waking()
-            self._warn_pending()
+        self._warn_pending()
+        return result
 
     # -- state (never blocks) -------------------------------------------------------------
 
