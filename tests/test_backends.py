@@ -29,7 +29,19 @@ from test_launch import check_ended, leaked_browsers, listeners, pid_alive
 from websockets.asyncio.client import ClientConnection, connect
 
 import cdpnb
-from cdpnb.backends import LAUNCHABLE, backend_available
+from cdpnb.backends import (
+    BACKEND_KINDS,
+    BIDI_KINDS,
+    CLASSIC_KINDS,
+    LAUNCHABLE,
+    RUNTIME_KINDS,
+    WEBDRIVER_SERVER_KINDS,
+    WIP_KINDS,
+    backend_available,
+    backend_kind,
+    kind_protocol,
+)
+from cdpnb.protocol.specs import PROTOCOL_SPECS
 
 CHROMIUM = "/usr/lib/chromium/chromium"
 NODE_WS = re.compile(r"^ws://127\.0\.0\.1:(\d+)/[0-9a-f-]{36}$")
@@ -291,6 +303,7 @@ def check_chromium_playwright(backend: cdpnb.Backend) -> None:
     assert info["playwright"]["version"].startswith("1.65.")
     assert info["playwright"]["dialog_handler"] is None
     assert "auto-dismisses" in info["what"]
+    assert backend.spec is backend_kind("chromium+playwright") and backend.spec.client is not None
     # Playwright is attached, on its own loop in its own daemon thread
     threads = [t for t in threading.enumerate() if t.name == "cdpnb-playwright"]
     assert len(threads) == 1 and threads[0].daemon
@@ -451,6 +464,29 @@ def test_launchable_kinds_and_availability() -> None:
         with pytest.raises(ValueError, match=r"'firefox-nightly'") as info:
             call("firefox-nightly")
         assert all(kind in str(info.value) for kind in LAUNCHABLE)
+
+
+def test_each_kind_is_one_spec_of_the_table() -> None:
+    assert tuple(spec.name for spec in BACKEND_KINDS) == LAUNCHABLE
+    for spec in BACKEND_KINDS:
+        assert backend_kind(spec.name) is spec and backend_kind(spec) is spec
+        assert spec.protocol in PROTOCOL_SPECS
+        assert kind_protocol(spec.name) == spec.protocol.name
+    # The sets code asked before the kinds were values, read off the table: as they were.
+    sets = {"bidi": BIDI_KINDS, "classic": CLASSIC_KINDS, "wip": WIP_KINDS,
+            "webdriver servers": WEBDRIVER_SERVER_KINDS, "runtimes": RUNTIME_KINDS}
+    assert sets == {"bidi": {"chromium+bidi", "firefox", "chromium+chromedriver+bidi"},
+                    "classic": {"webkit", "chromium+chromedriver"}, "wip": {"bun"},
+                    "webdriver servers": {"webkit", "chromium+chromedriver",
+                                          "chromium+chromedriver+bidi"},
+                    "runtimes": {"node", "deno", "bun"}}
+    # Only the DevTools endpoints are asked /json/version; the rest read it as they start.
+    assert {spec.name for spec in BACKEND_KINDS if spec.read_version is None} == \
+        BIDI_KINDS | CLASSIC_KINDS | {"chromium+selenium"}
+    assert kind_protocol("firefox-nightly") == "cdp"  # (as before: no kind, no check)
+    with pytest.raises(ValueError, match=r"unknown backend kind 'firefox-nightly'") as info:
+        backend_kind("firefox-nightly")
+    assert all(kind in str(info.value) for kind in LAUNCHABLE)
 
 
 def test_missing_chromium_is_reported_for_chromium_playwright(

@@ -98,8 +98,8 @@ def test_matrix_of_a_saved_result_is_transposed_and_fits(capsys: pytest.CaptureF
                     "chromedriver", "selenium"):
         assert backend in headers
     assert len(tables) <= 3  # short versions and names broken after "+": 5, 5 and 4
-    # (the tables only: the reasons below them start their lines with capabilities too)
-    tables_end = next(i for i, line in enumerate(lines) if line.startswith("capabilities "))
+    # (the tables only: the reasons below their legend start lines with capabilities too)
+    tables_end = next(i for i, line in enumerate(lines) if line.startswith("(--reasons"))
     cells = [c for line in lines[:tables_end] if line.startswith("dialogs cross-site ")
              for c in line.split()[2:]]
     # playwright and lightpanda partial; node, deno and bun without pages; webkit and

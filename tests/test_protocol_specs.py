@@ -19,7 +19,9 @@ import pytest
 from websockets.asyncio.client import connect
 
 import cdpnb
+from cdpnb import cli
 from cdpnb.playback.server import NO_RECORDED_REPLY, ReplayServer
+from cdpnb.probes.expected import engine_kind
 from cdpnb.protocol import (
     PROTOCOL_SPECS,
     BiDiConnection,
@@ -52,8 +54,9 @@ FACTS: dict[str, dict[str, Any]] = {
         dialog_seen_by="Page.javascriptDialogOpening",
         dialog_answer="Page.handleJavaScriptDialog", knows_dialog_frame=True,
         shows_beforeunload=True, dialog_bridge=True, user_gesture="evaluate",
-        reports_site_isolation=True, round_trip="Runtime.evaluate",
+        sees_commits=True, reports_site_isolation=True, round_trip="Runtime.evaluate",
         round_trip_named="Runtime.evaluate", debugger_domain=True,
+        ignores_certificate_errors_live=True, clients_start_at_http=True,
         connection=CDPConnection, relayed_as="cdp", replayed_as="cdp"),
     "bidi": dict(
         title="WebDriver BiDi", short="WebDriver BiDi", implied=False,
@@ -64,8 +67,9 @@ FACTS: dict[str, dict[str, Any]] = {
         dialog_seen_by="browsingContext.userPromptOpened",
         dialog_answer="browsingContext.handleUserPrompt", knows_dialog_frame=True,
         shows_beforeunload=True, dialog_bridge=True, user_gesture="pointer-actions",
-        reports_site_isolation=False, round_trip="script.evaluate",
+        sees_commits=True, reports_site_isolation=False, round_trip="script.evaluate",
         round_trip_named="script.evaluate", debugger_domain=False,
+        ignores_certificate_errors_live=False, clients_start_at_http=False,
         connection=BiDiConnection, relayed_as="bidi", replayed_as="bidi"),
     "wip": dict(
         title="the WebKit Inspector Protocol", short="WIP", implied=False,
@@ -75,8 +79,9 @@ FACTS: dict[str, dict[str, Any]] = {
         refuses_unknown_domains=True, browsing_contexts=False, frames_from_changes=False,
         dialog_seen_by=None, dialog_answer=None, knows_dialog_frame=True,
         shows_beforeunload=True, dialog_bridge=True, user_gesture="evaluate",
-        reports_site_isolation=True, round_trip="Runtime.evaluate",
+        sees_commits=False, reports_site_isolation=True, round_trip="Runtime.evaluate",
         round_trip_named="Runtime.evaluate", debugger_domain=True,
+        ignores_certificate_errors_live=True, clients_start_at_http=True,
         connection=CDPConnection, relayed_as="cdp", replayed_as="wip"),
     "classic": dict(
         title="WebDriver classic", short="WebDriver classic", implied=False,
@@ -86,9 +91,10 @@ FACTS: dict[str, dict[str, Any]] = {
         refuses_unknown_domains=False, browsing_contexts=False, frames_from_changes=True,
         dialog_seen_by="message from GET /alert/text", dialog_answer="classic.answerAlert",
         knows_dialog_frame=False, shows_beforeunload=False, dialog_bridge=False,
-        user_gesture="element-click", reports_site_isolation=False,
+        user_gesture="element-click", sees_commits=False, reports_site_isolation=False,
         round_trip="classic.executeScript", round_trip_named="execute/sync",
-        debugger_domain=False, connection=CDPConnection, relayed_as=None,
+        debugger_domain=False, ignores_certificate_errors_live=False,
+        clients_start_at_http=True, connection=CDPConnection, relayed_as=None,
         replayed_as="cdp"),
 }
 
@@ -106,9 +112,12 @@ def facts_of(spec: ProtocolSpec) -> dict[str, Any]:
         frames_from_changes=spec.frames_from_changes, dialog_seen_by=spec.dialog_seen_by,
         dialog_answer=spec.dialog_answer, knows_dialog_frame=spec.knows_dialog_frame,
         shows_beforeunload=spec.shows_beforeunload, dialog_bridge=spec.dialog_bridge,
-        user_gesture=spec.user_gesture, reports_site_isolation=spec.reports_site_isolation,
+        user_gesture=spec.user_gesture, sees_commits=spec.sees_commits,
+        reports_site_isolation=spec.reports_site_isolation,
         round_trip=spec.round_trip, round_trip_named=spec.round_trip_named,
-        debugger_domain=spec.debugger_domain, connection=spec.connection,
+        debugger_domain=spec.debugger_domain,
+        ignores_certificate_errors_live=spec.ignores_certificate_errors_live,
+        clients_start_at_http=spec.clients_start_at_http, connection=spec.connection,
         relayed_as=relayed.name if relayed is not None else None,
         replayed_as=spec.replayed_as.name)
 
@@ -183,6 +192,9 @@ def test_the_drivers_are_one_per_spec_and_agree_on_the_bridge() -> None:
     for spec in PROTOCOL_SPECS:
         assert DRIVERS[spec.name].name == spec.name
         assert DRIVERS[spec.name].has_bridge == spec.dialog_bridge, spec.name
+        # Whether the state sees a commit is the spec's to say, not a driver's (WIP's
+        # driver, a CDP driver, once inherited CDP's word for it).
+        assert not hasattr(DRIVERS[spec.name], "sees_commits"), spec.name
 
 
 @pytest.mark.parametrize("spec", PROTOCOL_SPECS, ids=NAMES)
@@ -271,18 +283,9 @@ ROOMS = ("protocol/", "state/bidi.py", "state/classic.py",
          "supervisor/bidi_bridge.py", "supervisor/classic_driver.py",
          "supervisor/classic_actions.py", "supervisor/classic_values.py")
 #: Files not moved to the specs yet, each with why; an entry whose file no longer holds
-#: a literal fails, so the list only shrinks.
-ALLOWED = {
-    # Pending: another helper is editing the probes (issue 42's first bullet continues
-    # there: site isolation, a dialog's frame, the user gesture, the round trip, the
-    # Debugger domain and the dialog event are in the specs already).
-    "probes/checks.py": "pending (the probes helper)",
-    "probes/expected.py": "pending: which backend kind a browser string is, per protocol "
-                          "(the backend-kind bullet)",
-    "probes/run.py": "pending (the probes helper)",
-    # Not in this session's rooms (cli/ is the top layer, edited elsewhere meanwhile).
-    "cli/proxy.py": "not this session's: the URL to print first (ws for BiDi)",
-}
+#: a literal fails, so the list only shrinks. (Empty: the probes, their expectations and
+#: the proxy's CLI ask the specs too.)
+ALLOWED: dict[str, str] = {}
 
 
 def protocol_literals(source: str) -> list[int]:
@@ -350,3 +353,37 @@ async def test_a_wip_replay_is_found_from_its_http_address_as_bun_is() -> None:
         sup = await cdpnb.Supervisor.start(backend.http_url)
         async with sup:
             assert sup.protocol == "wip" and sup.connected
+
+
+#: What an endpoint says it is, over each protocol, and whose expectations it gets.
+ENGINES = [
+    (CDP, "Chrome/156.0.8078.79", "chromium"), (CDP, "HeadlessChrome/156.0", "headless-shell"),
+    (CDP, "Lightpanda/1.0", "lightpanda"), (CDP, "node.js/v20.19.2", "node"),
+    (CDP, "Deno/2.9.8", "deno"), (CDP, "WebKit/1", None), (CDP, "Firefox/153.7.0", None),
+    (BIDI, "Firefox/153.7.0esr", "firefox"), (BIDI, "Chrome/156.0", "chromium+bidi"),
+    (BIDI, "HeadlessChrome/156.0", "chromium+bidi"), (BIDI, "MiniBrowser/2.50", None),
+    (WIP, "Bun", "bun"), (WIP, "Bun/1.4.5", "bun"), (WIP, "Bunny/1", None),
+    (WIP, "Chrome/156.0", None), (WIP, "Deno/2.9.8", "deno"),
+    (CLASSIC, "MiniBrowser/2.50.6", "webkit"), (CLASSIC, "chrome/156.0", "chromium+chromedriver"),
+    (CLASSIC, "Chrome/156.0", "chromium+chromedriver"), (CLASSIC, "Firefox/153.7.0", None),
+]
+
+
+@pytest.mark.parametrize(("spec", "browser", "kind"), ENGINES)
+def test_an_endpoint_is_the_kind_it_says_over_its_protocol(spec: ProtocolSpec, browser: str,
+                                                          kind: str | None) -> None:
+    assert engine_kind(spec, browser) == engine_kind(spec.name, browser) == kind
+
+
+@pytest.mark.parametrize(("kind", "first"), [("chromium", "http"), ("firefox", "ws"),
+                                             ("bun", "http"), ("webkit", "http")])
+def test_the_proxy_cli_prints_first_where_a_client_starts(
+        kind: str, first: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """A CDP or WIP client discovers the socket from the HTTP address (a classic trace is
+    replayed as CDP); a WebDriver BiDi client is given the WebSocket."""
+    path = BUN_RECORDING.parent / f"{kind}.native.jsonl.gz"
+    assert cli.main(["proxy", "--replay", str(path), "--duration", "0.2", "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert protocol_spec(info["protocol"]) is Trace.load(path).protocol_spec.replayed_as
+    assert info["url"].startswith(f"{first}://127.0.0.1:")
+    assert (info["url"] == info["ws_url"]) == (first == "ws")

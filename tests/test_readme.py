@@ -57,12 +57,19 @@ def test_blocks_are_found_and_checks_made() -> None:
            "'[Undefined, nan, -0.0, 1180591620717411303424]')" in checked
 
 
+def _files_under(folder: Path) -> dict[str, tuple[int, int]]:
+    """Every file under ``folder``: its size and modification time."""
+    return {str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns)
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
 @pytest.mark.browser
 def test_every_python_block_of_the_readme_runs(tmp_path: Path) -> None:
     blocks = python_blocks((ROOT / "README.md").read_text())
     # A fresh folder with the repository's datasets, as at the top of a checkout: the
     # files the README writes (traces, Parquet) land here.
     (tmp_path / "datasets").symlink_to(ROOT / "datasets")
+    shipped = _files_under(ROOT / "datasets")
     cells = [CHECK, *(with_checks(b) for b in blocks)]
     # The campaign block once more, as a reader running it again would: it must still
     # say what it says (its cells are skipped the second time, not run).
@@ -77,8 +84,10 @@ def test_every_python_block_of_the_readme_runs(tmp_path: Path) -> None:
     assert errors == []
     assert (tmp_path / "runs" / "playwright.jsonl.gz").exists()
     assert (tmp_path / "runs" / "run.parquet").exists()
-    # nothing but runs/ (and the datasets link) is left where the blocks ran
+    # nothing but runs/ (and the datasets link) is left where the blocks ran, and the
+    # shipped datasets are as they were (a block once recorded into datasets/)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["datasets", "runs"]
+    assert _files_under(ROOT / "datasets") == shipped
     # the notebook views rendered: with no widget manager drawing (nbclient), each is its
     # static snapshot, kept current
     views = nb.cells[-3].outputs

@@ -62,6 +62,7 @@ CONTENDERS = (
     Contender("cdpnb", "cdpnb", {"rtt": "cdpnb async sup.cdp",
                                  "dialog": "cdpnb agent: wait_for_dialog+respond"}),
     Contender("cdpnb-sync", "cdpnb", {"rtt": "cdpnb.sync sup.cdp, main thread"}),
+    Contender("cdpnb-evaluate", "cdpnb", {"rtt": "cdpnb async sup.evaluate('1')"}),
     Contender("cdpnb-policy", "cdpnb", {"dialog": "cdpnb policy auto_accept"}),
     Contender("cdpnb-bridge", "cdpnb", {"dialog": "cdpnb bridge, auto_accept"}),
     Contender("puppeteer", "node", {"rtt": "Puppeteer CDPSession.send",

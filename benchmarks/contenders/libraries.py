@@ -182,6 +182,16 @@ async def cdpnb_policy(browser_url: str, target: str, page_url: str,
                                                            "bridge" if bridge else "native"))
 
 
+async def cdpnb_evaluate(browser_url: str, target: str, page_url: str) -> AsyncContender:
+    """What users call: ``sup.evaluate("1")`` (its context lookup, in-page timeout, deep
+    serialisation, its ``cdpnb.evaluated`` note and the value decoded), beside
+    ``sup.cdp`` of the same expression."""
+    import cdpnb
+
+    sup = await cdpnb.Supervisor.start(browser_url, page=target, bridge=False)
+    return AsyncContender(ops={"rtt": lambda: sup.evaluate("1")}, close=sup.stop)
+
+
 async def cdpnb_bridge(browser_url: str, target: str, page_url: str) -> AsyncContender:
     return await cdpnb_policy(browser_url, target, page_url, bridge=True)
 
@@ -277,7 +287,8 @@ AsyncMaker = Callable[[str, str, str], Awaitable[AsyncContender]]
 
 make_async: dict[str, AsyncMaker] = {
     "bare": bare, "bare-session": bare_session, "cdpnb": cdpnb_agent,
-    "cdpnb-policy": cdpnb_policy, "cdpnb-bridge": cdpnb_bridge, "playwright": playwright,
+    "cdpnb-evaluate": cdpnb_evaluate, "cdpnb-policy": cdpnb_policy,
+    "cdpnb-bridge": cdpnb_bridge, "playwright": playwright,
     "cdp-use": cdp_use, "pydoll": pydoll, "zendriver": zendriver,
 }
 make_sync: dict[str, Callable[[str, str, str], SyncContender]] = {"cdpnb-sync": cdpnb_sync}

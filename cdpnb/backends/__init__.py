@@ -9,18 +9,20 @@ from cdpnb.backends.bun import BunProcess, find_bun
 from cdpnb.backends.chromium import CHROMIUM_FLAGS, BrowserProcess, find_executable
 from cdpnb.backends.deno import DenoProcess, find_deno
 from cdpnb.backends.firefox import FIREFOX_PREFS, FirefoxProcess, find_firefox
-from cdpnb.backends.launch import (
+from cdpnb.backends.kinds import (
+    BACKEND_KINDS,
     BIDI_KINDS,
     CLASSIC_KINDS,
     LAUNCHABLE,
     RUNTIME_KINDS,
     WEBDRIVER_SERVER_KINDS,
     WIP_KINDS,
-    Backend,
+    BackendKind,
     backend_available,
+    backend_kind,
     kind_protocol,
-    launch,
 )
+from cdpnb.backends.launch import Backend, launch
 from cdpnb.backends.lightpanda import LightpandaProcess, find_lightpanda
 from cdpnb.backends.node import NodeProcess, find_node
 from cdpnb.backends.playwright_attach import PlaywrightAttachment
@@ -30,6 +32,7 @@ from cdpnb.backends.webdriver_servers import ChromedriverProcess, WebKitWebDrive
 from cdpnb.backends.xvfb import XvfbProcess
 
 __all__ = [
+    "BACKEND_KINDS",
     "BIDI_KINDS",
     "CHROMIUM_FLAGS",
     "CLASSIC_KINDS",
@@ -39,6 +42,7 @@ __all__ = [
     "WEBDRIVER_SERVER_KINDS",
     "WIP_KINDS",
     "Backend",
+    "BackendKind",
     "BrowserProcess",
     "BunProcess",
     "ChromedriverProcess",
@@ -53,6 +57,7 @@ __all__ = [
     "WebKitWebDriverProcess",
     "XvfbProcess",
     "backend_available",
+    "backend_kind",
     "find_bun",
     "find_deno",
     "find_executable",

@@ -32,9 +32,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cdpnb.backends import npm
-from cdpnb.backends.chromium import CHROMIUM_FLAGS, find_executable, merged_flags
+from cdpnb.backends.chromium import (
+    CHROMIUM_FLAGS,
+    chromium_version,
+    find_executable,
+    merged_flags,
+)
 from cdpnb.backends.node import find_node
-from cdpnb.backends.process import LocalProcess, read_output, spawn, uncoloured
+from cdpnb.backends.process import Executable, LocalProcess, port_in_output, spawn, uncoloured
 
 __all__ = ["BIDI_CHROMIUM_FLAGS", "PACKAGES", "ChromiumBidiProcess"]
 
@@ -60,12 +65,8 @@ class ChromiumBidiProcess(LocalProcess):
     chromium_bidi_version: str
 
     @classmethod
-    def start(
-        cls,
-        executable: str | os.PathLike[str] | None = None,
-        extra_args: tuple[str, ...] = (),
-        timeout: float = 20.0,
-    ) -> ChromiumBidiProcess:
+    def start(cls, executable: Executable = None, extra_args: tuple[str, ...] = (),
+              timeout: float = 20.0) -> ChromiumBidiProcess:
         browser = find_executable("chromium", executable)
         modules = npm.require(PACKAGES)
         node = find_node()
@@ -75,19 +76,21 @@ class ChromiumBidiProcess(LocalProcess):
             return (node, str(SCRIPT), str(modules), str(workdir), str(os.getpid()),
                     json.dumps(flags))
 
-        def listening(log_path: Path) -> int | None:
-            found = _LISTENING.search(read_output(log_path))
-            return None if found is None else int(found[1])
-
         # NODE_OPTIONS from the caller's environment would change what runs here.
         # Colour off as for node itself (the line is the script's own, plain text).
         env = uncoloured({k: v for k, v in os.environ.items() if k != "NODE_OPTIONS"})
         env["BROWSER_BIN"] = browser
-        started = spawn("chromium+bidi", node, build_args, listening,
+        started = spawn("chromium+bidi", node, build_args, port_in_output(_LISTENING),
                         "'cdpnb: chromium-bidi listening on ws://127.0.0.1:…' on stderr",
                         timeout, env)
         port = started.ready
-        return cls.adopt(started, kind="chromium+bidi", executable=node, port=port,
-                         cdp_url=f"ws://127.0.0.1:{port}/session", protocol="bidi",
-                         browser_executable=browser,
-                         chromium_bidi_version=npm.package_version("chromium-bidi") or "?")
+        process = cls.adopt(started, kind="chromium+bidi", executable=node, port=port,
+                            cdp_url=f"ws://127.0.0.1:{port}/session", protocol="bidi",
+                            browser_executable=browser,
+                            chromium_bidi_version=npm.package_version("chromium-bidi") or "?")
+        with process.closed_on_failure():
+            # From the binary: no session.new either, each one launches a Chromium.
+            process.version_info = {"Browser": chromium_version(browser),
+                                    "chromium-bidi": process.chromium_bidi_version,
+                                    "Protocol": "WebDriver BiDi", "webSocketUrl": process.cdp_url}
+        return process

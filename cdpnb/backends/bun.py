@@ -26,12 +26,21 @@ import re
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from cdpnb.backends import npm
-from cdpnb.backends.process import LocalProcess, chosen_binary, read_output, spawn, uncoloured
+from cdpnb.backends.process import (
+    Executable,
+    LocalProcess,
+    chosen_binary,
+    spawn,
+    uncoloured,
+    ws_url_in_output,
+)
 from cdpnb.errors import BrowserNotFound
 
-__all__ = ["INSTALL_HINT", "BunProcess", "bun_binaries", "find_bun", "keepalive_script"]
+__all__ = ["INSTALL_HINT", "BunProcess", "bun_binaries", "find_bun", "keepalive_script",
+           "named_version"]
 
 #: package.json pins ``bun``, whose platform package (``@oven/bun-<os>-<arch>``) holds
 #: the binary; ``npm ci`` in cdpnb's repository root installs it.
@@ -79,18 +88,24 @@ def find_bun(executable: str | os.PathLike[str] | None = None) -> str:
         f"executable= / set CDPNB_BUN")
 
 
+def named_version(info: dict[str, Any]) -> dict[str, Any]:
+    """Bun's ``/json/version`` as cdpnb shows it: Bun 1.4.5's names no version in
+    ``Browser`` (``"Bun"``); its ``User-Agent`` (``Bun/1.4.5``) does, so that is the
+    ``Browser`` cdpnb shows. What Bun said is kept as ``Browser (served)``."""
+    agent = info.get("User-Agent")
+    if not isinstance(agent, str) or not agent.startswith("Bun/"):
+        return info
+    return {**info, "Browser": agent, "Browser (served)": info.get("Browser")}
+
+
 @dataclass(kw_only=True)
 class BunProcess(LocalProcess):
     """A running ``bun --inspect`` that cdpnb started. ``cdp_url`` is its inspector's
     WebSocket (WIP, despite the name); ``close()`` ends it by its own pid."""
 
     @classmethod
-    def start(
-        cls,
-        executable: str | os.PathLike[str] | None = None,
-        extra_args: tuple[str, ...] = (),
-        timeout: float = 20.0,
-    ) -> BunProcess:
+    def start(cls, executable: Executable = None, extra_args: tuple[str, ...] = (),
+              timeout: float = 20.0) -> BunProcess:
         binary = find_bun(executable)
         # An unguessable path: the inspector answers at no other.
         path = f"cdpnb-{secrets.token_hex(8)}"
@@ -108,11 +123,7 @@ class BunProcess(LocalProcess):
             return (binary, f"--inspect=127.0.0.1:0/{path}", *ISOLATING_FLAGS,
                     f"--cwd={workdir}", *extra_args, str(script))
 
-        def listening(log_path: Path) -> tuple[str, int] | None:
-            found = _LISTENING.search(read_output(log_path))
-            return None if found is None else (found[1].decode(), int(found[2]))
-
-        started = spawn("bun", binary, build_args, listening,
+        started = spawn("bun", binary, build_args, ws_url_in_output(_LISTENING),
                         "'Listening: ws://…' in its output", timeout, env)
         ws_url, port = started.ready
         return cls.adopt(started, kind="bun", executable=binary, port=port, cdp_url=ws_url,

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from cdpnb.backends.process import LocalProcess, chosen_binary, spawn
+from cdpnb.backends.process import Executable, LocalProcess, found_binary, spawn
 from cdpnb.backends.process import _live as _live  # where tests find leftover browsers
 from cdpnb.errors import BrowserNotFound, BrowserStartError
 
@@ -93,13 +92,9 @@ def find_executable(kind: str, executable: str | os.PathLike[str] | None = None)
     if kind not in KINDS:
         raise ValueError(f"unknown browser kind {kind!r}; choose one of {', '.join(KINDS)}")
     spec = KINDS[kind]
-    chosen = chosen_binary(executable, "CDPNB_CHROMIUM")
-    if chosen is not None:
-        return chosen
-    for candidate in spec.candidates:
-        path = shutil.which(candidate)
-        if path is not None:
-            return path
+    found = found_binary(executable, "CDPNB_CHROMIUM", spec.candidates)
+    if found is not None:
+        return found
     raise BrowserNotFound(
         f"no {kind} binary found (looked for {', '.join(spec.candidates)}); install it with "
         f"`apt-get install {spec.package}`, or pass executable= / set CDPNB_CHROMIUM")
@@ -151,13 +146,8 @@ class BrowserProcess(LocalProcess):
     user_data_dir: Path
 
     @classmethod
-    def start(
-        cls,
-        kind: str,
-        executable: str | os.PathLike[str] | None = None,
-        extra_args: tuple[str, ...] = (),
-        timeout: float = 20.0,
-    ) -> BrowserProcess:
+    def start(cls, kind: str, executable: Executable = None, extra_args: tuple[str, ...] = (),
+              timeout: float = 20.0) -> BrowserProcess:
         binary = find_executable(kind, executable)
 
         # One fresh directory per launch holds the profile (and the browser's log).

@@ -15,7 +15,14 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from cdpnb.backends.process import LocalProcess, chosen_binary, read_output, spawn, uncoloured
+from cdpnb.backends.process import (
+    Executable,
+    LocalProcess,
+    chosen_binary,
+    spawn,
+    uncoloured,
+    ws_url_in_output,
+)
 from cdpnb.errors import BrowserNotFound
 
 __all__ = ["INSTALL_HINT", "DenoProcess", "find_deno", "keepalive_script"]
@@ -74,12 +81,8 @@ class DenoProcess(LocalProcess):
     of its one target; ``close()`` ends it by its own pid."""
 
     @classmethod
-    def start(
-        cls,
-        executable: str | os.PathLike[str] | None = None,
-        extra_args: tuple[str, ...] = (),
-        timeout: float = 20.0,
-    ) -> DenoProcess:
+    def start(cls, executable: Executable = None, extra_args: tuple[str, ...] = (),
+              timeout: float = 20.0) -> DenoProcess:
         binary = find_deno(executable)
         env = _environment()
 
@@ -93,11 +96,7 @@ class DenoProcess(LocalProcess):
             return (binary, "run", "--inspect=127.0.0.1:0", *ISOLATING_FLAGS, *extra_args,
                     str(script))
 
-        def listening(log_path: Path) -> tuple[str, int] | None:
-            found = _LISTENING.search(read_output(log_path))
-            return None if found is None else (found[1].decode(), int(found[2]))
-
-        started = spawn("deno", binary, build_args, listening,
+        started = spawn("deno", binary, build_args, ws_url_in_output(_LISTENING),
                         "'Debugger listening on ws://…' on stderr", timeout, env)
         ws_url, port = started.ready
         return cls.adopt(started, kind="deno", executable=binary, port=port, cdp_url=ws_url)

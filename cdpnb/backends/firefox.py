@@ -34,14 +34,13 @@ import configparser
 import json
 import os
 import re
-import shutil
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cdpnb.backends.process import LocalProcess, chosen_binary, spawn
+from cdpnb.backends.process import Executable, LocalProcess, found_binary, port_in_output, spawn
 from cdpnb.errors import BrowserNotFound, BrowserStartError
 
 __all__ = ["FIREFOX_ENV", "FIREFOX_PREFS", "FirefoxProcess", "find_firefox",
@@ -161,13 +160,9 @@ _VERSION = re.compile(r"Firefox\s+(\S+)")
 def find_firefox(executable: str | os.PathLike[str] | None = None) -> str:
     """The Firefox binary: ``executable``, ``$CDPNB_FIREFOX``, or Debian's firefox-esr;
     a missing one raises BrowserNotFound naming the package."""
-    chosen = chosen_binary(executable, ENV_VAR)
-    if chosen is not None:
-        return chosen
-    for candidate in _CANDIDATES:
-        path = shutil.which(candidate)
-        if path is not None:
-            return path
+    found = found_binary(executable, ENV_VAR, _CANDIDATES)
+    if found is not None:
+        return found
     raise BrowserNotFound(f"no firefox binary found (looked for {', '.join(_CANDIDATES)}); "
                           f"install it with `apt-get install {PACKAGE}`, or pass executable= "
                           f"/ set {ENV_VAR}")
@@ -213,12 +208,8 @@ class FirefoxProcess(LocalProcess):
     profile_dir: Path
 
     @classmethod
-    def start(
-        cls,
-        executable: str | os.PathLike[str] | None = None,
-        extra_args: tuple[str, ...] = (),
-        timeout: float = 20.0,
-    ) -> FirefoxProcess:
+    def start(cls, executable: Executable = None, extra_args: tuple[str, ...] = (),
+              timeout: float = 20.0) -> FirefoxProcess:
         binary = find_firefox(executable)
 
         def build_args(workdir: Path) -> tuple[str, ...]:
@@ -227,27 +218,20 @@ class FirefoxProcess(LocalProcess):
             (profile / "user.js").write_text(user_js())
             return firefox_command_line(binary, profile, extra_args)
 
-        def listening(log_path: Path) -> int | None:
-            found = _LISTENING.search(log_path.read_bytes())
-            return None if found is None else int(found[1])
-
         env = {**os.environ, **FIREFOX_ENV}
         # `--version` (a process of its own: 30 ms alone, 0.04–0.16 s after the port was
         # known beside a starting Firefox, 2 cores, load 5–7) runs while it starts.
         with ThreadPoolExecutor(1, thread_name_prefix="cdpnb-firefox-version") as pool:
             version = pool.submit(firefox_version, binary)
-            started = spawn("firefox", binary, build_args, listening,
+            started = spawn("firefox", binary, build_args, port_in_output(_LISTENING),
                             "'WebDriver BiDi listening on ws://127.0.0.1:…' on stderr",
                             timeout, env)
         port = started.ready
         process = cls.adopt(started, kind="firefox", executable=binary, port=port,
                             cdp_url=f"ws://127.0.0.1:{port}/session", protocol="bidi",
                             profile_dir=started.workdir / "profile")
-        try:
+        with process.closed_on_failure():
             info = version.result()
-        except BaseException:
-            process.close()
-            raise
         # Not from a BiDi session: Firefox has only one, and it is the client's.
         process.version_info = {**info, "Protocol": "WebDriver BiDi",
                                 "webSocketUrl": process.cdp_url}

@@ -2,139 +2,82 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Generator
 from dataclasses import dataclass
 from functools import partial
 from types import TracebackType
 from typing import Any
 
-from cdpnb.backends import bidi_mapper, npm, puppeteer_attach
 from cdpnb.backends.bidi_mapper import ChromiumBidiProcess
-from cdpnb.backends.bun import INSTALL_HINT as BUN_INSTALL_HINT
-from cdpnb.backends.bun import BunProcess, find_bun
-from cdpnb.backends.chromium import KINDS, BrowserProcess, chromium_version, find_executable
-from cdpnb.backends.deno import INSTALL_HINT as DENO_INSTALL_HINT
-from cdpnb.backends.deno import DenoProcess, find_deno
-from cdpnb.backends.firefox import FirefoxProcess, find_firefox
-from cdpnb.backends.lightpanda import INSTALL_HINT as LIGHTPANDA_INSTALL_HINT
-from cdpnb.backends.lightpanda import LightpandaProcess, find_lightpanda
-from cdpnb.backends.node import NodeProcess, find_node
-from cdpnb.backends.playwright_attach import INSTALL_HINT, PlaywrightAttachment
+from cdpnb.backends.clients import FrontClient, PlaywrightInFront, PuppeteerInFront
+from cdpnb.backends.kinds import (
+    BIDI_KINDS,
+    CLASSIC_KINDS,
+    LAUNCHABLE,
+    RUNTIME_KINDS,
+    WEBDRIVER_SERVER_KINDS,
+    WIP_KINDS,
+    BackendKind,
+    backend_available,
+    backend_kind,
+    kind_protocol,
+)
+from cdpnb.backends.playwright_attach import PlaywrightAttachment
 from cdpnb.backends.process import LocalProcess
 from cdpnb.backends.puppeteer_attach import PuppeteerProcess
-from cdpnb.backends.selenium_attach import INSTALL_HINT as SELENIUM_INSTALL_HINT
 from cdpnb.backends.selenium_attach import SeleniumProcess
-from cdpnb.backends.webdriver_servers import (
-    ChromedriverProcess,
-    WebKitWebDriverProcess,
-    find_chromedriver,
-    find_webkitwebdriver,
-)
-from cdpnb.backends.xvfb import find_xvfb
-from cdpnb.errors import BackendNotStarted, BrowserNotFound
+from cdpnb.backends.webdriver_servers import ChromedriverProcess, WebKitWebDriverProcess
+from cdpnb.errors import BackendNotStarted
+from cdpnb.protocol.specs import CLASSIC
 from cdpnb.runtime.closing import Closing
 from cdpnb.runtime.threads import in_own_thread
-from cdpnb.transport import Transport, get_json
+from cdpnb.transport import Transport
 from cdpnb.transport.webdriver_bidi import connect_webdriver_bidi
 
+# The kinds' names and sets live with the kinds (cdpnb.backends.kinds); importable here
+# as before.
 __all__ = ["BIDI_KINDS", "CLASSIC_KINDS", "LAUNCHABLE", "RUNTIME_KINDS", "WEBDRIVER_SERVER_KINDS",
            "WIP_KINDS", "Backend", "backend_available", "kind_protocol", "launch"]
-
-#: Every kind ``launch`` can start, in the order a probe would try them.
-LAUNCHABLE = ("chromium", "headless-shell", "chromium+playwright", "node", "deno", "bun",
-              "chromium+puppeteer", "lightpanda", "chromium+bidi", "firefox", "webkit",
-              "chromium+chromedriver", "chromium+chromedriver+bidi", "chromium+selenium")
-
-#: The kinds whose endpoint speaks WebDriver BiDi.
-BIDI_KINDS = frozenset({"chromium+bidi", "firefox", "chromium+chromedriver+bidi"})
-#: The kinds whose endpoint is a WebDriver server spoken to in WebDriver classic (HTTP).
-CLASSIC_KINDS = frozenset({"webkit", "chromium+chromedriver"})
-#: The kinds whose ``url`` is a WebDriver server (``http://127.0.0.1:PORT``) on which a
-#: client makes its session (``Backend.webdriver_capabilities``).
-WEBDRIVER_SERVER_KINDS = CLASSIC_KINDS | {"chromium+chromedriver+bidi"}
-#: The kinds whose endpoint speaks the WebKit Inspector Protocol (cdpnb.protocol.wip).
-WIP_KINDS = frozenset({"bun"})
-#: JavaScript runtimes: one target, no pages, frames or dialogs (``describe()`` says
-#: ``runtime_only``).
-RUNTIME_KINDS = frozenset({"node", "deno", "bun"})
-
-
-def kind_protocol(kind: str) -> str:
-    """What a launched ``kind``'s endpoint speaks: ``"cdp"``, ``"bidi"``, ``"wip"`` or
-    ``"classic"``; every kind in none of the sets speaks CDP."""
-    if kind in BIDI_KINDS:
-        return "bidi"
-    if kind in CLASSIC_KINDS:
-        return "classic"
-    return "wip" if kind in WIP_KINDS else "cdp"
-
-
-_WHAT = {
-    "chromium": "Debian Chromium, headless, DevTools on loopback",
-    "headless-shell": "Debian chromium-headless-shell, DevTools on loopback",
-    "chromium+playwright": "Debian Chromium with Playwright attached via connect_over_cdp and "
-                           "no dialog handler: Playwright auto-dismisses every native JS dialog "
-                           "on every page, also pages other clients create",
-    "node": "node --inspect: runtime-only, one target and no browser endpoint "
-            "(Runtime/Debugger/Profiler; Page.*, Target.*, Fetch.* answer -32601)",
-    "deno": "deno run --inspect (PyPI deno): runtime-only V8 inspector like node's, one "
-            "target and no browser endpoint (Page.*, Target.*, Fetch.* answer -32601)",
-    "bun": "bun --inspect (npm bun): runtime-only, speaks the WebKit Inspector Protocol, "
-           "not CDP (cdpnb adapts evaluate); no /json/list, no Page/Target domains",
-    "chromium+puppeteer": "Debian Chromium with npm puppeteer-core attached via "
-                          "puppeteer.connect({browserURL}) and no dialog handler: it leaves "
-                          "native JS dialogs open for whoever answers them",
-    "lightpanda": "Lightpanda (PyPI lightpanda) serving CDP on loopback, iframes loaded, "
-                  "telemetry off: one browser per connection, no site isolation, dialogs "
-                  "that never block",
-    "chromium+bidi": "chromium-bidi's WebDriver BiDi server (the mapper Puppeteer uses) over "
-                     "Debian Chromium, on loopback: a Chromium per connection's session.new; "
-                     "its default session dismisses every dialog",
-    "firefox": "Debian Firefox ESR, headless, fresh offline profile: WebDriver BiDi only "
-               "(one BiDi session per browser), on loopback",
-    "webkit": "WebKitGTK's WebKitWebDriver (Debian webkit2gtk-driver) on loopback, under an "
-              "Xvfb of cdpnb's: WebDriver classic only, a MiniBrowser per session, one "
-              "session at a time",
-    "chromium+chromedriver": "Debian chromedriver over Debian Chromium, on loopback: "
-                             "WebDriver classic, a Chromium per session",
-    "chromium+chromedriver+bidi": "Debian chromedriver over Debian Chromium, on loopback: a "
-                                  "session made over HTTP with webSocketUrl, then WebDriver "
-                                  "BiDi through chromedriver's own mapper",
-    "chromium+selenium": "Debian Chromium driven by a Selenium webdriver.Chrome session "
-                         "(Debian chromedriver, no Selenium Manager), supervised over CDP "
-                         "beside it: Selenium dismisses a dialog only when a command of its "
-                         "own meets one",
-}
-
 
 
 @dataclass
 class _Started:
-    """What one launch started: the process, and Playwright when it rides along."""
+    """What one launch started: the process, and the client in front when one rides
+    along."""
 
-    kind: str
+    spec: BackendKind
     process: LocalProcess
     started_in_s: float
-    attachment: PlaywrightAttachment | None = None
-    puppeteer: PuppeteerProcess | None = None
+    client: FrontClient | None = None
     #: ``time.monotonic()`` when the launch began.
     began: float = 0.0
+
+    @property
+    def kind(self) -> str:
+        return self.spec.name
+
+    @property
+    def attachment(self) -> PlaywrightAttachment | None:
+        """Playwright, when it is the client in front (tests look at its thread)."""
+        client = self.client
+        return client.attachment if isinstance(client, PlaywrightInFront) else None
+
+    @property
+    def puppeteer(self) -> PuppeteerProcess | None:
+        """Puppeteer's node process, when it is the client in front."""
+        client = self.client
+        return client.process if isinstance(client, PuppeteerInFront) else None
 
     def close(self) -> None:
         # The client in front lets go first, so it sees an orderly disconnect, not a
         # dead browser.
         try:
-            if self.puppeteer is not None:
-                self.puppeteer.close()
+            if self.client is not None:
+                self.client.close()
         finally:
-            try:
-                if self.attachment is not None:
-                    self.attachment.close()
-            finally:
-                self.process.close()
+            self.process.close()
 
 
 class Backend(Closing):
@@ -158,11 +101,16 @@ class Backend(Closing):
         return self._started.kind
 
     @property
+    def spec(self) -> BackendKind:
+        """What kind of backend this is: its facts (:mod:`cdpnb.backends.kinds`)."""
+        return self._started.spec
+
+    @property
     def protocol(self) -> str:
         """``"cdp"``, ``"bidi"`` (WebDriver BiDi), ``"wip"`` (the WebKit Inspector
         Protocol: ``bun``) or ``"classic"`` (WebDriver classic, over HTTP): what ``url``
-        speaks."""
-        return kind_protocol(self.kind)
+        speaks (``spec.protocol``'s name)."""
+        return self.spec.protocol.name
 
     @property
     def url(self) -> str:
@@ -253,32 +201,26 @@ class Backend(Closing):
 
     def describe(self) -> dict[str, Any]:
         """What this backend is and how it was started (for matrices and traces)."""
+        spec = self.spec
         info: dict[str, Any] = {
-            "kind": self.kind, "what": _WHAT[self.kind], "protocol": self.protocol,
+            "kind": self.kind, "what": spec.what, "protocol": self.protocol,
             "version": self.version, "executable": self.executable, "args": list(self.args),
             "url": self.url, "cdp_url": self.cdp_url, "started_in_s": round(self.started_in_s, 4),
         }
-        if self.kind in RUNTIME_KINDS:
+        if spec.runtime_only:
             info["runtime_only"] = True
-        attachment = self._started.attachment
-        if attachment is not None:
-            info["playwright"] = {"version": attachment.version,
-                                  "attached_via": "chromium.connect_over_cdp",
-                                  "dialog_handler": None}
-        puppeteer = self._started.puppeteer
-        if puppeteer is not None:
-            info["puppeteer"] = {"version": puppeteer.puppeteer_version,
-                                 "attached_via": "puppeteer.connect({browserURL})",
-                                 "dialog_handler": None, "pid": puppeteer.pid}
+        client = self._started.client
+        if client is not None:
+            info.update(client.described())
         browser = self._browser
         if isinstance(browser, ChromiumBidiProcess):
             info["chromium_bidi"] = {"version": browser.chromium_bidi_version,
                                      "browser_executable": browser.browser_executable,
                                      "browser_per": "connection (session.new)"}
-        if self.kind == "firefox":
+        if spec.one_session_per_browser:
             info["one_session_per_browser"] = True
-        if self.kind == "lightpanda":
-            info["browser_per"] = "connection"
+        if spec.browser_per is not None:
+            info["browser_per"] = spec.browser_per
         if isinstance(browser, ChromedriverProcess):
             info["chromedriver"] = {"version": browser.chromedriver_version,
                                     "browser_executable": browser.browser_executable,
@@ -297,7 +239,7 @@ class Backend(Closing):
         return info
 
     def close(self) -> None:
-        """End the backend by its pid (Playwright first) and remove its temporary
+        """End the backend by its pid (the client in front first) and remove its temporary
         directory. Idempotent; blocks for the few ms the process takes to end."""
         self._started.close()
 
@@ -338,148 +280,41 @@ class WebDriverClassicBackend(Backend):
 
 
 def _backend(started: _Started) -> Backend:
-    if started.kind == "chromium+chromedriver+bidi":
-        return WebDriverBiDiBackend(started)
-    if started.kind in CLASSIC_KINDS:
+    """The Backend for what started: a WebDriver server's makes its session over HTTP
+    when the supervisor connects (a classic one, or one with a BiDi WebSocket)."""
+    spec = started.spec
+    if not spec.webdriver_server:
+        return Backend(started)
+    if spec.protocol is CLASSIC:
         return WebDriverClassicBackend(started)
-    return Backend(started)
+    return WebDriverBiDiBackend(started)
 
 
-def backend_available(kind: str) -> str | None:
-    """None when ``kind`` can be launched here, else why not, e.g.
-    ``"not installed: apt-get install nodejs"``. Unknown kinds raise ValueError."""
-    _check_kind(kind)
-    if kind == "webkit":
-        return _missing(find_webkitwebdriver, "CDPNB_WEBKITWEBDRIVER",
-                        "apt-get install webkit2gtk-driver") \
-            or _missing(find_xvfb, "CDPNB_XVFB", "apt-get install xvfb")
-    if kind == "node":
-        return _missing(find_node, "CDPNB_NODE", "apt-get install nodejs")
-    if kind == "deno":
-        return _missing(find_deno, "CDPNB_DENO", DENO_INSTALL_HINT)
-    if kind == "bun":
-        return _missing(find_bun, "CDPNB_BUN", f"{BUN_INSTALL_HINT} (bun)")
-    if kind == "firefox":
-        return _missing(find_firefox, "CDPNB_FIREFOX", "apt-get install firefox-esr")
-    if kind == "lightpanda":
-        return _missing(find_lightpanda, "CDPNB_LIGHTPANDA", LIGHTPANDA_INSTALL_HINT)
-    browser = kind if kind in KINDS else "chromium"
-    reason = _missing(partial(find_executable, browser), "CDPNB_CHROMIUM",
-                      f"apt-get install {KINDS[browser].package}")
-    if reason is None and kind == "chromium+playwright" and \
-            importlib.util.find_spec("playwright") is None:
-        reason = f"not installed: {INSTALL_HINT}"
-    if reason is None and ("chromedriver" in kind or kind == "chromium+selenium"):
-        reason = _missing(find_chromedriver, "CDPNB_CHROMEDRIVER",
-                          "apt-get install chromium-driver")
-    if reason is None and kind == "chromium+selenium" and \
-            importlib.util.find_spec("selenium") is None:
-        reason = f"not installed: {SELENIUM_INSTALL_HINT}"
-    packages = _NPM_PACKAGES.get(kind)
-    if reason is None and packages is not None:
-        reason = _missing(find_node, "CDPNB_NODE", "apt-get install nodejs")
-        absent = npm.missing(packages)
-        if reason is None and absent:
-            reason = f"not installed: {npm.INSTALL_HINT} ({', '.join(absent)})"
-    return reason
-
-
-#: The npm packages (package.json) each node-backed kind runs.
-_NPM_PACKAGES = {"chromium+puppeteer": puppeteer_attach.PACKAGES,
-                 "chromium+bidi": bidi_mapper.PACKAGES}
-
-
-def _bun_version(info: dict[str, Any]) -> dict[str, Any]:
-    """Bun 1.4.5's ``/json/version`` names no version in ``Browser`` (``"Bun"``); its
-    ``User-Agent`` (``Bun/1.4.5``) does, so that is the ``Browser`` cdpnb shows. What
-    Bun said is kept as ``Browser (served)``."""
-    agent = info.get("User-Agent")
-    if not isinstance(agent, str) or not agent.startswith("Bun/"):
-        return info
-    return {**info, "Browser": agent, "Browser (served)": info.get("Browser")}
-
-
-def _missing(find: Callable[[], str], env_var: str, install: str) -> str | None:
-    try:
-        find()
-    except BrowserNotFound as exc:
-        # A wrong override is a different problem from a missing package: say which.
-        return str(exc) if os.environ.get(env_var) else f"not installed: {install}"
-    return None
-
-
-def _check_kind(kind: str) -> None:
-    if kind not in LAUNCHABLE:
-        raise ValueError(f"unknown backend kind {kind!r}; choose one of {', '.join(LAUNCHABLE)}")
-
-
-def _start(kind: str, executable: str | os.PathLike[str] | None, args: tuple[str, ...],
-           timeout: float) -> _Started:
+def _start(spec: BackendKind, executable: str | os.PathLike[str] | None,
+           args: tuple[str, ...], timeout: float) -> _Started:
     """Start the backend and read what it is; blocking, so async callers use a thread."""
     began = time.monotonic()
-    attachment = None
+    client: FrontClient | None = None
     process: LocalProcess | None = None
-    puppeteer = None
     try:
-        if kind == "node":
-            process = NodeProcess.start(executable, args, timeout)
-        elif kind == "deno":
-            process = DenoProcess.start(executable, args, timeout)
-        elif kind == "bun":
-            process = BunProcess.start(executable, args, timeout)
-        elif kind == "firefox":
-            # (its version read while it starts: FirefoxProcess.start)
-            process = FirefoxProcess.start(executable, args, timeout)
-        elif kind == "chromium+bidi":
-            bidi = ChromiumBidiProcess.start(executable, args, timeout)
-            process = bidi
-            # No session.new either: each one launches a Chromium of its own.
-            bidi.version_info = {"Browser": chromium_version(bidi.browser_executable),
-                                 "chromium-bidi": bidi.chromium_bidi_version,
-                                 "Protocol": "WebDriver BiDi", "webSocketUrl": bidi.cdp_url}
-        elif kind == "lightpanda":
-            process = LightpandaProcess.start(executable, args, timeout)
-        elif kind == "webkit":
-            process = WebKitWebDriverProcess.start(executable, args, timeout)
-        elif kind in ("chromium+chromedriver", "chromium+chromedriver+bidi"):
-            process = ChromedriverProcess.start(
-                executable, args, timeout, kind=kind,
-                protocol="bidi" if kind in BIDI_KINDS else "classic")
-        elif kind == "chromium+selenium":
-            process = SeleniumProcess.start(executable, args, timeout)
-        elif kind == "chromium+puppeteer":
-            # Missing npm packages or node fail before a browser is started.
-            npm.require(puppeteer_attach.PACKAGES)
-            find_node()
-            process = BrowserProcess.start("chromium", executable, args, timeout)
-        elif kind == "chromium+playwright":
-            find_executable("chromium", executable)  # a missing browser fails before the driver
-            # Playwright's driver boots while Chromium starts: ~0.6 s each on their own.
-            attachment = PlaywrightAttachment(timeout)
-            process = BrowserProcess.start("chromium", executable, args, timeout)
-        else:
-            process = BrowserProcess.start(kind, executable, args, timeout)
-        if kind not in BIDI_KINDS | WEBDRIVER_SERVER_KINDS | {"chromium+selenium"}:
-            process.version_info = get_json(process.http_url + "/json/version")
-        if kind == "bun":
-            process.version_info = _bun_version(process.version_info)
-        if kind == "lightpanda":
-            # Its own word for where to connect (today ws://127.0.0.1:PORT/).
+        if spec.client is not None:
+            client = spec.client(executable, timeout)
+        process = spec.start(executable, args, timeout)
+        if spec.read_version is not None:
+            process.version_info = spec.read_version(process)
+        if spec.url_from_version:
+            # Its own word for where to connect (Lightpanda's today: ws://127.0.0.1:PORT/).
             process.cdp_url = str(process.version_info.get("webSocketDebuggerUrl")
                                   or process.cdp_url)
-        if attachment is not None:
-            attachment.connect(process.http_url)
-        if kind == "chromium+puppeteer":
-            puppeteer = PuppeteerProcess.attach(process.http_url, process.port, timeout)
+        if client is not None:
+            client.attach(process)
     except BaseException:
-        if puppeteer is not None:
-            puppeteer.close()
-        if attachment is not None:
-            attachment.close()
+        if client is not None:
+            client.close()
         if process is not None:
             process.close()
         raise
-    return _Started(kind, process, time.monotonic() - began, attachment, puppeteer, began)
+    return _Started(spec, process, time.monotonic() - began, client, began)
 
 
 class launch:
@@ -518,10 +353,10 @@ class launch:
         args: tuple[str, ...] | list[str] = (),
         timeout: float = 20.0,
     ) -> None:
-        _check_kind(kind)
+        self.spec = backend_kind(kind)
         if isinstance(args, str) or not all(isinstance(a, str) for a in args):
             raise TypeError(f"args must be a list of flag strings, got {args!r}")
-        self.kind = kind
+        self.kind = self.spec.name
         self.executable = executable
         self.args = tuple(args)
         self.timeout = timeout
@@ -538,7 +373,7 @@ class launch:
         return self.backend.cdp_url
 
     def start_blocking(self) -> Backend:
-        self.backend = _backend(_start(self.kind, self.executable, self.args, self.timeout))
+        self.backend = _backend(_start(self.spec, self.executable, self.args, self.timeout))
         return self.backend
 
     def close_blocking(self) -> None:
@@ -550,7 +385,7 @@ class launch:
         # Not a daemon: at interpreter exit Python waits for a start to finish, and then
         # the atexit handlers end what it started; a cancelled start closes it itself.
         started = await in_own_thread(
-            partial(_start, self.kind, self.executable, self.args, self.timeout),
+            partial(_start, self.spec, self.executable, self.args, self.timeout),
             name=f"cdpnb-launch-{self.kind}", orphan=_Started.close, daemon=False)
         self.backend = _backend(started)
         return self.backend

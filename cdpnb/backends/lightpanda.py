@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from cdpnb.backends.process import LocalProcess, chosen_binary, read_output, spawn
+from cdpnb.backends.process import Executable, LocalProcess, chosen_binary, port_in_output, spawn
 from cdpnb.errors import BrowserNotFound
 
 __all__ = ["INSTALL_HINT", "LIGHTPANDA_ARGS", "LightpandaProcess", "find_lightpanda"]
@@ -64,23 +64,15 @@ class LightpandaProcess(LocalProcess):
     """A running ``lightpanda serve`` that cdpnb started; ``close()`` ends it by its pid."""
 
     @classmethod
-    def start(
-        cls,
-        executable: str | os.PathLike[str] | None = None,
-        extra_args: tuple[str, ...] = (),
-        timeout: float = 20.0,
-    ) -> LightpandaProcess:
+    def start(cls, executable: Executable = None, extra_args: tuple[str, ...] = (),
+              timeout: float = 20.0) -> LightpandaProcess:
         binary = find_lightpanda(executable)
 
         def build_args(workdir: Path) -> tuple[str, ...]:
             return (binary, *LIGHTPANDA_ARGS, *extra_args)
 
-        def listening(log_path: Path) -> int | None:
-            found = _LISTENING.search(read_output(log_path))
-            return None if found is None else int(found[1])
-
         env = {**os.environ, **LIGHTPANDA_ENV}
-        started = spawn("lightpanda", binary, build_args, listening,
+        started = spawn("lightpanda", binary, build_args, port_in_output(_LISTENING),
                         "'server running address=127.0.0.1:…' on stderr", timeout, env)
         port = started.ready
         # The real endpoint (with its path) comes from /json/version, read by launch.

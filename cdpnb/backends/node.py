@@ -10,11 +10,17 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from cdpnb.backends.process import LocalProcess, chosen_binary, read_output, spawn, uncoloured
+from cdpnb.backends.process import (
+    Executable,
+    LocalProcess,
+    found_binary,
+    spawn,
+    uncoloured,
+    ws_url_in_output,
+)
 from cdpnb.errors import BrowserNotFound
 
 __all__ = ["NodeProcess", "find_node", "keepalive_script"]
@@ -46,14 +52,11 @@ _LISTENING = re.compile(rb"Debugger listening on (ws://127\.0\.0\.1:(\d+)/[0-9a-
 def find_node(executable: str | os.PathLike[str] | None = None) -> str:
     """The node binary: ``executable``, ``$CDPNB_NODE``, or ``node`` on PATH; a missing
     one raises BrowserNotFound naming the Debian package."""
-    chosen = chosen_binary(executable, "CDPNB_NODE")
-    if chosen is not None:
-        return chosen
-    path = shutil.which("node")
-    if path is None:
+    found = found_binary(executable, "CDPNB_NODE", ("node",))
+    if found is None:
         raise BrowserNotFound("no node binary found on PATH; install it with "
                               "`apt-get install nodejs`, or pass executable= / set CDPNB_NODE")
-    return path
+    return found
 
 
 @dataclass(kw_only=True)
@@ -62,12 +65,8 @@ class NodeProcess(LocalProcess):
     its one target; ``close()`` ends it by its own pid."""
 
     @classmethod
-    def start(
-        cls,
-        executable: str | os.PathLike[str] | None = None,
-        extra_args: tuple[str, ...] = (),
-        timeout: float = 20.0,
-    ) -> NodeProcess:
+    def start(cls, executable: Executable = None, extra_args: tuple[str, ...] = (),
+              timeout: float = 20.0) -> NodeProcess:
         binary = find_node(executable)
         # NODE_OPTIONS from the caller's environment (a second --inspect, a --require)
         # would change what is being studied, or fight over the inspector.
@@ -79,11 +78,7 @@ class NodeProcess(LocalProcess):
             return (binary, "--inspect=127.0.0.1:0", *extra_args, "-e",
                     keepalive_script(os.getpid()))
 
-        def listening(log_path: Path) -> tuple[str, int] | None:
-            found = _LISTENING.search(read_output(log_path))
-            return None if found is None else (found[1].decode(), int(found[2]))
-
-        started = spawn("node", binary, build_args, listening,
+        started = spawn("node", binary, build_args, ws_url_in_output(_LISTENING),
                         "'Debugger listening on ws://…' on stderr", timeout, env)
         ws_url, port = started.ready
         return cls.adopt(started, kind="node", executable=binary, port=port, cdp_url=ws_url)

@@ -22,7 +22,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, NamedTuple, Self, TypeVar
@@ -30,9 +30,10 @@ from typing import Any, Generic, NamedTuple, Self, TypeVar
 from cdpnb.backends import reaper
 from cdpnb.errors import BrowserNotFound, BrowserStartError
 
-__all__ = ["OWNER_FILE", "WORKDIR_PREFIX", "LocalProcess", "Reaper", "Spawned",
-           "chosen_binary", "guard_started", "new_workdir", "read_output", "spawn",
-           "sweep_stale_workdirs", "uncoloured", "without_ansi"]
+__all__ = ["OWNER_FILE", "WORKDIR_PREFIX", "Executable", "LocalProcess", "Reaper", "Spawned",
+           "chosen_binary", "found_binary", "guard_started", "new_workdir", "port_in_output",
+           "read_output", "spawn", "sweep_stale_workdirs", "uncoloured", "without_ansi",
+           "ws_url_in_output"]
 
 #: In each work directory: who owns it and which process group lives in it (JSON).
 OWNER_FILE = "cdpnb-owner.json"
@@ -40,6 +41,9 @@ OWNER_FILE = "cdpnb-owner.json"
 WORKDIR_PREFIX = "cdpnb-"
 
 T = TypeVar("T")
+#: What a backend's ``start`` takes as ``executable``: a binary the caller chose, or None
+#: for the environment variable's, else the one found on this machine.
+Executable = str | os.PathLike[str] | None
 log = logging.getLogger("cdpnb.backends")
 
 #: Terminal escape sequences: CSI (colours: ``ESC [ … final``), OSC (hyperlinks,
@@ -63,6 +67,24 @@ def read_output(log_path: Path) -> bytes:
     looked for in, so a program that colours it anyway (its environment is not the only
     say it has) is still understood."""
     return without_ansi(log_path.read_bytes())
+
+
+def port_in_output(banner: re.Pattern[bytes]) -> Callable[[Path], int | None]:
+    """A ``ready`` for :func:`spawn`: the port ``banner``'s first group names in the
+    program's output (escapes removed), once it is there."""
+    def port(log_path: Path) -> int | None:
+        found = banner.search(read_output(log_path))
+        return None if found is None else int(found[1])
+    return port
+
+
+def ws_url_in_output(banner: re.Pattern[bytes]) -> Callable[[Path], tuple[str, int] | None]:
+    """A ``ready`` for :func:`spawn`: the WebSocket URL (``banner``'s first group) and
+    port (its second) the program's inspector printed once it listens."""
+    def ws_url(log_path: Path) -> tuple[str, int] | None:
+        found = banner.search(read_output(log_path))
+        return None if found is None else (found[1].decode(), int(found[2]))
+    return ws_url
 
 
 def uncoloured(env: Mapping[str, str]) -> dict[str, str]:
@@ -135,6 +157,17 @@ class LocalProcess:
             _live[started.process.pid] = adopted
         return adopted
 
+    @contextlib.contextmanager
+    def closed_on_failure(self) -> Iterator[Self]:
+        """Within it, a failure (also KeyboardInterrupt) ends the process and removes its
+        work dir before it propagates: for what a start still reads once the process is
+        adopted (its version), so a failed start leaves nothing running."""
+        try:
+            yield self
+        except BaseException:
+            self.close()
+            raise
+
     def close(self) -> None:
         """End the process by its pid and remove its work directory. Idempotent.
 
@@ -171,6 +204,16 @@ def chosen_binary(executable: str | os.PathLike[str] | None, env_var: str) -> st
         raise BrowserNotFound(f"{source} names {os.fspath(chosen)!r}, which is not an "
                               "executable file")
     return path
+
+
+def found_binary(executable: Executable, env_var: str, candidates: tuple[str, ...]) -> str | None:
+    """The binary the caller chose (:func:`chosen_binary`), else the first of
+    ``candidates`` found (a path, or a name looked up on PATH); None when none is, for
+    the caller to say how to install it."""
+    chosen = chosen_binary(executable, env_var)
+    if chosen is not None:
+        return chosen
+    return next((path for path in map(shutil.which, candidates) if path is not None), None)
 
 
 class Spawned(NamedTuple, Generic[T]):

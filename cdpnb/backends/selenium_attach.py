@@ -21,14 +21,20 @@ from __future__ import annotations
 
 import contextlib
 import importlib.metadata
-import os
 import time
 from dataclasses import dataclass
 from typing import Any
 
 from cdpnb.backends import reaper
 from cdpnb.backends.chromium import find_executable, merged_flags
-from cdpnb.backends.process import LocalProcess, Reaper, Spawned, guard_started, new_workdir
+from cdpnb.backends.process import (
+    Executable,
+    LocalProcess,
+    Reaper,
+    Spawned,
+    guard_started,
+    new_workdir,
+)
 from cdpnb.backends.webdriver_servers import (
     CHROMEDRIVER_CHROMIUM_FLAGS,
     chromedriver_version,
@@ -64,8 +70,8 @@ class SeleniumProcess(LocalProcess):
     chromedriver_version: str
 
     @classmethod
-    def start(cls, executable: str | os.PathLike[str] | None = None,
-              extra_args: tuple[str, ...] = (), timeout: float = 20.0) -> SeleniumProcess:
+    def start(cls, executable: Executable = None, extra_args: tuple[str, ...] = (),
+              timeout: float = 20.0) -> SeleniumProcess:
         browser = find_executable("chromium", executable)
         chromedriver = find_chromedriver()
         try:

@@ -42,7 +42,6 @@ import json
 import logging
 import os
 import re
-import shutil
 import subprocess
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -52,7 +51,14 @@ from typing import Any
 
 from cdpnb.backends.chromium import CHROMIUM_FLAGS, chromium_version, find_executable, merged_flags
 from cdpnb.backends.listeners import listeners
-from cdpnb.backends.process import OWNER_FILE, LocalProcess, chosen_binary, spawn
+from cdpnb.backends.process import (
+    OWNER_FILE,
+    Executable,
+    LocalProcess,
+    found_binary,
+    port_in_output,
+    spawn,
+)
 from cdpnb.backends.xvfb import XvfbProcess
 from cdpnb.errors import BrowserNotFound, BrowserStartError
 
@@ -90,14 +96,10 @@ class _Program:
     package: str
     env_var: str
 
-    def find(self, executable: str | os.PathLike[str] | None) -> str:
-        chosen = chosen_binary(executable, self.env_var)
-        if chosen is not None:
-            return chosen
-        for candidate in self.candidates:
-            path = shutil.which(candidate)
-            if path is not None:
-                return path
+    def find(self, executable: Executable) -> str:
+        found = found_binary(executable, self.env_var, self.candidates)
+        if found is not None:
+            return found
         raise BrowserNotFound(
             f"no {self.name} found (looked for {', '.join(self.candidates)}); install it "
             f"with `apt-get install {self.package}`, or set {self.env_var}")
@@ -144,6 +146,8 @@ def webkit_version(driver: str) -> str:
     return f"WebKitGTK/{version}" if version else ""
 
 
+#: chromedriver's word that it listens, on stdout: the port it chose.
+_STARTED = port_in_output(re.compile(rb"started successfully on port (\d+)"))
 _CHROMEDRIVER_VERSION = re.compile(r"ChromeDriver\s+(\d[\d.]*)")
 
 
@@ -194,8 +198,8 @@ class WebKitWebDriverProcess(LocalProcess):
         return {"unhandledPromptBehavior": "ignore"}
 
     @classmethod
-    def start(cls, executable: str | os.PathLike[str] | None = None,
-              extra_args: tuple[str, ...] = (), timeout: float = 20.0) -> WebKitWebDriverProcess:
+    def start(cls, executable: Executable = None, extra_args: tuple[str, ...] = (),
+              timeout: float = 20.0) -> WebKitWebDriverProcess:
         binary = find_webkitwebdriver(executable)
         with ThreadPoolExecutor(1, thread_name_prefix="cdpnb-webkit-version") as pool:
             version = pool.submit(webkit_version, binary)
@@ -259,10 +263,9 @@ class ChromedriverProcess(LocalProcess):
                 "goog:chromeOptions": {"binary": self.browser_executable, "args": args}}
 
     @classmethod
-    def start(cls, executable: str | os.PathLike[str] | None = None,
-              extra_args: tuple[str, ...] = (), timeout: float = 20.0, *,
-              kind: str = "chromium+chromedriver", protocol: str = "classic",
-              chromedriver: str | os.PathLike[str] | None = None) -> ChromedriverProcess:
+    def start(cls, executable: Executable = None, extra_args: tuple[str, ...] = (),
+              timeout: float = 20.0, *, kind: str = "chromium+chromedriver",
+              protocol: str = "classic", chromedriver: Executable = None) -> ChromedriverProcess:
         """``executable`` is the browser's (as for kind ``chromium``), ``extra_args`` its
         flags; ``chromedriver`` the driver's (else ``$CDPNB_CHROMEDRIVER``)."""
         browser = find_executable("chromium", executable)
@@ -272,15 +275,11 @@ class ChromedriverProcess(LocalProcess):
         def build_args(workdir: Path) -> tuple[str, ...]:
             return (binary, "--port=0", f"--log-path={workdir / 'chromedriver.log'}")
 
-        def listening(log_path: Path) -> int | None:
-            found = re.search(rb"started successfully on port (\d+)", log_path.read_bytes())
-            return None if found is None else int(found[1])
-
         with ThreadPoolExecutor(2, thread_name_prefix="cdpnb-chromedriver-version") as pool:
             driver_version = pool.submit(chromedriver_version, binary)
             browser_version = pool.submit(chromium_version, browser)
             try:
-                started = spawn(kind, binary, build_args, listening,
+                started = spawn(kind, binary, build_args, _STARTED,
                                 "'ChromeDriver was started successfully on port …' on stdout",
                                 timeout)
             except BrowserStartError as exc:
@@ -288,7 +287,7 @@ class ChromedriverProcess(LocalProcess):
                     raise
                 log.info("cdpnb: chromedriver could not bind its port (\"%s\"); starting it "
                          "once more, on a new port", PORT_TAKEN)
-                started = spawn(kind, binary, build_args, listening,
+                started = spawn(kind, binary, build_args, _STARTED,
                                 "'ChromeDriver was started successfully on port …' on stdout",
                                 timeout)
         port = started.ready
@@ -296,11 +295,8 @@ class ChromedriverProcess(LocalProcess):
         process = cls.adopt(started, kind=kind, executable=binary, port=port, cdp_url=url,
                             protocol=protocol, browser_executable=browser, chromium_args=flags,
                             chromedriver_version=driver_version.result())
-        try:
+        with process.closed_on_failure():
             process.version_info = {"Browser": browser_version.result(),
                                     "chromedriver": process.chromedriver_version,
                                     "Protocol": "WebDriver " + protocol}
-        except BrowserStartError:
-            process.close()
-            raise
         return process

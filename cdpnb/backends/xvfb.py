@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from cdpnb.backends.process import LocalProcess, chosen_binary, spawn
+from cdpnb.backends.process import Executable, LocalProcess, found_binary, spawn
 from cdpnb.errors import BrowserNotFound
 
 __all__ = ["PACKAGE", "XvfbProcess", "find_xvfb"]
@@ -33,13 +32,9 @@ SCREEN = "1280x1024x24"
 def find_xvfb(executable: str | os.PathLike[str] | None = None) -> str:
     """Xvfb: ``executable``, ``$CDPNB_XVFB``, or Debian's; BrowserNotFound naming the
     package when there is none."""
-    chosen = chosen_binary(executable, ENV_VAR)
-    if chosen is not None:
-        return chosen
-    for candidate in _CANDIDATES:
-        path = shutil.which(candidate)
-        if path is not None:
-            return path
+    found = found_binary(executable, ENV_VAR, _CANDIDATES)
+    if found is not None:
+        return found
     raise BrowserNotFound(f"no Xvfb found (looked for {', '.join(_CANDIDATES)}); install it "
                           f"with `apt-get install {PACKAGE}`, or set {ENV_VAR}")
 
@@ -52,8 +47,7 @@ class XvfbProcess(LocalProcess):
     display: str
 
     @classmethod
-    def start(cls, executable: str | os.PathLike[str] | None = None,
-              timeout: float = 20.0) -> XvfbProcess:
+    def start(cls, executable: Executable = None, timeout: float = 20.0) -> XvfbProcess:
         binary = find_xvfb(executable)
 
         def build_args(workdir: Path) -> tuple[str, ...]:

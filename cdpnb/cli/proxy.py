@@ -19,6 +19,7 @@ from cdpnb.cli.counts import count
 from cdpnb.cli.live import _run_until_stopped, _stop_on_signals, command_parser
 from cdpnb.cli.status import DIVERGED, FAILED, OK
 from cdpnb.errors import CdpnbError
+from cdpnb.protocol import protocol_spec
 from cdpnb.proxy import FaultRuleError, Proxy, parse_faults, proxy
 from cdpnb.proxy.faults import RULE_SHAPES
 from cdpnb.trace import TraceFormatError
@@ -89,7 +90,9 @@ async def _serve(args: argparse.Namespace) -> int:
         output.err().print(f"cdpnb proxy: cannot serve {what}: {output.reason(exc)}",
                            style="red")
         return FAILED
-    first = px.ws_url if px.protocol == "bidi" else px.url
+    # The address a client of its protocol is given: HTTP where it discovers or speaks
+    # HTTP, else (WebDriver BiDi) the WebSocket.
+    first = px.url if protocol_spec(px.protocol).clients_start_at_http else px.ws_url
     info = {"url": first, "ws_url": px.ws_url, "protocol": px.protocol, "mode": px.mode,
             "record": str(args.record) if args.record else None}
     if args.json:

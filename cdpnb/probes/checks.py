@@ -38,6 +38,7 @@ from cdpnb.probes.basics import (
     within,
 )
 from cdpnb.probes.page_checks import LATE_MS, fill, screenshot, wait_for_selector
+from cdpnb.protocol import protocol_spec
 from cdpnb.state import BrowserState, DialogRecord, PendingDialog, build_frame_tree
 from cdpnb.state.engines import NON_BLOCKING
 from cdpnb.supervisor import Supervisor
@@ -99,13 +100,9 @@ LATER = "window.__r = 'unset'; setTimeout(() => {{ window.__r = {0}; }}); 0"
 ANSWER_AFTER_S = 0.05
 #: How long a check waits for a dialog to show up.
 DIALOG_WAIT_S = 3.0
-#: The event that announces a dialog, by protocol (for "none came" reasons).
 #: How a dialog check's detail starts when the dialog was seen and answered but its
 #: protocol names no frame for it (WebDriver classic): the matrix says it in words.
 FRAME_UNKNOWN = "seen, frame unknown"
-
-_OPENING = {"cdp": "Page.javascriptDialogOpening", "bidi": "browsingContext.userPromptOpened",
-            "classic": "message from GET /alert/text"}
 
 #: Check names that changed meaning (and name) when the checks stopped requiring
 #: out-of-process iframes: old name -> new name (campaign scenarios accept the old).
@@ -190,9 +187,9 @@ async def frames_complete(sup: Supervisor, site: Site) -> Outcome:
 async def site_isolation(sup: Supervisor, site: Site) -> Outcome:
     """How the engine runs cross-site frames: a finding, not a capability."""
     ids = await frame_ids(sup, site)
-    if sup.protocol in ("bidi", "classic"):
-        name = "WebDriver BiDi" if sup.protocol == "bidi" else "WebDriver classic"
-        return ("ok", f"unknown: {name} does not say which frames run out of process",
+    spec = protocol_spec(sup.protocol)
+    if not spec.reports_site_isolation:
+        return ("ok", f"unknown: {spec.title} does not say which frames run out of process",
                 "unknown")
     state = sup.state
     own = [state.frames[ids[name]].is_oopif
@@ -292,6 +289,7 @@ def dialog_check(kind: str, frame: str, via: str) -> Driver:
 
     async def drive(sup: Supervisor, site: Site) -> Outcome:
         ids = await frame_ids(sup, site)
+        spec = protocol_spec(sup.protocol)
         frame_id = ids[frame]
         mark = sup.state.dialog_seq
         began = time.monotonic()
@@ -299,14 +297,14 @@ def dialog_check(kind: str, frame: str, via: str) -> Driver:
         try:
             dialog = await _next_dialog(sup, mark)
         except CdpnbError:
-            return ("fail", f"no dialog seen: no {_OPENING[sup.protocol]} within "
+            return ("fail", f"no dialog seen: no {spec.dialog_seen_by or 'dialog'} within "
                     f"{within(DIALOG_WAIT_S):g} s", None)
         seen_ms = (time.monotonic() - began) * 1000
         if dialog.via != via:
             return "partial", f"seen via {dialog.via}, not {via}", seen_ms
         # WebDriver classic names no frame for a dialog (None): seen, frame unknown; it
         # is still answered, and what page JS got says whether the answer reached it.
-        frame_unknown = dialog.frame_id is None and sup.protocol == "classic"
+        frame_unknown = dialog.frame_id is None and not spec.knows_dialog_frame
         if dialog.frame_id != frame_id and not frame_unknown:
             return "partial", f"seen with frame_id {dialog.frame_id}, not {frame_id}", seen_ms
         missed, outcome = await _answer(sup, dialog, seen_ms, action, text)
@@ -317,7 +315,7 @@ def dialog_check(kind: str, frame: str, via: str) -> Driver:
             return ("partial", f"answered, but page JS got {got!r}, expected {expected!r}",
                     outcome)
         if frame_unknown:
-            return ("partial", f"{FRAME_UNKNOWN} (WebDriver classic names no frame for a "
+            return ("partial", f"{FRAME_UNKNOWN} ({spec.title} names no frame for a "
                     f"dialog) and answered (closed {outcome.open_ms:.0f} ms after it "
                     f"opened); page JS got {got[1]!r}", outcome)
         return ("ok", f"seen with its frame and answered (closed {outcome.open_ms:.0f} ms "
@@ -334,14 +332,15 @@ _CLICK = [{"type": "pointer", "id": "cdpnb-probe-mouse", "actions": [
 
 async def user_activation(sup: Supervisor) -> str:
     """Give the page a user activation, the way its protocol can; says how."""
-    if sup.protocol == "bidi":
+    gesture = protocol_spec(sup.protocol).user_gesture
+    if gesture == "pointer-actions":
         # Measured: Firefox ESR 153 asks beforeunload only after real input (a
         # script.evaluate with userActivation: true is not enough); chromium-bidi 17
         # takes either, so both get the click.
         await sup.bidi("input.performActions",
                        {"context": sup.page_target_id, "actions": _CLICK})
         return "a click (input.performActions)"
-    if sup.protocol == "classic":
+    if gesture == "element-click":
         # (WebDriver classic has no user gesture for a script: a click on the page.)
         await sup.click(selector="body", timeout=within(5))
         return "a click (element click)"
@@ -373,8 +372,9 @@ async def _answer_beforeunload(sup: Supervisor, how: str, mark: int, began: floa
     if (not seen.done() and leaving.exception() is None
             and _dialog_after(sup.state, mark) is None):
         # Gone without asking: no dialog can come for a page that is no more.
-        why = (" (WebDriver classic never shows one: the browser accepts it itself)"
-               if sup.protocol == "classic" else "")
+        spec = protocol_spec(sup.protocol)
+        why = (f" ({spec.title} never shows one: the browser accepts it itself)"
+               if not spec.shows_beforeunload else "")
         return ("fail", f"no beforeunload dialog after {how}: the navigation went on{why}",
                 None)
     try:
@@ -461,10 +461,12 @@ async def csp_fallback(sup: Supervisor, site: Site) -> Outcome:
 async def https_bridge(sup: Supervisor, site: Site) -> Outcome:
     """On an https page the bridge must call an https URL (mixed content otherwise)."""
     needs_page(sup)
-    if sup.protocol == "bidi":
-        return ("fail", "cannot accept the probe's self-signed certificate: over WebDriver "
-                "BiDi that is session.new's acceptInsecureCerts, which the supervisor does "
-                "not ask for", None)
+    spec = protocol_spec(sup.protocol)
+    if not spec.ignores_certificate_errors_live:
+        new_session = spec.session_command or "New Session"
+        return ("fail", f"cannot accept the probe's self-signed certificate: over "
+                f"{spec.title} that is {new_session}'s acceptInsecureCerts, which the "
+                "supervisor does not ask for", None)
     try:
         await sup.cdp("Security.setIgnoreCertificateErrors", {"ignore": True}, browser=True)
     except CdpnbError as exc:
@@ -494,29 +496,29 @@ async def https_bridge(sup: Supervisor, site: Site) -> Outcome:
 ROUND_TRIPS = 30
 
 
+#: How each protocol's round-trip command (``ProtocolSpec.round_trip``) evaluates '1',
+#: as sent through the supervisor's raw call for it.
+_ROUND_TRIP_SENDS: dict[str, Callable[[Supervisor], Awaitable[dict[str, Any]]]] = {
+    "Runtime.evaluate": lambda sup: sup.cdp("Runtime.evaluate", {"expression": "1"}),
+    "script.evaluate": lambda sup: sup.bidi("script.evaluate", {
+        "expression": "1", "target": {"context": sup.page_target_id},
+        "awaitPromise": False}),
+    "classic.executeScript": lambda sup: sup.classic(
+        "classic.executeScript", {"script": "return 1", "args": []}),
+}
+
+
 async def command_round_trip(sup: Supervisor, site: Site) -> Outcome:
     """The raw protocol round trip: no value conversion, no frame lookup."""
-    if sup.protocol == "bidi":
-        params = {"expression": "1", "target": {"context": sup.page_target_id},
-                  "awaitPromise": False}
-
-        def send() -> Awaitable[dict[str, Any]]:
-            return sup.bidi("script.evaluate", params)
-        method = "script.evaluate"
-    elif sup.protocol == "classic":
-        def send() -> Awaitable[dict[str, Any]]:
-            return sup.classic("classic.executeScript", {"script": "return 1", "args": []})
-        method = "execute/sync"
-    else:
-        def send() -> Awaitable[dict[str, Any]]:
-            return sup.cdp("Runtime.evaluate", {"expression": "1"})
-        method = "Runtime.evaluate"
+    spec = protocol_spec(sup.protocol)
+    send = _ROUND_TRIP_SENDS[spec.round_trip]
     samples = []
     for _ in range(ROUND_TRIPS):
         began = time.perf_counter()
-        await send()
+        await send(sup)
         samples.append((time.perf_counter() - began) * 1000)
-    return "ok", f"median of {len(samples)} {method}('1') round trips", Latency(samples)
+    return ("ok", f"median of {len(samples)} {spec.round_trip_named}('1') round trips",
+            Latency(samples))
 
 
 async def debugger_round_trip(sup: Supervisor, site: Site) -> Outcome:
@@ -524,9 +526,9 @@ async def debugger_round_trip(sup: Supervisor, site: Site) -> Outcome:
     runtime writes a ``Debugger.scriptParsed`` event before each reply (node 20, Deno
     2.9.8: on a socket without TCP_NODELAY, which a client that delays its ACK waits
     44 ms for; cdpnb acknowledges at once, ``cdpnb.transport.wire``)."""
-    if sup.protocol in ("bidi", "classic"):
-        name = "WebDriver BiDi" if sup.protocol == "bidi" else "WebDriver classic"
-        raise NotSupported(f"no Debugger domain over {name}")
+    spec = protocol_spec(sup.protocol)
+    if not spec.debugger_domain:
+        raise NotSupported(f"no Debugger domain over {spec.title}")
     await sup.cdp("Debugger.enable")
     try:
         samples = []

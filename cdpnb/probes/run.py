@@ -41,7 +41,7 @@ from cdpnb.probes.expected import EXPECTED, engine_kind, expected_status, race_b
 from cdpnb.probes.progress import Progress, progress_for
 from cdpnb.probes.server import ScenarioServer
 from cdpnb.probes.specs import BackendSpec, parse_backend
-from cdpnb.protocol import Note
+from cdpnb.protocol import PROTOCOL_SPECS, Note, protocol_spec, recorded_protocol
 from cdpnb.protocol.credentials import redact_url
 from cdpnb.runtime.waits import wait_for
 from cdpnb.supervisor import Supervisor
@@ -82,8 +82,8 @@ STATUSES = ("ok", "partial", "fail")
 #: shows them), or backends (a typed column per capability).
 MatrixRows = Literal["capability", "backend"]
 #: What a backend's endpoint speaks: the matrix's ``protocol`` column (``wip``: the
-#: WebKit Inspector Protocol, Bun's; ``classic``: WebDriver classic).
-PROTOCOLS = ("cdp", "bidi", "wip", "classic")
+#: WebKit Inspector Protocol, Bun's; ``classic``: WebDriver classic), the specs' names.
+PROTOCOLS: tuple[str, ...] = tuple(spec.name for spec in PROTOCOL_SPECS)
 
 
 @dataclass(frozen=True)
@@ -614,7 +614,9 @@ async def _identify(target: _Target, sup: Supervisor) -> None:
     info = target.info
     info["protocol"] = sup.protocol
     browser = ""
-    if sup.protocol != "bidi" and isinstance(target.connect, str):
+    # (Where /json/version is there to say it: not over WebDriver BiDi nor classic.)
+    if "version" in protocol_spec(sup.protocol).json_endpoints \
+            and isinstance(target.connect, str):
         browser = await browser_of(target.connect, target.budget)
     browser = (sup.state.engine or browser or str(sup.browser_version.get("product", "")))
     # chromium-bidi 17 swaps browserName and browserVersion: "Chrome/156.…/@<revision>".
@@ -697,7 +699,10 @@ async def _run_backend(spec: BackendSpec, repeat: int, site: ScenarioServer, out
             unprobed = ""
             for mode in MODES:
                 checks = [c for c in CHECKS if c.mode == mode]
-                if mode == "bridge" and target.info.get("protocol") == "classic":
+                # (None until a URL backend's first supervisor says it: the bridge is
+                # then tried, as over CDP.)
+                said = recorded_protocol(target.info.get("protocol"))
+                if mode == "bridge" and not said.dialog_bridge:
                     _fail_all(result, name, target, checks, repeat, NO_CLASSIC_BRIDGE,
                               progress)
                     continue

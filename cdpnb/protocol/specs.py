@@ -115,6 +115,13 @@ class ProtocolSpec:
     #: How a page is given a user activation (measured: Firefox ESR 153 asks
     #: beforeunload only after real input, so BiDi gets a click).
     user_gesture: UserGesture = "evaluate"
+    #: The state learns when a page commits a new document (``PageInfo.last_commit``:
+    #: CDP's ``Page.frameNavigated``, WebDriver BiDi's ``browsingContext.
+    #: navigationCommitted``), so a navigation tells the old document's dialogs from the
+    #: new one's and keeps clear of those the old one opens as it is left (measured on
+    #: Chromium 156: such a dialog holds ``Page.navigate`` for good). WebDriver classic
+    #: announces no page loads, nor does Bun's WIP (a runtime: no pages).
+    sees_commits: bool = False
 
     # -- what the probes measure --------------------------------------------------------
     #: It says which frames run out of process (CDP's OOPIF targets; WIP is asked as CDP
@@ -126,12 +133,26 @@ class ProtocolSpec:
     round_trip_named: str = "Runtime.evaluate"
     #: It has a ``Debugger`` domain (CDP's, WebKit's).
     debugger_domain: bool = True
+    #: A live session can be told to accept any certificate (a self-signed https page):
+    #: CDP's ``Security.setIgnoreCertificateErrors`` (WIP is asked as CDP is; Bun has no
+    #: pages to load one in). WebDriver BiDi and classic have no command for it: only a
+    #: new session's ``acceptInsecureCerts`` capability, which the supervisor does not
+    #: ask for.
+    ignores_certificate_errors_live: bool = True
 
     @property
     def connection(self) -> type[CDPConnection] | type[BiDiConnection]:
         """The sans-I/O connection its messages are parsed by (WIP and WebDriver classic
         are framed as CDP)."""
         return BiDiConnection if self.bidi_messages else CDPConnection
+
+    @property
+    def clients_start_at_http(self) -> bool:
+        """A client is given the endpoint's HTTP address, not its WebSocket: it finds the
+        socket at ``/json/version`` (CDP, Bun's WIP), or it speaks HTTP (WebDriver
+        classic). A WebDriver BiDi client is given the WebSocket: its endpoint answers
+        no ``/json`` to find it by (Firefox's answers 404)."""
+        return not self.own_socket or "version" in self.json_endpoints
 
     @property
     def relayed_as(self) -> ProtocolSpec | None:
@@ -159,7 +180,7 @@ CDP = ProtocolSpec(
     bidi_messages=False, own_socket=True, implied=True, json_endpoints=_ALL_JSON,
     replay=ReplayFace(_CDP_REPLAY_PATH, _ALL_JSON),
     dialog_seen_by="Page.javascriptDialogOpening",
-    dialog_answer="Page.handleJavaScriptDialog")
+    dialog_answer="Page.handleJavaScriptDialog", sees_commits=True)
 
 BIDI = ProtocolSpec(
     name="bidi", title="WebDriver BiDi", short="WebDriver BiDi",
@@ -170,9 +191,9 @@ BIDI = ProtocolSpec(
     browsing_contexts=True, frames_from_changes=True,
     dialog_seen_by="browsingContext.userPromptOpened",
     dialog_answer="browsingContext.handleUserPrompt",
-    user_gesture="pointer-actions", reports_site_isolation=False,
+    user_gesture="pointer-actions", sees_commits=True, reports_site_isolation=False,
     round_trip="script.evaluate", round_trip_named="script.evaluate",
-    debugger_domain=False)
+    debugger_domain=False, ignores_certificate_errors_live=False)
 
 WIP = ProtocolSpec(
     name="wip", title="the WebKit Inspector Protocol", short="WIP",
@@ -193,7 +214,7 @@ CLASSIC = ProtocolSpec(
     knows_dialog_frame=False, shows_beforeunload=False, dialog_bridge=False,
     user_gesture="element-click", reports_site_isolation=False,
     round_trip="classic.executeScript", round_trip_named="execute/sync",
-    debugger_domain=False)
+    debugger_domain=False, ignores_certificate_errors_live=False)
 
 #: Every protocol cdpnb speaks, in the order it names them.
 PROTOCOL_SPECS: tuple[ProtocolSpec, ...] = (CDP, BIDI, WIP, CLASSIC)

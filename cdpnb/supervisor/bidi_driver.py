@@ -53,7 +53,6 @@ class BiDiDriver(ProtocolDriver):
     #: chromium-bidi 17: a frame leaving an OOPIF for its parent's process leaves the
     #: tree (contextDestroyed) and comes back with the same id.
     frames_flicker: ClassVar[bool] = True
-    sees_commits: ClassVar[bool] = True
 
     def __init__(self, core: Core, *, popups: bool, bypass_csp: bool,
                  bridge_key: str | None, bridge_script: str | None,

@@ -76,7 +76,6 @@ class CDPDriver(ProtocolDriver):
     #: headless-shell wedges a page whose dialog is open when it navigates (measured:
     #: "Not attached to an active page", forever): dismissed first, as Chromium does.
     dismiss_before_navigating: ClassVar[bool] = True
-    sees_commits: ClassVar[bool] = True
     #: Runs page script (a WIP endpoint's evaluator speaks WIP: ``wip_driver``).
     evaluator_class: ClassVar[type[Evaluator]] = Evaluator
 

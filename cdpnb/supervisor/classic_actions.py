@@ -18,6 +18,17 @@ into view, the centre of its in-view box, as BiDi's ``element`` origin moves to)
 the dialog it opened is looked for by one poll right after it (classic's click returns
 when a dialog opens: measured on WebKitWebDriver 2.50 and chromedriver 156 with
 ``unhandledPromptBehavior`` "ignore").
+
+Typing into a field of a frame of another origin takes a click on WebKit: measured on
+WebKitWebDriver 2.50.6, ``element.focus()`` there leaves the focus where it was (its
+``document.activeElement`` stays ``<body>``, ``navigator.userActivation.isActive``
+false; focusing the ``<iframe>`` from its parent first changes nothing), and Element
+Send Keys fails "element not interactable: Element is not focusable"; after W3C's
+Element Click on the field (a user activation in that frame) ``focus()`` takes and the
+keys are typed. So where the focus was refused in a frame of another origin, fill
+clicks the field (its mouse events fire before the typing's) and focuses it again;
+elsewhere (the page, a same-origin frame, chromedriver, where ``focus()`` takes) fill
+clicks nothing.
 """
 
 from __future__ import annotations
@@ -80,6 +91,12 @@ _TAMPERED = """(() => {
         found.push(`${kind}.prototype.${name}`);
   return found;
 })()"""
+#: Whether this document is in a frame of another origin than the top's (where WebKit
+#: refuses a script's focus: see the module's doc).
+_FOREIGN_FRAME = """if (window === top) return false;
+try { return typeof top.location.href !== "string"; } catch (e) { return true; }"""
+#: What FILL_PREPARE says of a field that did not take the focus.
+_NO_FOCUS = "later: it did not take the focus"
 #: WebDriver's key value of Enter.
 _ENTER = "\ue007"
 #: The key of a script's answer that says what was replaced.
@@ -228,8 +245,14 @@ async def fill(core: Core, spec: ClickSpec, text: str, route: dict[str, Any],
     check_not_blocked(core.state, spec.frame_id, spec)
     element = await _find(core, spec, route, budget)
     reference = [_reference(element)]
-    why = await _script(core, spec, f"return ({FILL_PREPARE})(arguments[0]);", reference,
-                        route, budget)
+    prepare = f"return ({FILL_PREPARE})(arguments[0]);"
+    why = await _script(core, spec, prepare, reference, route, budget)
+    if why == _NO_FOCUS and route.get("frame") and await _script(
+            core, spec, _FOREIGN_FRAME, [], route, budget) is True:
+        # (WebKit: focus in a frame of another origin takes a user activation)
+        await _send(core, spec, "classic.elementClick", {"elementId": element, **route},
+                    window, budget)
+        why = await _script(core, spec, prepare, reference, route, budget)
     if why == "value":
         why = await _script(core, spec, f"return ({FILL_VALUE})(arguments[0], arguments[1]);",
                             [*reference, text], route, budget)

@@ -173,6 +173,8 @@ class ClassicDriver(ProtocolDriver):
         #: window whose last walk ran out of its budget.
         self._said_stuck: str | None = None
         self._walk_ran_out: str | None = None
+        #: The windows that drew a frame already (see ``classic_screenshot``).
+        self._drawn: set[str] = set()
 
     # -- the connection's life ------------------------------------------------------------
 
@@ -567,4 +569,4 @@ class ClassicDriver(ProtocolDriver):
 
     async def screenshot(self, frame_id: str | None, budget: Budget) -> bytes:
         return await classic_screenshot(self.core, self._route(frame_id)["window"], frame_id,
-                                        budget)
+                                        budget, self._drawn)

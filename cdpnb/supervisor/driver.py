@@ -81,11 +81,6 @@ class ProtocolDriver(abc.ABC):
     #: Open native dialogs of a page are dismissed before its navigation, or the page
     #: is wedged (Chromium over CDP); else the browser closes them itself.
     dismiss_before_navigating: ClassVar[bool] = False
-    #: The state learns when a page commits a new document (``PageInfo.last_commit``:
-    #: CDP's ``frameNavigated``, BiDi's ``navigationCommitted``), so a navigation can
-    #: tell the old document's dialogs from the new one's (not over WebDriver classic or
-    #: WIP, whose page loads are not announced).
-    sees_commits: ClassVar[bool] = False
     #: Open native dialogs of a page are dismissed before it is closed (WebDriver
     #: classic: closing a window that shows one fails "unexpected alert open").
     dismiss_before_closing: ClassVar[bool] = False

@@ -65,7 +65,7 @@ from cdpnb.errors import (
     UnknownPage,
     WaitTimeout,
 )
-from cdpnb.protocol import Event, Message
+from cdpnb.protocol import Event, Message, protocol_spec
 from cdpnb.protocol.credentials import hide_credentials, redact_url
 from cdpnb.runtime.engine import engine
 from cdpnb.runtime.waits import wait_for
@@ -353,7 +353,9 @@ class PageControl:
                         raise _Trapped("its document opened a dialog while it was being "
                                        f"left that the browser kept open {TRAP_GRACE_S:g} s")
 
-        if not self.driver.sees_commits:
+        # (Without a commit in the state, the old document's dialogs cannot be told
+        # from the new one's: the navigation runs unwatched.)
+        if not protocol_spec(self.driver.name).sees_commits:
             return await navigation()
         watching = asyncio.ensure_future(watch())
         try:
