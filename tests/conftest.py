@@ -170,6 +170,23 @@ async def settle(supervisor: cdpnb.Supervisor, predicate: Any, timeout: float = 
         await asyncio.sleep(0.01)
 
 
+def ended_for_good_hint(supervisor: cdpnb.Supervisor) -> str:
+    """The supervisor's hint that its connection ended for good."""
+    return next(h for h in supervisor.hints if "ended for good" in h)
+
+
+async def hinted_ended_for_good(supervisor: cdpnb.Supervisor, timeout: float = 10.0) -> None:
+    """Wait until the supervisor has given its "ended for good" hint (it comes as the
+    disconnect is handled, off the caller's loop)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not any("ended for good" in h for h in supervisor.hints):
+        if loop.time() > deadline:
+            raise AssertionError(f"no 'ended for good' hint within {timeout} s: "
+                                 f"{supervisor.hints}")
+        await asyncio.sleep(0.01)
+
+
 async def open_two_site(supervisor: cdpnb.Supervisor, site: ScenarioServer) -> dict[str, str]:
     """Navigate to the two-site page; return the frame ids of main, srcdoc and oopif."""
     await supervisor.navigate(site.url("/two-site"))

@@ -11,11 +11,12 @@ import json
 import os
 import signal
 import time
+import warnings
 from collections.abc import AsyncIterator
 
 import pytest
 from cdp_proxy import CDPProxy
-from conftest import open_two_site, settle
+from conftest import ended_for_good_hint, hinted_ended_for_good, open_two_site, settle
 
 import cdpnb
 from cdpnb.probes import ScenarioServer
@@ -61,22 +62,28 @@ async def test_credentials_in_urls_never_reach_errors() -> None:
 
 @pytest.mark.browser
 async def test_browser_killed_mid_command_fails_fast_and_says_so(site: ScenarioServer) -> None:
-    async with cdpnb.launch("headless-shell") as backend:
-        sup = await cdpnb.Supervisor.start(backend.cdp_url, reconnect_attempts=0)
-        await sup.navigate(site.url("/blank"))
-        hanging = asyncio.ensure_future(sup.evaluate("new Promise(() => {})"))
-        await asyncio.sleep(0.1)
-        os.kill(backend.pid, signal.SIGKILL)
-        began = time.monotonic()
-        with pytest.raises(cdpnb.ConnectionLost, match="Runtime.evaluate failed"):
-            await asyncio.wait_for(hanging, 5)
-        assert time.monotonic() - began < 1.0
-        assert sup.snapshot().connected is False
-        assert not sup.alive
-        with pytest.raises(cdpnb.ConnectionLost, match="is down"):
-            await sup.evaluate("1")
-        await sup.stop()
-    assert not backend.running
+    # (The "ended for good" hint: told once, at whichever call follows it; see
+    # tests/test_faults.py.)
+    with warnings.catch_warnings(record=True) as warned:
+        warnings.simplefilter("always", cdpnb.CdpnbWarning)
+        async with cdpnb.launch("headless-shell") as backend:
+            sup = await cdpnb.Supervisor.start(backend.cdp_url, reconnect_attempts=0)
+            await sup.navigate(site.url("/blank"))
+            hanging = asyncio.ensure_future(sup.evaluate("new Promise(() => {})"))
+            await asyncio.sleep(0.1)
+            os.kill(backend.pid, signal.SIGKILL)
+            began = time.monotonic()
+            with pytest.raises(cdpnb.ConnectionLost, match="Runtime.evaluate failed"):
+                await asyncio.wait_for(hanging, 5)
+            assert time.monotonic() - began < 1.0
+            assert sup.snapshot().connected is False
+            assert not sup.alive
+            with pytest.raises(cdpnb.ConnectionLost, match="is down"):
+                await sup.evaluate("1")
+            await hinted_ended_for_good(sup)
+            await sup.stop()
+        assert not backend.running
+    assert [str(w.message) for w in warned].count(ended_for_good_hint(sup)) == 1
 
 
 async def test_dropped_connection_reconnects_to_the_same_page_with_fresh_state(

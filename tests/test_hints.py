@@ -122,3 +122,19 @@ def test_a_hint_a_filter_raises_as_a_blocking_call_fails_is_a_note_on_its_error(
             "cdpnb hint: blocking advice on a failure"]
     finally:
         sup.stop()
+
+
+async def test_stop_stops_before_a_hint_a_filter_raises() -> None:
+    """Under ``-W error`` a hint pending at ``stop()`` is raised once the supervisor has
+    stopped (its page closed, its connection ended), never instead of stopping."""
+    browser = ScriptedBrowser()
+    sup = await cdpnb.Supervisor.start(browser)
+    sup._hint("advice pending at stop")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(cdpnb.CdpnbWarning, match="advice pending at stop"):
+            await sup.stop()
+    assert not sup.connected
+    with pytest.raises(cdpnb.SupervisorStopped):
+        await sup.evaluate("1")
+    await sup.stop()  # again: nothing left to say or do

@@ -330,15 +330,15 @@ class Supervisor:
             raise
 
     async def stop(self) -> None:
-        """Close the page target this supervisor created and the connection. Idempotent."""
-        self._warn_pending()
-        if self._stopped:
-            return
-        self._stopped = True
-        try:
-            await engine.run(self._stop())
-        finally:
-            self._events.close()
+        """Close the page target this supervisor created and the connection. Idempotent.
+        The hints not issued yet are issued once it has stopped: under ``-W error`` a
+        hint raised first would leave the connection and the page open."""
+        if not self._stopped:
+            self._stopped = True
+            try:
+                await engine.run(self._stop())
+            finally:
+                self._events.close()
         self._warn_pending()
 
     async def _stop(self) -> None:
