@@ -160,6 +160,11 @@ BRIDGED_IN_CROSS_SITE_FRAME = {"chromium+bidi": ("bridge", "native")}
 #: prompt after it.
 RELEASED_CALL_KEEPS: dict[str, set[str | None]] = {
     "page": {"null"}, "cross-site frame": {"null", None}}
+#: Paths where the page's own call, released (null) as navigate() dismisses its bridged
+#: prompt, races the navigation that follows: Firefox ESR 153 left the page before the
+#: call wrote its result once in two full-suite runs (the write is the page's, after the
+#: answer; nothing tells cdpnb when it is done). A race, measured, not a winner asserted.
+RELEASED_CALL_RACES_THE_NAVIGATION = {"firefox"}
 
 
 @pytest.mark.parametrize("where", ["page", "cross-site frame"])
@@ -205,8 +210,10 @@ async def test_a_navigation_over_a_bridged_dialog_ends_it_and_the_page_moves_on(
         await settle(sup, lambda s: any(f.url == kid for f in s.frames.values()))
         again = None if asking is None else next(
             f.frame_id for f in sup.state.frames.values() if f.url == kid)
+        kept = RELEASED_CALL_KEEPS[where] | (
+            {None} if every_path.kind in RELEASED_CALL_RACES_THE_NAVIGATION else set())
         assert await sup.evaluate(f"localStorage.getItem({json.dumps(name)})",
-                                  frame_id=again) in RELEASED_CALL_KEEPS[where]
+                                  frame_id=again) in kept
         assert [r.id for r in sup.state.recent_dialogs if r.opened_at >= record.opened_at] \
             == [dialog.id]  # no native prompt came after it
 
