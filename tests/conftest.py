@@ -170,19 +170,19 @@ async def settle(supervisor: cdpnb.Supervisor, predicate: Any, timeout: float = 
         await asyncio.sleep(0.01)
 
 
-def ended_for_good_hint(supervisor: cdpnb.Supervisor) -> str:
-    """The supervisor's hint that its connection ended for good."""
-    return next(h for h in supervisor.hints if "ended for good" in h)
+def hint_saying(supervisor: cdpnb.Supervisor, words: str) -> str:
+    """The supervisor's hint that says ``words``."""
+    return next(h for h in supervisor.hints if words in h)
 
 
-async def hinted_ended_for_good(supervisor: cdpnb.Supervisor, timeout: float = 10.0) -> None:
-    """Wait until the supervisor has given its "ended for good" hint (it comes as the
-    disconnect is handled, off the caller's loop)."""
+async def until_hinted(supervisor: cdpnb.Supervisor, words: str, timeout: float = 10.0) -> None:
+    """Wait until the supervisor has given a hint that says ``words`` (hints come as
+    what they tell of is handled, off the caller's loop: a recovery, a disconnect)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
-    while not any("ended for good" in h for h in supervisor.hints):
+    while not any(words in h for h in supervisor.hints):
         if loop.time() > deadline:
-            raise AssertionError(f"no 'ended for good' hint within {timeout} s: "
+            raise AssertionError(f"no hint with {words!r} within {timeout} s: "
                                  f"{supervisor.hints}")
         await asyncio.sleep(0.01)
 

@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 from cdp_proxy import CDPProxy
-from conftest import ended_for_good_hint, hinted_ended_for_good, open_two_site, settle
+from conftest import hint_saying, open_two_site, settle, until_hinted
 
 import cdpnb
 from cdpnb.probes import ScenarioServer
@@ -80,10 +80,10 @@ async def test_browser_killed_mid_command_fails_fast_and_says_so(site: ScenarioS
             assert not sup.alive
             with pytest.raises(cdpnb.ConnectionLost, match="is down"):
                 await sup.evaluate("1")
-            await hinted_ended_for_good(sup)
+            await until_hinted(sup, "ended for good")
             await sup.stop()
         assert not backend.running
-    assert [str(w.message) for w in warned].count(ended_for_good_hint(sup)) == 1
+    assert [str(w.message) for w in warned].count(hint_saying(sup, "ended for good")) == 1
 
 
 async def test_dropped_connection_reconnects_to_the_same_page_with_fresh_state(

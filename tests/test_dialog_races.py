@@ -22,6 +22,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from conftest import until_hinted
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -69,12 +70,9 @@ async def settle(sup: cdpnb.Supervisor, predicate: Any, timeout: float = 3.0) ->
 
 
 async def hinted(sup: cdpnb.Supervisor, text: str, timeout: float = 3.0) -> None:
-    """Wait for a hint (they come as the recovery finishes, off the test's loop)."""
-    deadline = time.monotonic() + timeout
-    while not any(text in h for h in sup.hints):
-        assert time.monotonic() < deadline, f"no hint with {text!r}: {sup.hints}"
-        await asyncio.sleep(0.01)
-    sup.snapshot()  # a hint is issued as a CdpnbWarning at the user's next call
+    """Wait for a hint, and have it issued (as a CdpnbWarning at the user's next call)."""
+    await until_hinted(sup, text, timeout)
+    sup.snapshot()
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from conftest import ended_for_good_hint, hinted_ended_for_good, open_two_site, settle
+from conftest import hint_saying, open_two_site, settle, until_hinted
 
 import cdpnb
 from cdpnb.probes import ScenarioServer
@@ -51,9 +51,9 @@ async def test_sigkill_mid_command_leaves_the_trace_whole(site: ScenarioServer,
             sent = [r["msg"] for r in records if r.get("dir") == "send"]
             assert sent[-1]["method"] == "Runtime.evaluate"
             assert sent[-1]["params"]["expression"] == "new Promise(() => {})"
-            await hinted_ended_for_good(sup)
+            await until_hinted(sup, "ended for good")
             await sup.stop()
-    assert [str(w.message) for w in warned].count(ended_for_good_hint(sup)) == 1
+    assert [str(w.message) for w in warned].count(hint_saying(sup, "ended for good")) == 1
     trace = Trace.load(path)
     assert trace.complete and len(trace.records) == len(lines) - 1
 
