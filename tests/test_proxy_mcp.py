@@ -46,10 +46,13 @@ from cdpnb.proxy.relay import OWN_ID_BASE
 #: slowest); a stalled one fails the test by this timeout instead of hanging it.
 TOOL_TIMEOUT_S = 60.0
 ANSWER = "Ada"
-#: Arms a prompt for the next key press. ``setTimeout(..., 0)``: a prompt opened in the
-#: keydown handler itself would hold ``Input.dispatchKeyEvent``'s reply (the renderer
-#: pauses in the handler), and ``press_key`` with it.
-ARM = ("() => { window.got = 'unset'; document.addEventListener('keydown', () => "
+#: Arms a prompt for the next key press, opened after the key is up. A prompt opened in a
+#: handler holds that ``Input.dispatchKeyEvent``'s reply (the renderer pauses in it), and
+#: ``press_key`` with it; one opened by a timer set on *keydown* raced the key-up the
+#: server sends next: when the timer won, the key-up queued behind the open prompt and
+#: ``press_key`` never returned (in the last CI run and each local run before the change,
+#: Chromium 156). On *keyup* the timer fires after the last input event was acknowledged.
+ARM = ("() => { window.got = 'unset'; document.addEventListener('keyup', () => "
        "setTimeout(() => { window.got = prompt('name?', 'nobody'); }, 0), {once: true}); "
        "return 'armed'; }")
 OPEN_PROMPT = 'prompt: name? (default value: "nobody").\n' \
@@ -114,9 +117,9 @@ Call = Callable[..., Awaitable[ToolResult]]
 
 async def wait_open_dialog(step: Call, page: int) -> ToolResult:
     """``list_console_messages`` (page-scoped, not blocked by a dialog) until its reply
-    says a dialog is open. Measured: the first reply already does (the opening comes
-    before ``press_key``'s key-up is answered), so a replay asks as often as the
-    recording did."""
+    says a dialog is open. Measured: the first reply already does (the prompt opens while
+    ``press_key`` still waits for the page to settle after its key-up), so a replay asks
+    as often as the recording did."""
     for _ in range(100):
         listed = await step("list_console_messages", pageId=page)
         if listed.section("Open dialog") is not None:
