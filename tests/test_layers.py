@@ -21,12 +21,13 @@ ASYNC_IO = {"asyncio", "websockets"}
 #: import: the table of docs/architecture.md, bottom first. Anything not listed is an
 #: arrow up (or sideways), and fails. The top (``notebook``, ``cli``, ``sync``, the
 #: package's ``__init__``, ``busy``) may import anything and is not listed.
-LEAVES = {"errors", "render", "terminal_text", "_version"}
+LEAVES = {"errors", "render", "terminal_text", "_version", "views"}
 MAY_IMPORT: dict[str, set[str]] = {
     "errors": set(),
     "render": set(),
     "terminal_text": set(),
     "_version": set(),
+    "views": set(),
     "progress_line": {"terminal_text"},
     "protocol": {"errors", "render"},
     "state": {"protocol", "errors", "render"},
@@ -55,10 +56,8 @@ MAY_IMPORT: dict[str, set[str]] = {
     "testing": {"protocol", "runtime", "transport", "_check_transport", "errors"},
 }
 TOP = {"notebook", "cli", "sync", "busy", "__init__", "__main__"}
-#: The ways up: a ``view()`` method may import the notebook layer inside its body,
-#: the way ``DataFrame.plot`` imports matplotlib — loaded only when a view is asked for;
-#: a ``report()`` method the report room, the same way.
-VIEW_ENTRY_POINTS = {"view": "cdpnb.notebook", "report": "cdpnb.report"}
+#: There is no way up by import: a ``view()`` or ``report()`` asks ``cdpnb.views``,
+#: which the notebook layer and the report room fill when they load.
 #: Layers that must stay sans-I/O.
 SANS_IO = {"protocol", "state"}
 
@@ -130,15 +129,7 @@ def _imports(path: Path, root: Path = ROOT) -> list[tuple[int, str]]:
     module = ".".join(parts)
     found: list[tuple[int, str]] = []
     tree = ast.parse(path.read_text(), filename=str(path))
-    allowed: set[int] = set()  # ids of import nodes inside view() entry points
-    for fn in ast.walk(tree):
-        if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef) \
-                and fn.name in VIEW_ENTRY_POINTS:
-            allowed |= {id(n) for n in ast.walk(fn) if isinstance(n, ast.ImportFrom)
-                        and _resolve(module, n).startswith(VIEW_ENTRY_POINTS[fn.name])}
     for node in ast.walk(tree):
-        if id(node) in allowed:
-            continue
         if isinstance(node, ast.Import):
             found += [(node.lineno, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -198,16 +189,14 @@ def test_static_checker_catches_forbidden_imports(tmp_path: Path) -> None:
         "def f():\n"
         "    import cdpnb.cli\n"
         "def view():\n"
-        "    from cdpnb.notebook.views import V\n"  # the sanctioned entry point
-        "def other():\n"
-        "    from cdpnb.notebook.views import V\n"
+        "    from cdpnb.notebook.views import V\n"  # no way up, not even in a view()
     )
     (fake.parent / "__init__.py").write_text("from .frames import fold\nfrom .. import notebook\n")
     found = _violations("state", tmp_path)
     flagged = {entry.split(" imports ")[0] for entry in found}
     assert flagged == {
         "cdpnb/state/__init__.py:2",
-        *(f"cdpnb/state/bad.py:{line}" for line in (1, 2, 3, 4, 5, 9, 13)),
+        *(f"cdpnb/state/bad.py:{line}" for line in (1, 2, 3, 4, 5, 9, 11)),
     }
     for name in ("asyncio", "websockets.asyncio.client", "cdpnb.supervisor",
                  "cdpnb.transport.wire", "cdpnb.trace.recorder", "cdpnb.cli",

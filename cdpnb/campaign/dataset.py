@@ -29,6 +29,7 @@ from cdpnb.campaign import stats
 from cdpnb.campaign.layout import CHECKS_SCHEMA, LATENCIES_SCHEMA, Layout
 from cdpnb.render import badge, table, text
 from cdpnb.trace.dtypes import with_text_dtype
+from cdpnb.views import REPORTS
 
 if TYPE_CHECKING:
     import duckdb
@@ -311,13 +312,8 @@ class CampaignResult:
         flake rate with a Wilson interval, its latencies plotted; the same scenario
         across protocols. Returns the HTML, or with ``path`` writes it there (0600)
         and returns the path (``cdpnb report FOLDER --out F`` does the same)."""
-        # Imported here: the report room sits above campaign (as ``view()``).
-        from cdpnb.report import campaign_source, report_html, write_report
-
-        source = campaign_source(self.path)
-        if path is None:
-            return report_html([source])
-        return write_report([source], path)
+        report: str | Path = REPORTS.make(self, path)  # cdpnb.report, above campaign
+        return report
 
     def _repr_html_(self) -> str:
         summary = self.summary().reset_index().to_dict("records")

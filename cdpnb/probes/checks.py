@@ -7,11 +7,11 @@ for a check with ``answers`` the word it found (site isolation: ``yes`` / ``no``
 to see what the backend itself does) or ``bridge`` (dialogs answered through the
 bridge).
 
-The checks test what a user can do, over any of the four protocols (CDP, WebDriver BiDi, WebDriver classic, WIP), not
-how Chromium does it: a dialog in a cross-site frame seen with that frame and
-answered, whether or not the frame runs out of process. How the engine places
-cross-site frames is a check of its own (``frames.site_isolation``), not a condition
-of the others.
+The checks test what a user can do, over any of the four protocols (CDP, WebDriver
+BiDi, WebDriver classic, WIP), not how Chromium does it: a dialog in a cross-site frame
+seen with that frame and answered, whether or not the frame runs out of process. How
+the engine places cross-site frames is a check of its own (``frames.site_isolation``),
+not a condition of the others.
 """
 
 from __future__ import annotations

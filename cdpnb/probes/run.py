@@ -51,6 +51,7 @@ from cdpnb.trace import Trace
 from cdpnb.trace.dtypes import with_text_dtype
 from cdpnb.trace.private import make_private_dirs, write_private_text
 from cdpnb.transport.discovery import browser_of
+from cdpnb.views import REPORTS, VIEWS
 
 if TYPE_CHECKING:
     from pandas.io.formats.style import Styler
@@ -369,12 +370,8 @@ class ProbeResult:
         outcome), the runs' spread, the same scenario across protocols. Returns the HTML,
         or with ``path`` writes it there (0600) and returns the path. See
         :func:`cdpnb.report.report_html`; ``cdpnb report`` is the command."""
-        # Imported here: the report room sits above probes (as ``view()`` and notebook).
-        from cdpnb.report import report_html, write_report
-
-        if path is None:
-            return report_html([self])
-        return write_report([self], path)
+        report: str | Path = REPORTS.make(self, path)  # cdpnb.report, above probes
+        return report
 
     def version_label(self, backend: str) -> str:
         """What the backend said it was, and when it was recorded if replayed."""
@@ -407,10 +404,7 @@ class ProbeResult:
 
     def view(self) -> Any:
         """An ipywidgets grid of the matrix; choosing a cell shows its checks' detail."""
-        # Imported here: widgets are the notebook layer's, loaded only when asked for.
-        from cdpnb.notebook.probe_view import ProbeView
-
-        return ProbeView(self)
+        return VIEWS.make(self)  # cdpnb.notebook, loaded on use
 
     @property
     def style(self) -> Styler:

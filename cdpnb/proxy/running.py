@@ -31,6 +31,7 @@ from cdpnb.proxy.webdriver import HTTPReplay, WebDriverFront, webdriver_path
 from cdpnb.runtime.closing import Closing
 from cdpnb.runtime.engine import engine
 from cdpnb.trace.private import make_private_dirs
+from cdpnb.views import VIEWS
 
 if TYPE_CHECKING:
     from cdpnb.backends import Backend
@@ -167,10 +168,7 @@ class Proxy(Closing):
     def view(self, refresh_s: float = 0.5) -> Any:
         """A live notebook view: each connection's dialogs (who closed them), frame tree
         and recording, redrawn as they change."""
-        # Imported here: widgets are the notebook layer's, loaded on use.
-        from cdpnb.notebook.proxy_view import ProxyView
-
-        return ProxyView(self, refresh_s)
+        return VIEWS.make(self, refresh_s)  # cdpnb.notebook, loaded on use
 
     def trace(self, connection: int = 1) -> Trace:
         """Connection ``connection``'s recording as a Trace (so far, while it goes on)."""

@@ -22,6 +22,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from cdpnb.campaign import CampaignResult
 from cdpnb.probes import ProbeResult
 from cdpnb.report.cells import ResultView
 from cdpnb.report.diff import Change, changes
@@ -29,6 +30,7 @@ from cdpnb.report.evidence import Evidence
 from cdpnb.report.page import document
 from cdpnb.report.sources import Source, campaign_source, load_source, source_of
 from cdpnb.trace.private import write_private_text
+from cdpnb.views import REPORTS
 
 __all__ = ["Change", "Source", "campaign_source", "changed_cells", "load_source",
            "report_html", "write_report"]
@@ -68,3 +70,15 @@ def changed_cells(results: Sequence[ProbeResult | Source]) -> list[Change]:
     "What changed" names them)."""
     views = _views(results)
     return [c for i in range(1, len(views)) for c in changes(views[i - 1], views[i])[0]]
+
+
+def _report_of(results: Sequence[ProbeResult | Source],
+               path: str | os.PathLike[str] | None) -> str | Path:
+    """The HTML, or with ``path`` the file written there (0600)."""
+    return report_html(results) if path is None else write_report(results, path)
+
+
+# What ProbeResult.report() and CampaignResult.report() make (see cdpnb.views).
+REPORTS.register(ProbeResult, lambda result, path=None: _report_of([result], path))
+REPORTS.register(CampaignResult, lambda campaign, path=None:
+                 _report_of([campaign_source(campaign.path)], path))

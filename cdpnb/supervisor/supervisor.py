@@ -87,6 +87,7 @@ from cdpnb.supervisor.wip_driver import WIPDriver
 from cdpnb.trace import Recorder
 from cdpnb.trace.private import private_file
 from cdpnb.transport import Connector, Transport, connect_websocket
+from cdpnb.views import VIEWS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -524,10 +525,7 @@ class Supervisor:
         buttons, recent dialogs, console errors, connection state. Updates are
         throttled to one per ``refresh_s`` and applied on the thread that called
         ``view()`` (the kernel's)."""
-        # Imported here: widgets are the notebook layer's, loaded only when asked for.
-        from cdpnb.notebook.supervisor_view import SupervisorView
-
-        return SupervisorView(self, refresh_s=refresh_s)
+        return VIEWS.make(self, refresh_s=refresh_s)  # cdpnb.notebook, loaded on use
 
     def __repr__(self) -> str:
         state = "stopped" if self._stopped else ("connected" if self.connected else "down")

@@ -20,6 +20,7 @@ from cdpnb.state.stats import replay_stats
 from cdpnb.terminal_text import inert
 from cdpnb.trace.format import Record
 from cdpnb.trace.reader import check_path, read_trace
+from cdpnb.views import VIEWS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -316,10 +317,7 @@ class Trace:
     def view(self) -> Any:
         """An ipywidgets view: the timeline of dialogs and frame events per session,
         and a plot of when each dialog opened and how long it stayed open."""
-        # Imported here: widgets and matplotlib are the notebook layer's, loaded on use.
-        from cdpnb.notebook.trace_view import TraceView
-
-        return TraceView(self)
+        return VIEWS.make(self)  # cdpnb.notebook (widgets, matplotlib), loaded on use
 
     def _repr_html_(self) -> str:
         from cdpnb.trace.display import trace_html
