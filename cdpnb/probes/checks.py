@@ -39,6 +39,7 @@ from cdpnb.probes.basics import (
 )
 from cdpnb.probes.page_checks import LATE_MS, fill, screenshot, wait_for_selector
 from cdpnb.protocol import protocol_spec
+from cdpnb.runtime.first_of import FirstOf
 from cdpnb.state import BrowserState, DialogRecord, PendingDialog, build_frame_tree
 from cdpnb.state.engines import NON_BLOCKING
 from cdpnb.supervisor import Supervisor
@@ -354,22 +355,18 @@ async def beforeunload(sup: Supervisor, site: Site) -> Outcome:
     how = await user_activation(sup)
     mark = sup.state.dialog_seq
     began = time.monotonic()
-    leaving = asyncio.ensure_future(sup.navigate(site.url("/blank"), timeout=within(10)))
     seen = asyncio.ensure_future(_next_dialog(sup, mark))
-    try:
-        return await _answer_beforeunload(sup, how, mark, began, leaving, seen)
-    finally:
-        # Cancelled (the check's time ran out) or done: neither task outlives the check.
-        for task in (seen, leaving):
-            task.cancel()
-        await asyncio.gather(seen, leaving, return_exceptions=True)
+    # Cancelled (the check's time ran out) or done: neither task outlives the check.
+    async with FirstOf(sup.navigate(site.url("/blank"), timeout=within(10)), seen,
+                       owns_condition=True) as first:
+        return await _answer_beforeunload(sup, how, mark, began, first)
 
 
 async def _answer_beforeunload(sup: Supervisor, how: str, mark: int, began: float,
-                               leaving: asyncio.Future[Any],
-                               seen: asyncio.Future[PendingDialog | DialogRecord]) -> Outcome:
-    await asyncio.wait({leaving, seen}, return_when=asyncio.FIRST_COMPLETED)
-    if (not seen.done() and leaving.exception() is None
+                               first: FirstOf[Any, PendingDialog | DialogRecord]) -> Outcome:
+    leaving, seen = first.command, first.condition
+    await first.wait(None)
+    if (not seen.done() and first.command_error is None
             and _dialog_after(sup.state, mark) is None):
         # Gone without asking: no dialog can come for a page that is no more.
         spec = protocol_spec(sup.protocol)

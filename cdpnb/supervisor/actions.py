@@ -56,6 +56,7 @@ from cdpnb.errors import (
     TargetGone,
 )
 from cdpnb.protocol import protocol_spec
+from cdpnb.runtime.first_of import FirstOf
 from cdpnb.state import BrowserState, PendingDialog
 from cdpnb.state.bidi import page_of_context
 from cdpnb.state.changes import DialogOpened
@@ -306,22 +307,16 @@ async def send_or_dialog(core: Core, method: str, params: dict[str, Any], sessio
     left to come: a late reply is dropped). CommandTimeout if neither came in time."""
     with core.first_change(
             DialogOpened, lambda c: _caused_by(core.state, c.dialog, page, frame_id)) as opened:
-        sending = asyncio.ensure_future(core.send(method, params, session, budget.left()))
-        try:
-            either: set[asyncio.Future[Any]] = {sending, opened}
-            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
-            if opened.done() and not opened.cancelled() and opened.exception() is None:
+        async with FirstOf(core.send(method, params, session, budget.left()),
+                           opened) as first:
+            await first.wait(None)  # (the command's own budget bounds it)
+            if first.condition_met:
                 return opened.result().dialog
-            if sending.done():
-                sending.result()
+            if first.command_done:
+                await first.command_result(0)  # its error, if it failed
                 return None
             opened.result()  # the stop or loss that ended the wait
             raise CommandTimeout("no reply")
-        finally:
-            if not sending.done():
-                sending.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await sending
 
 
 #: The first element ``selector`` matches in the document it runs in, or null. A bad

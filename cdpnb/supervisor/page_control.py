@@ -68,6 +68,7 @@ from cdpnb.errors import (
 from cdpnb.protocol import Event, Message, protocol_spec
 from cdpnb.protocol.credentials import hide_credentials, redact_url
 from cdpnb.runtime.engine import engine
+from cdpnb.runtime.first_of import FirstOf
 from cdpnb.runtime.waits import wait_for
 from cdpnb.state import BrowserState, Change, FrameInfo, PageInfo, PendingDialog
 from cdpnb.state.changes import DialogClosed, DialogOpened, FrameRemoved
@@ -241,24 +242,12 @@ async def _unless(work: Awaitable[T], watch: asyncio.Future[Any], timeout: float
     late reply is nobody's)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
-    task = asyncio.ensure_future(work)
-    try:
-        await asyncio.wait({task, watch}, timeout=max(0.0, timeout),
-                           return_when=asyncio.FIRST_COMPLETED)
-        failed = watch.exception() if watch.done() and not watch.cancelled() else None
-        if not task.done() and failed is not None:
+    async with FirstOf(work, watch) as first:
+        await first.wait(timeout)
+        if not first.command_done and (failed := first.condition_error) is not None:
             raise failed
-        if not task.done():  # (the watch ended well first: the work still counts)
-            await asyncio.wait({task}, timeout=max(0.0, deadline - loop.time()))
-        if not task.done():
-            raise TimeoutError
-        return task.result()
-    finally:
-        if not task.done():
-            task.cancel()
-            await asyncio.wait({task})
-        elif not task.cancelled():
-            task.exception()  # retrieved: a failure after the watch's is not "unhandled"
+        # (the watch ended well first, or the work did: the work still counts)
+        return await first.command_result(deadline - loop.time())
 
 
 class PageControl:
@@ -669,27 +658,19 @@ class PageControl:
         unsubscribe = (core.subscribe(on_dialog, changes=[DialogOpened], now=True)
                        if self.policy == "must_respond" else None)
         try:
-            task = asyncio.ensure_future(writing)
-            try:
-                await asyncio.wait({task, asked}, timeout=timeout + 1.0,
-                                   return_when=asyncio.FIRST_COMPLETED)
-                if not task.done() and asked.done() and asked.exception() is None:
-                    dialog = asked.result()
-                    return SetContentResult(frame_id, loaded=False, dialog_id=dialog.id)
-                await asyncio.wait({task}, timeout=max(0.0, budget.left() + 1.0))
-                if not task.done():
-                    raise TimeoutError
-                task.result()
-            except (TimeoutError, EvaluateTimeout):
-                raise WaitTimeout(f"the content set in frame {frame_id} did not finish "
-                                  f"loading within {timeout:g} s{self._pending_hint()}"
-                                  ) from None
-            finally:
-                if not task.done():
-                    task.cancel()  # (its reply, when the document loads, is nobody's)
-                    await asyncio.wait({task})
-                elif not task.cancelled():
-                    task.exception()
+            # (what is left of the writing when a dialog ends the wait is cancelled:
+            # its reply, when the document loads, is nobody's)
+            async with FirstOf(writing, asked) as first:
+                try:
+                    await first.wait(timeout + 1.0)
+                    if not first.command_done and first.condition_met:
+                        return SetContentResult(frame_id, loaded=False,
+                                                dialog_id=asked.result().id)
+                    await first.command_result(budget.left() + 1.0)
+                except (TimeoutError, EvaluateTimeout):
+                    raise WaitTimeout(f"the content set in frame {frame_id} did not finish "
+                                      f"loading within {timeout:g} s{self._pending_hint()}"
+                                      ) from None
             return SetContentResult(frame_id, loaded=True)
         finally:
             if unsubscribe is not None:
@@ -798,22 +779,9 @@ class PageControl:
         after a dismissed beforeunload) is not waited for."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
-        sending = asyncio.ensure_future(send)
         waiting = asyncio.ensure_future(self.core.wait_until(until, timeout))
-        try:
-            await asyncio.wait({sending, waiting}, timeout=timeout,
-                               return_when=asyncio.FIRST_COMPLETED)
-            if not waiting.done() and sending.done():
-                sending.result()  # its error, if it failed
-                await asyncio.wait({waiting}, timeout=max(0.0, deadline - loop.time()))
-            if not waiting.done():
-                raise TimeoutError
-            return waiting.result()
-        finally:
-            for task in (sending, waiting):
-                if not task.done():
-                    task.cancel()
-            await asyncio.wait({sending, waiting})
-            for task in (sending, waiting):
-                if not task.cancelled():
-                    task.exception()
+        async with FirstOf(send, waiting, owns_condition=True) as first:
+            await first.wait(timeout)
+            if not waiting.done() and first.command_done:
+                await first.command_result(0)  # its error, if it failed
+            return await first.condition_result(deadline - loop.time())
