@@ -106,7 +106,7 @@ def test_a_late_reply_to_an_abandoned_command_is_still_matched() -> None:
     cmd, _ = conn.command("script.evaluate", {"expression": "1"})
     conn.abandon(cmd.id)
     late = conn.receive('{"type":"success","id":1,"result":{}}')
-    assert isinstance(late, Reply) and conn.faults["late-reply"] == 1
+    assert isinstance(late, Reply)
 
 
 # -- endpoint detection ---------------------------------------------------------------------

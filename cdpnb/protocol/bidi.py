@@ -110,7 +110,6 @@ class BiDiConnection(CommandBook):
     def receive(self, data: str | bytes | bytearray | memoryview, *, wall: float = 0.0,
                 mono: float = 0.0) -> Received:
         """Parse one frame from the remote end. Never raises: bad input becomes a Fault."""
-        self.received += 1
         if isinstance(data, TransportFault):
             return self._fault(data.kind, data.detail, bytes(data), wall, mono)
         try:

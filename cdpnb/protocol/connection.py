@@ -8,7 +8,7 @@ returns; everything else (futures, timeouts) lives above.
 from __future__ import annotations
 
 import sys
-from collections import Counter, OrderedDict
+from collections import OrderedDict
 from typing import Any
 
 from cdpnb.errors import CDPError
@@ -33,7 +33,9 @@ def error_of(reply: ErrorReply) -> CDPError:
 
 class CommandBook:
     """What either protocol's connection keeps of its commands: ids, the pending ones,
-    the abandoned ones whose late replies are still matched, and fault counts."""
+    and the abandoned ones whose late replies are still matched. (It counts nothing:
+    what was sent, received and faulty is counted once, by the state's fold, from the
+    messages and faults this returns.)"""
 
     def __init__(self, *, first_id: int = 1) -> None:
         # first_id: where this side's ids start. A proxy relays a client's commands under
@@ -41,9 +43,6 @@ class CommandBook:
         self._next_id = first_id
         self._pending: dict[int, Command] = {}
         self._abandoned: OrderedDict[int, Command] = OrderedDict()
-        self.faults: Counter[str] = Counter()
-        self.sent = 0
-        self.received = 0
 
     #: What a method name looks like, in the error that names a bad one.
     METHOD_SHAPE = "'Domain.command'"
@@ -78,14 +77,12 @@ class CommandBook:
         cmd = Command(self._next_id, method, params, session_id, wall, mono)
         self._next_id += 1
         self._pending[cmd.id] = cmd
-        self.sent += 1
         return cmd, text
 
     def adopt(self, command: Command) -> None:
         """A command someone else sent on this connection (a proxied client's, under its
         own id): its reply is matched to it as to one of ours."""
         self._pending[command.id] = command
-        self.sent += 1
 
     def _check_session(self, method: str, session_id: str | None) -> None:
         """Raise if ``session_id`` cannot go with a command of this protocol."""
@@ -101,8 +98,6 @@ class CommandBook:
         cmd = self._pending.pop(command_id, None)
         if cmd is None:
             cmd = self._abandoned.pop(command_id, None)
-            if cmd is not None:
-                self.faults["late-reply"] += 1
         return cmd
 
     def abandon(self, command_id: int) -> None:
@@ -127,7 +122,6 @@ class CommandBook:
 
     def _fault(self, kind: str, detail: str, raw: str | bytes | bytearray | memoryview,
                wall: float, mono: float) -> Fault:
-        self.faults[kind] += 1
         excerpt = raw[:RAW_EXCERPT] if isinstance(raw, str) else _excerpt(raw)
         return Fault(kind, detail, excerpt, wall, mono)
 
@@ -196,7 +190,6 @@ class CDPConnection(CommandBook):
     def receive(self, data: str | bytes | bytearray | memoryview, *, wall: float = 0.0,
                 mono: float = 0.0) -> Received:
         """Parse one frame from the browser. Never raises: bad input becomes a Fault."""
-        self.received += 1
         if isinstance(data, TransportFault):
             return self._fault(data.kind, data.detail, _excerpt(data), wall, mono)
         try:
