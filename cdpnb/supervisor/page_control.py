@@ -50,7 +50,8 @@ import asyncio
 import contextlib
 import json
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from cdpnb.errors import (
@@ -248,6 +249,38 @@ async def _unless(work: Awaitable[T], watch: asyncio.Future[Any], timeout: float
             raise failed
         # (the watch ended well first, or the work did: the work still counts)
         return await first.command_result(deadline - loop.time())
+
+
+@dataclass(frozen=True)
+class _Closing:
+    """One close_page of page session ``sid``, begun after dialog ``since``."""
+
+    sid: str
+    since: int
+    waits_for_answer: bool  # a beforeunload left for someone to answer ends the wait
+
+    def asked(self, state: BrowserState) -> PendingDialog | None:
+        """The beforeunload dialog the close opened, still waiting for an answer."""
+        return next((d for d in state.pending_dialogs
+                     if d.type == "beforeunload" and d.page_session_id == self.sid
+                     and _dialog_seq(d.id) > self.since and d.answering is None), None)
+
+    def settled(self, state: BrowserState) -> bool:
+        """Closed; or its beforeunload dismissed (the page stays); or a beforeunload
+        dialog waits for an answer someone has to give."""
+        now = state.pages.get(self.sid)
+        return (now is None or not now.closing
+                or (self.waits_for_answer and self.asked(state) is not None))
+
+    def dialog_id(self, state: BrowserState) -> str | None:
+        """The beforeunload dialog the close opened: still open, else answered."""
+        dialog = self.asked(state)
+        if dialog is not None:
+            return dialog.id
+        record = next((r for r in reversed(state.recent_dialogs)
+                       if r.type == "beforeunload" and r.page_session_id == self.sid
+                       and _dialog_seq(r.id) > self.since), None)
+        return record.id if record is not None else None
 
 
 class PageControl:
@@ -637,45 +670,51 @@ class PageControl:
         expression = f"({SET_CONTENT_SCRIPT})({json.dumps(html)})"
         writing = self.driver.evaluate(expression, frame_id, budget, await_promise=True,
                                        user_gesture=False)
-        asked: asyncio.Future[PendingDialog] = core.waiter()
-        since = core.state.dialog_seq
-
-        def on_dialog(_: Message, changes: tuple[Change, ...]) -> None:
-            for change in changes:
-                if (type(change) is DialogOpened
-                        and change.dialog.page_session_id == page.session_id
-                        # (the written document's or its frames': never another
-                        # frame's that opened meanwhile, to be answered as this one)
-                        and change.dialog.frame_id in _subtree_of(core.state, frame_id)
-                        and _dialog_seq(change.dialog.id) > since
-                        # (still open once folded: Lightpanda's never block)
-                        and any(d.id == change.dialog.id
-                                for d in core.state.pending_dialogs)):
-                    settle(asked, change.dialog)
-
-        # Only a dialog left for someone to answer ends the wait; the other policies
-        # answer at once, and the document goes on loading.
-        unsubscribe = (core.subscribe(on_dialog, changes=[DialogOpened], now=True)
-                       if self.policy == "must_respond" else None)
-        try:
-            # (what is left of the writing when a dialog ends the wait is cancelled:
-            # its reply, when the document loads, is nobody's)
+        # (what is left of the writing when a dialog ends the wait is cancelled: its
+        # reply, when the document loads, is nobody's)
+        with self._dialog_written(page, frame_id) as asked:
             async with FirstOf(writing, asked) as first:
                 try:
                     await first.wait(timeout + 1.0)
                     if not first.command_done and first.condition_met:
                         return SetContentResult(frame_id, loaded=False,
-                                                dialog_id=asked.result().id)
+                                                dialog_id=asked.result().dialog.id)
                     await first.command_result(budget.left() + 1.0)
                 except (TimeoutError, EvaluateTimeout):
                     raise WaitTimeout(f"the content set in frame {frame_id} did not finish "
                                       f"loading within {timeout:g} s{self._pending_hint()}"
                                       ) from None
-            return SetContentResult(frame_id, loaded=True)
+        return SetContentResult(frame_id, loaded=True)
+
+    @contextlib.contextmanager
+    def _dialog_written(self, page: PageInfo,
+                        frame_id: str) -> Iterator[asyncio.Future[DialogOpened]]:
+        """The first dialog the document written into ``frame_id`` (or a frame of it)
+        opens from now on and leaves for someone to answer: under ``must_respond`` only,
+        as the other policies answer at once and the document goes on loading (then a
+        waiter only a stop or a lost connection ends)."""
+        core = self.core
+        since = core.state.dialog_seq
+
+        def written(change: DialogOpened) -> bool:
+            dialog = change.dialog
+            return (dialog.page_session_id == page.session_id
+                    # (the written document's or its frames': never another frame's
+                    # that opened meanwhile, to be answered as this one)
+                    and dialog.frame_id in _subtree_of(core.state, frame_id)
+                    and _dialog_seq(dialog.id) > since
+                    # (still open once folded: Lightpanda's never block)
+                    and any(d.id == dialog.id for d in core.state.pending_dialogs))
+
+        if self.policy == "must_respond":
+            with core.first_change(DialogOpened, written) as opened:
+                yield opened
+            return
+        never: asyncio.Future[DialogOpened] = core.waiter()
+        try:
+            yield never
         finally:
-            if unsubscribe is not None:
-                unsubscribe()
-            core.forget(asked)
+            core.forget(never)
 
     # -- close_page -----------------------------------------------------------------------
 
@@ -708,68 +747,55 @@ class PageControl:
         if not core.connected:
             raise core.down("close a page")
         info = self._page_named(page)
-        sid, target = info.session_id, info.target_id
-        if self.driver.dismiss_before_closing:
-            # (closed_by "cdpnb", reason "page_closing": recorded, as a navigation's are)
-            for shown in [d for d in core.state.pending_dialogs
-                          if d.via == "native" and d.page_session_id == sid
-                          and d.answering is None and d.type != "beforeunload"]:
-                with contextlib.suppress(DialogError):
-                    await self.dialogs.answer(shown, False, None, "cdpnb",
-                                              reason="page_closing")
-        since = core.state.dialog_seq
-        waits_for_answer = run_beforeunload and self.policy == "must_respond"
-
-        def asked(state: BrowserState) -> PendingDialog | None:
-            return next((d for d in state.pending_dialogs
-                         if d.type == "beforeunload" and d.page_session_id == sid
-                         and _dialog_seq(d.id) > since and d.answering is None), None)
-
-        def settled(state: BrowserState) -> bool:
-            now = state.pages.get(sid)
-            # closed; or its beforeunload dismissed (the page stays); or a beforeunload
-            # dialog waits for an answer someone has to give
-            return (now is None or not now.closing
-                    or (waits_for_answer and asked(state) is not None))
-
+        sid = info.session_id
+        await self._dismiss_before_closing(sid)
+        closing = _Closing(sid, core.state.dialog_seq,
+                           waits_for_answer=run_beforeunload and self.policy == "must_respond")
         core.note("cdpnb.pageClosing", {"session_id": sid, "closing": True,
                                         "run_beforeunload": run_beforeunload}, sid)
         method, params, session = self.driver.close_command(info, run_beforeunload)
         try:
             state = await self._send_until(core.send(method, params, session, timeout),
-                                           settled, timeout)
+                                           closing.settled, timeout)
         except BaseException as exc:
-            # The close did not happen as asked (refused, timed out, cancelled): unless the
-            # page went anyway or its beforeunload dialog waits for an answer, it is no
-            # longer closing, so a later close by someone else is theirs again.
-            now = core.state
-            if sid in now.pages and asked(now) is None:
-                core.note("cdpnb.pageClosing", {"session_id": sid, "closing": False}, sid)
-            if isinstance(exc, CDPError):
-                if sid not in core.state.pages:
-                    state = core.state  # it went anyway (closed meanwhile)
-                else:
-                    raise TargetGone(f"closing page {target} failed: {exc.message}") from exc
-            elif isinstance(exc, TimeoutError):
-                raise WaitTimeout(f"page {target} did not close within {timeout:g} s"
-                                  f"{self._pending_hint()}") from None
-            else:
-                raise
+            state = self._close_failed(info, closing, exc, timeout)
         closed = sid not in state.pages
-        dialog = asked(state)
-        if dialog is None:
-            record = next((r for r in reversed(state.recent_dialogs)
-                           if r.type == "beforeunload" and r.page_session_id == sid
-                           and _dialog_seq(r.id) > since), None)
-            dialog_id = record.id if record is not None else None
-        else:
-            dialog_id = dialog.id
         if closed and info.main and self.reopen_page:
             # reopen_page=True: the supervisor keeps a page; the fresh one is there first.
             with contextlib.suppress(TimeoutError):
                 await core.wait_until(lambda s: s.page_target_id is not None,
                                       max(0.0, deadline - loop.time()) + REPLACEMENT_WAIT_S)
-        return ClosePageResult(target, closed, dialog_id)
+        return ClosePageResult(info.target_id, closed, closing.dialog_id(state))
+
+    async def _dismiss_before_closing(self, sid: str) -> None:
+        """The page's open dialogs (but a beforeunload), dismissed first where the
+        driver's close would not end them (closed_by "cdpnb", reason "page_closing":
+        recorded, as a navigation's are)."""
+        if not self.driver.dismiss_before_closing:
+            return
+        for shown in [d for d in self.core.state.pending_dialogs
+                      if d.via == "native" and d.page_session_id == sid
+                      and d.answering is None and d.type != "beforeunload"]:
+            with contextlib.suppress(DialogError):
+                await self.dialogs.answer(shown, False, None, "cdpnb", reason="page_closing")
+
+    def _close_failed(self, info: PageInfo, closing: _Closing, exc: BaseException,
+                      timeout: float) -> BrowserState:
+        """The state to go on from when the close did not happen as asked (refused,
+        timed out, cancelled), or the error that says so. Unless the page went anyway or
+        its beforeunload dialog waits for an answer, it is no longer closing, so a later
+        close by someone else is theirs again."""
+        core, sid = self.core, info.session_id
+        if sid in core.state.pages and closing.asked(core.state) is None:
+            core.note("cdpnb.pageClosing", {"session_id": sid, "closing": False}, sid)
+        if isinstance(exc, CDPError):
+            if sid not in core.state.pages:
+                return core.state  # it went anyway (closed meanwhile)
+            raise TargetGone(f"closing page {info.target_id} failed: {exc.message}") from exc
+        if isinstance(exc, TimeoutError):
+            raise WaitTimeout(f"page {info.target_id} did not close within {timeout:g} s"
+                              f"{self._pending_hint()}") from None
+        raise exc
 
     async def _send_until(self, send: Coroutine[Any, Any, Any],
                           until: Callable[[BrowserState], bool],
