@@ -229,12 +229,17 @@ class DialogControl:
     ) -> DialogRecord:
         if action not in ACTIONS:
             raise ValueError(f"action must be 'accept' or 'dismiss', got {action!r}")
+        return await self.reply(action == "accept", prompt_text, dialog_id)
+
+    async def reply(self, accept: bool, prompt_text: Any = None,
+                    dialog_id: Any = None) -> DialogRecord:
+        """:meth:`respond` with the answer as a bool: what a dialog event's ``accept()``
+        and ``dismiss()`` send (closed_by "agent", as respond's)."""
         if prompt_text is not None and not isinstance(prompt_text, str):
             raise TypeError(f"prompt_text must be a str or None, got {type(prompt_text).__name__}")
         if dialog_id is not None and not isinstance(dialog_id, str):
             raise TypeError(f"dialog_id must be a str like 'd-1', got {dialog_id!r}")
         dialog = self._choose(dialog_id)
-        accept = action == "accept"
         if not accept or dialog.type not in ("prompt", "unknown"):
             # Ignored, as WebDriver BiDi's handleUserPrompt ignores userText and
             # Playwright's dialog.accept(text) does for anything but an accepted prompt.

@@ -539,11 +539,12 @@ def _serve(loop: asyncio.AbstractEventLoop) -> None:
         loop.close()
 
 
-def answer_sender(respond: Callable[[str, bool, str | None], Coroutine[Any, Any, DialogRecord]],
+def answer_sender(reply: Callable[[bool, str | None, str], Coroutine[Any, Any, DialogRecord]],
                   submit: Callable[[Coroutine[Any, Any, DialogRecord]],
                                    concurrent.futures.Future[DialogRecord]],
                   stopped: Callable[[], bool], url: str) -> AnswerSender:
-    """An AnswerSender that runs ``respond`` on the engine loop (via ``submit``)."""
+    """An AnswerSender that runs ``reply(accept, prompt_text, dialog_id)`` (the
+    supervisor's DialogControl.reply) on the engine loop (via ``submit``)."""
 
     def send(dialog_id: str, accept: bool, prompt_text: str | None
              ) -> concurrent.futures.Future[DialogRecord]:
@@ -551,7 +552,7 @@ def answer_sender(respond: Callable[[str, bool, str | None], Coroutine[Any, Any,
             future: concurrent.futures.Future[DialogRecord] = concurrent.futures.Future()
             future.set_exception(SupervisorStopped(f"supervisor for {url} is stopped"))
             return future
-        return submit(respond(dialog_id, accept, prompt_text))
+        return submit(reply(accept, prompt_text, dialog_id))
 
     return send
 

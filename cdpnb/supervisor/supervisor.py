@@ -186,7 +186,7 @@ class Supervisor:
         #: Events for sup.on() / sup.events(), from the fold's changes.
         self._events = EventHub(
             self._core,
-            answer_sender(self._answer_event, engine.submit, lambda: self._stopped,
+            answer_sender(self._dialogs.reply, engine.submit, lambda: self._stopped,
                           redact_url(url)),
             self._event_answer_failed)
         # (WebDriver classic's evaluate waits for a dialog its script met only then)
@@ -961,11 +961,6 @@ class Supervisor:
                                             ) from None
                 if predicate is None or predicate(ev):
                     return ev
-
-    async def _answer_event(self, dialog_id: str, accept: bool,
-                            prompt_text: str | None) -> DialogRecord:
-        return await self._dialogs.respond("accept" if accept else "dismiss", prompt_text,
-                                           dialog_id)
 
     def _event_answer_failed(self, error: BaseException) -> None:
         self._hint(f"a dialog handler's answer failed and nobody awaited it: "
