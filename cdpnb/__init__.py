@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from cdpnb.proxy import ProxyModule as _ProxyModule
 
     proxy: _ProxyModule
+    from cdpnb.protocol.js_values import RemoteObject, Undefined
     from cdpnb.supervisor import Supervisor
     from cdpnb.supervisor.events import EventStream, PendingAnswer, SupervisorEvent
     from cdpnb.supervisor.registry import registry
@@ -60,7 +61,6 @@ if TYPE_CHECKING:
         NavigateResult,
         SetContentResult,
     )
-    from cdpnb.supervisor.values import RemoteObject, Undefined
     from cdpnb.trace import Trace, compare
 
 # The I/O layers load on first use, so `import cdpnb.protocol` (or cdpnb.state) stays
@@ -77,12 +77,12 @@ _LAZY = {
     "EventStream": ("cdpnb.supervisor.events", "EventStream"),
     "PendingAnswer": ("cdpnb.supervisor.events", "PendingAnswer"),
     "registry": ("cdpnb.supervisor.registry", "registry"),
-    "RemoteObject": ("cdpnb.supervisor.values", "RemoteObject"),
+    "RemoteObject": ("cdpnb.protocol.js_values", "RemoteObject"),
     "NavigateResult": ("cdpnb.supervisor.results", "NavigateResult"),
     "ClickResult": ("cdpnb.supervisor.results", "ClickResult"),
     "SetContentResult": ("cdpnb.supervisor.results", "SetContentResult"),
     "ClosePageResult": ("cdpnb.supervisor.results", "ClosePageResult"),
-    "Undefined": ("cdpnb.supervisor.values", "Undefined"),
+    "Undefined": ("cdpnb.protocol.js_values", "Undefined"),
     "probe": ("cdpnb.probes", "probe"),
     "ProbeResult": ("cdpnb.probes", "ProbeResult"),
     "ScenarioServer": ("cdpnb.probes", "ScenarioServer"),

@@ -21,8 +21,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
 from cdpnb.protocol.classic import FRAME_TREE_SCRIPT
+from cdpnb.protocol.js_values import Undefined
 from cdpnb.supervisor.classic_values import EVALUATE_SCRIPT, READ_BACK_SCRIPT
-from cdpnb.supervisor.values import Undefined
 
 WINDOW = "window-1"
 

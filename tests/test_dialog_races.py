@@ -287,7 +287,7 @@ async def test_a_popup_is_adopted_paused_and_its_dialog_answered_on_its_own_sess
 
 
 def await_frame_routes(sup: cdpnb.Supervisor, frame_id: str) -> str | None:
-    from cdpnb.supervisor.routing import session_for_frame
+    from cdpnb.state.routing import session_for_frame
 
     return session_for_frame(sup.state, frame_id)
 

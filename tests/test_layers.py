@@ -29,7 +29,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "_version": set(),
     "views": set(),
     "progress_line": {"terminal_text"},
-    "protocol": {"errors", "render"},
+    "protocol": {"errors", "render", "terminal_text"},
     "state": {"protocol", "errors", "render"},
     "runtime": {"errors"},
     "transport": {"protocol", "runtime", "errors"},

@@ -11,7 +11,7 @@ import pytest
 
 import cdpnb
 from cdpnb import RemoteObject, Undefined
-from cdpnb.supervisor.values import NeedsValue, call_argument, decode
+from cdpnb.protocol.js_values import NeedsValue, call_argument, decode
 
 
 def test_undefined_is_one_falsy_singleton_that_survives_copies() -> None:

@@ -15,6 +15,7 @@ from websockets.uri import parse_uri
 
 from cdpnb.errors import EvaluateError
 from cdpnb.protocol import CDPConnection, Reply
+from cdpnb.protocol.js_values import NeedsValue, Undefined, decode, raise_for_exception
 from cdpnb.protocol.wip import (
     as_cdp_reply,
     await_params,
@@ -22,7 +23,6 @@ from cdpnb.protocol.wip import (
     promise_to_await,
     script_params,
 )
-from cdpnb.supervisor.values import NeedsValue, Undefined, decode, raise_for_exception
 from cdpnb.transport.discovery import protocol_of_reply
 from cdpnb.transport.wire import WireSocket
 

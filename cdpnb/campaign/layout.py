@@ -11,7 +11,7 @@
 
 One file per cell, written whole (to a hidden temporary name, then renamed), so a
 reader never sees half a cell and a worker killed mid-write loses only its own cell.
-Every file is created 0600 and every folder 0700 (``cdpnb.trace.private``): cells
+Every file is created 0600 and every folder 0700 (``cdpnb.trace.private_files``): cells
 hold what their traces hold (prompt answers, page contents), and so does the
 manifest's list of backends (a CDP URL). A root that exists keeps its mode.
 The checks file is written last: it is the mark that a cell is finished, which is
@@ -35,7 +35,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from cdpnb.campaign.cells import Cell
-from cdpnb.trace.private import make_private_dirs, private_file
+from cdpnb.trace.private_files import make_private_dirs, private_file
 
 __all__ = ["CHECKS_SCHEMA", "LATENCIES_SCHEMA", "Layout"]
 

@@ -39,7 +39,7 @@ from cdpnb.probes.run import STEP_BUDGET_S
 from cdpnb.probes.specs import BackendSpec
 from cdpnb.supervisor.options import check_timeout
 from cdpnb.terminal_text import inert
-from cdpnb.trace.private import make_private_dirs, write_private_text
+from cdpnb.trace.private_files import make_private_dirs, write_private_text
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -49,7 +49,7 @@ from cdpnb.supervisor.options import check_timeout
 from cdpnb.terminal_text import inert
 from cdpnb.trace import Trace
 from cdpnb.trace.dtypes import with_text_dtype
-from cdpnb.trace.private import make_private_dirs, write_private_text
+from cdpnb.trace.private_files import make_private_dirs, write_private_text
 from cdpnb.transport.discovery import browser_of
 from cdpnb.views import REPORTS, VIEWS
 

@@ -30,7 +30,7 @@ from cdpnb.proxy.server import MAX_RECORD_BYTES, ProxyServer, refused_for
 from cdpnb.proxy.webdriver import HTTPReplay, WebDriverFront, webdriver_path
 from cdpnb.runtime.closing import Closing
 from cdpnb.runtime.engine import engine
-from cdpnb.trace.private import make_private_dirs
+from cdpnb.trace.private_files import make_private_dirs
 from cdpnb.views import VIEWS
 
 if TYPE_CHECKING:

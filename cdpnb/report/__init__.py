@@ -29,7 +29,7 @@ from cdpnb.report.diff import Change, changes
 from cdpnb.report.evidence import Evidence
 from cdpnb.report.page import document
 from cdpnb.report.sources import Source, campaign_source, load_source, source_of
-from cdpnb.trace.private import write_private_text
+from cdpnb.trace.private_files import write_private_text
 from cdpnb.views import REPORTS
 
 __all__ = ["Change", "Source", "campaign_source", "changed_cells", "load_source",

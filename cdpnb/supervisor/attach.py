@@ -93,7 +93,7 @@ async def attach_existing_page(core: Core, target_id: str,
                                bridge: DialogBridge | None = None) -> None:
     """Attach to a page cdpnb did not create (``Supervisor.start(page=...)``) and set
     it up as a page of its own: its frames, OOPIFs and documents already there come
-    with the set-up (see ``cdpnb.supervisor.existing``). PageBlocked if the page does
+    with the set-up (see ``cdpnb.supervisor.existing_pages``). PageBlocked if the page does
     not answer: a dialog opened before we attached blocks it, and (measured on
     Chromium 156 and headless-shell) a session attached later is never told of that
     dialog and cannot answer it."""

@@ -42,13 +42,13 @@ from cdpnb.errors import (
 )
 from cdpnb.protocol import bidi_error_name
 from cdpnb.protocol.credentials import redact_url
+from cdpnb.protocol.js_values import RemoteObject, Undefined, from_remote_value
 from cdpnb.runtime.threads import in_own_thread
 from cdpnb.state import BrowserState, PageInfo, PendingDialog
 from cdpnb.supervisor.core import Core
 from cdpnb.supervisor.driver import Command
 from cdpnb.supervisor.evaluation import MAX_DEPTH, Budget
-from cdpnb.supervisor.existing import choose_bidi_context
-from cdpnb.supervisor.values import RemoteObject, Undefined, from_remote_value
+from cdpnb.supervisor.existing_pages import choose_bidi_context
 from cdpnb.transport.webdriver_bidi import WebDriverSession
 
 __all__ = ["BIDI_EVENTS", "PROMPTS_IGNORED", "BiDiSession", "abandon_bidi_page", "bidi_version",

@@ -27,7 +27,7 @@ from cdpnb.supervisor.bridge import BRIDGE_CHANGES
 from cdpnb.supervisor.core import Core
 from cdpnb.supervisor.driver import Command, Navigated, PageSender, ProtocolDriver
 from cdpnb.supervisor.evaluation import Budget
-from cdpnb.supervisor.existing import pages_left_open
+from cdpnb.supervisor.existing_pages import pages_left_open
 from cdpnb.supervisor.results import ClickResult, NavigateResult
 from cdpnb.supervisor.screenshots import bidi_screenshot
 

@@ -25,8 +25,10 @@ from cdpnb.errors import (
 )
 from cdpnb.protocol import Event, Message
 from cdpnb.protocol.credentials import hide_credentials, redact_url
+from cdpnb.protocol.js_values import RemoteObject
 from cdpnb.runtime.waits import wait_for
 from cdpnb.state import BrowserState, Change, PageInfo, PendingDialog
+from cdpnb.state.routing import context_for_frame, session_for_frame
 from cdpnb.supervisor import engines
 from cdpnb.supervisor.accessibility import to_frame
 from cdpnb.supervisor.actions import (
@@ -42,14 +44,12 @@ from cdpnb.supervisor.bridge import BRIDGE_CHANGES, DialogBridge
 from cdpnb.supervisor.core import Core, settle
 from cdpnb.supervisor.driver import Command, Navigated, PageSender, ProtocolDriver
 from cdpnb.supervisor.evaluation import Budget, Evaluator, context_gone
-from cdpnb.supervisor.existing import attach_chosen_page
+from cdpnb.supervisor.existing_pages import attach_chosen_page
 from cdpnb.supervisor.liveness import RuntimeExit
 from cdpnb.supervisor.pages import PageAttacher
 from cdpnb.supervisor.refs import AccessibilityRefs
 from cdpnb.supervisor.results import ClickResult, NavigateResult
-from cdpnb.supervisor.routing import context_for_frame, session_for_frame
 from cdpnb.supervisor.screenshots import cdp_screenshot
-from cdpnb.supervisor.values import RemoteObject
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -9,7 +9,7 @@ as ``{}``; a node as a W3C element reference (both), ``window`` as a window refe
 Date as ``{}`` (chromedriver) or its ISO string (WebKit); a cyclic object fails. So the
 value is described in the page (``EVALUATE_SCRIPT``, run by the ``classic.evaluate``
 command: ``cdpnb.protocol.classic``): data in WebDriver BiDi's
-``RemoteValue`` shape, read by ``cdpnb.supervisor.values.from_remote_value`` as BiDi's
+``RemoteValue`` shape, read by ``cdpnb.protocol.js_values.from_remote_value`` as BiDi's
 is (``Undefined``, ``nan``, ``-0.0``, ``±inf``, big ints, at any depth), and anything
 else (a value holding anything else included) described as CDP describes it: a
 ``RemoteObject`` with its type, subtype, class name and description; a node of the
@@ -46,9 +46,9 @@ from cdpnb.protocol.classic import (
     READ_BACK_SCRIPT,
     classic_error_name,
 )
+from cdpnb.protocol.js_values import RemoteObject, from_remote_value
 from cdpnb.supervisor.core import Core
 from cdpnb.supervisor.evaluation import Budget
-from cdpnb.supervisor.values import RemoteObject, from_remote_value
 
 __all__ = ["EVALUATE_SCRIPT", "READ_BACK_SCRIPT", "decode", "evaluate"]
 

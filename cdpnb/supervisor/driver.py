@@ -23,13 +23,13 @@ from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 from cdpnb.errors import CDPError, ProtocolMismatch
 from cdpnb.protocol import PROTOCOL_SPECS
 from cdpnb.protocol.credentials import redact_url
+from cdpnb.protocol.js_values import RemoteObject
 from cdpnb.state import BrowserState, PageInfo, PendingDialog
 from cdpnb.supervisor.actions import ClickSpec, ElementState
 from cdpnb.supervisor.bridge import DialogBridge
 from cdpnb.supervisor.core import Core
 from cdpnb.supervisor.evaluation import Budget
 from cdpnb.supervisor.results import ClickResult, NavigateResult
-from cdpnb.supervisor.values import RemoteObject
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -40,15 +40,15 @@ from cdpnb.errors import (
     EvaluateTimeout,
     SupervisorStopped,
 )
-from cdpnb.state import BrowserState, PendingDialog
-from cdpnb.supervisor.core import Core
-from cdpnb.supervisor.values import (
+from cdpnb.protocol.js_values import (
     NeedsValue,
     RemoteObject,
     decode,
     describe,
     raise_for_exception,
 )
+from cdpnb.state import BrowserState, PendingDialog
+from cdpnb.supervisor.core import Core
 
 __all__ = ["HEADROOM_S", "HELD_PROBE_S", "MAX_DEPTH", "OBJECT_GROUP", "REPLY_SHARE",
            "SCRIPT_METHODS", "Budget",

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from cdpnb.errors import StaleRef
+from cdpnb.protocol.js_values import RemoteObject
 from cdpnb.supervisor.accessibility import (
     AXSnapshot,
     RefTarget,
@@ -16,7 +17,6 @@ from cdpnb.supervisor.accessibility import (
 )
 from cdpnb.supervisor.core import Core
 from cdpnb.supervisor.evaluation import OBJECT_GROUP, Budget, Evaluator
-from cdpnb.supervisor.values import RemoteObject
 
 __all__ = ["AccessibilityRefs"]
 

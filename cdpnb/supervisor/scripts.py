@@ -23,7 +23,7 @@ import math
 import re
 from typing import Any
 
-from cdpnb.supervisor.values import RemoteObject, Undefined
+from cdpnb.protocol.js_values import RemoteObject, Undefined
 
 __all__ = ["MAX_ARG_DEPTH", "call_expression", "is_function_source", "js_literal"]
 

@@ -19,6 +19,7 @@ from cdpnb.errors import (
     WaitTimeout,
 )
 from cdpnb.protocol.credentials import redact_url
+from cdpnb.protocol.js_values import RemoteObject, call_argument
 from cdpnb.runtime.closing import starting
 from cdpnb.runtime.engine import engine
 from cdpnb.runtime.interrupts import interrupted, wake_for_signals
@@ -32,6 +33,7 @@ from cdpnb.state import (
     Snapshot,
 )
 from cdpnb.state.changes import PageHazard
+from cdpnb.state.routing import frame_of
 from cdpnb.state.snapshot import (
     FRAME_TREE_ENTRIES,
     FRAME_TREE_OOPIF_DEPTH,
@@ -67,11 +69,11 @@ from cdpnb.supervisor.events import (
     check_event_names,
     check_stream_timeout,
 )
-from cdpnb.supervisor.existing import let_go_of_dialogs, pages_left_open
+from cdpnb.supervisor.existing_pages import let_go_of_dialogs, pages_left_open
 from cdpnb.supervisor.hints import Hints
 from cdpnb.supervisor.options import Policy, SupervisorOptions, check_timeout
 from cdpnb.supervisor.page_control import PageControl
-from cdpnb.supervisor.reactions import PageReactions
+from cdpnb.supervisor.page_reactions import PageReactions
 from cdpnb.supervisor.reconnect import Reconnector
 from cdpnb.supervisor.recovery import Recovery
 from cdpnb.supervisor.results import (
@@ -80,12 +82,10 @@ from cdpnb.supervisor.results import (
     NavigateResult,
     SetContentResult,
 )
-from cdpnb.supervisor.routing import frame_of
 from cdpnb.supervisor.scripts import call_expression
-from cdpnb.supervisor.values import RemoteObject, call_argument
 from cdpnb.supervisor.wip_driver import WIPDriver
 from cdpnb.trace import Recorder
-from cdpnb.trace.private import private_file
+from cdpnb.trace.private_files import private_file
 from cdpnb.transport import Connector, Transport, connect_websocket
 from cdpnb.views import VIEWS
 
@@ -608,7 +608,7 @@ class Supervisor:
 
         Data comes back by value (``undefined`` as ``cdpnb.Undefined``, ``NaN``,
         ``-0``, ``±Infinity``, bigint as int); anything else (a DOM node, a function)
-        as a :class:`~cdpnb.supervisor.values.RemoteObject`. A JavaScript exception
+        as a :class:`~cdpnb.protocol.js_values.RemoteObject`. A JavaScript exception
         raises EvaluateError with the JS message and stack. ``timeout`` (default: the
         supervisor's ``command_timeout_s``) bounds the whole call; a script still
         running then is ended and EvaluateTimeout raised, and the page stays usable.

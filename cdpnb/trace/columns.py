@@ -41,8 +41,8 @@ from cdpnb.trace.blocks import (
 )
 from cdpnb.trace.canonical import encode_json, escape_surrogates
 from cdpnb.trace.format import Record
-from cdpnb.trace.nogc import gc_paused
 from cdpnb.trace.replies import ReplyMatcher
+from cdpnb.trace.without_gc import gc_paused
 
 __all__ = ["Columns"]
 

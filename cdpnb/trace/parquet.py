@@ -33,9 +33,9 @@ from cdpnb.trace.blocks import (
 from cdpnb.trace.canonical import encode_json, escape_surrogates
 from cdpnb.trace.columns import Columns
 from cdpnb.trace.format import Record, TraceFormatError
-from cdpnb.trace.nogc import gc_paused
-from cdpnb.trace.private import private_file
+from cdpnb.trace.private_files import private_file
 from cdpnb.trace.scan import Refused, match_replies
+from cdpnb.trace.without_gc import gc_paused
 
 __all__ = ["PARQUET_KEY", "PARQUET_VERSION", "ParquetTrace", "read_parquet", "to_parquet"]
 

@@ -29,7 +29,7 @@ from typing import Any
 from cdpnb.protocol import Command, ErrorReply, Fault, Reply
 from cdpnb.trace.compressed import GzipWriter, ZstdWriter
 from cdpnb.trace.format import Record, dumps, encode, footer, header, verbatim_tail
-from cdpnb.trace.private import make_private_dirs, open_private
+from cdpnb.trace.private_files import make_private_dirs, open_private
 from cdpnb.trace.redaction import REDACTIONS, redact_line, redact_message
 
 __all__ = ["Recorder", "check_redactions"]
@@ -114,7 +114,7 @@ class Recorder:
     bigger); ``.jsonl.zst`` paths zstd, a block ended at each ``flush`` (the smallest,
     and the quickest to read).
 
-    The file is created 0600 (``cdpnb.trace.private``), its missing folders 0700.
+    The file is created 0600 (``cdpnb.trace.private_files``), its missing folders 0700.
 
     A file that cannot be created, or whose header cannot be written, raises OSError
     here. A write that fails later (a full disk) is never raised into the supervisor's
