@@ -1,4 +1,4 @@
-"""WebDriver classic's races, played exactly by a scripted server (tests/classic_peer.py):
+"""WebDriver classic's races, played exactly by a scripted server (cdpnb.testing.classic_peer):
 what a poll-based protocol must never get wrong, without a browser."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 import cdpnb
 from cdpnb.errors import DialogError
 from cdpnb.state.dialogs import FAST_REMOTE_MS
-from tests.classic_peer import WINDOW, ClassicPeer
+from cdpnb.testing.classic_peer import WINDOW, ClassicPeer
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
 """WebDriver classic with several windows, played exactly by a scripted server
-(tests/classic_peer.py) in each server's measured ways: a dialog that opens in a window
+(cdpnb.testing.classic_peer) in each server's measured ways: a dialog that opens in a window
 while another is the current one, an answer for a window that is not current, a script
 that returns at the dialog it opened, a window closed over its dialog."""
 
@@ -14,7 +14,7 @@ import cdpnb
 from cdpnb.errors import BlockedByDialog
 from cdpnb.supervisor import classic_driver
 from cdpnb.supervisor.classic_driver import POLL_S, WINDOWS_EVERY
-from tests.classic_peer import WINDOW, ClassicPeer, Opens
+from cdpnb.testing.classic_peer import WINDOW, ClassicPeer, Opens
 
 POPUP = "window-2"
 

@@ -24,7 +24,7 @@ import pytest
 
 import cdpnb
 from cdpnb.backends.webdriver_servers import ChromedriverProcess, find_chromedriver
-from tests.classic_peer import ClassicPeer
+from cdpnb.testing.classic_peer import ClassicPeer
 
 #: What "at once" means beside two CPU-bound processes: far below every wait's minute.
 AT_ONCE_S = 15.0

@@ -20,9 +20,10 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
-from cdpnb.protocol.classic import FRAME_TREE_SCRIPT
+from cdpnb.protocol.classic import EVALUATE_SCRIPT, FRAME_TREE_SCRIPT, READ_BACK_SCRIPT
 from cdpnb.protocol.js_values import Undefined
-from cdpnb.supervisor.classic_values import EVALUATE_SCRIPT, READ_BACK_SCRIPT
+
+__all__ = ["WINDOW", "ClassicPeer", "Opens", "remote"]
 
 WINDOW = "window-1"
 
