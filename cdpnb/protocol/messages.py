@@ -100,7 +100,7 @@ class Note:
 
 @dataclass(frozen=True, slots=True)
 class Fault:
-    """Input the protocol could not accept; counted and logged, never raised."""
+    """Input the protocol could not accept: returned (the state's fold counts it), never raised."""
 
     kind: str
     detail: str
