@@ -7,6 +7,7 @@ import json
 import logging
 import os
 import shlex
+import signal
 import tempfile
 import time
 import urllib.parse
@@ -62,6 +63,17 @@ BROWSER_FIXTURES = frozenset({"chromium", "headless_shell", "any_browser", "sup"
 WITHOUT_BROWSERS = "CDPNB_TESTS_WITHOUT_BROWSERS"
 _BINARIES = ("CDPNB_CHROMIUM", "CDPNB_FIREFOX", "CDPNB_LIGHTPANDA", "CDPNB_NODE", "CDPNB_DENO",
              "CDPNB_BUN", "CDPNB_WEBKITWEBDRIVER", "CDPNB_CHROMEDRIVER", "CDPNB_XVFB")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A suite started with SIGINT ignored (``nohup``, or ``pytest &`` in a script: a
+    shell without job control starts background commands so) passes that on to every
+    process it starts, and a child given Ctrl-C by a test then carries on (measured:
+    ``cdpnb compare`` never ended, a campaign ran to its end and exited 0). The suite
+    runs under Python's own handler, whose children start with the default, as
+    they would from a terminal."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
