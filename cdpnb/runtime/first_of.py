@@ -111,6 +111,8 @@ def _error_of(future: asyncio.Future[Any]) -> BaseException | None:
 
 
 async def _within(future: asyncio.Future[R], timeout: float | None) -> R:
+    # Not runtime.waits.wait_for: that cancels what it waits for on a timeout or when
+    # the wait is cancelled, and the condition may be the caller's, shared with others.
     if not future.done():
         await asyncio.wait({future}, timeout=None if timeout is None else max(0.0, timeout))
     if not future.done():
