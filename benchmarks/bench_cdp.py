@@ -43,11 +43,11 @@ from typing import Any
 from websockets.asyncio.client import ClientConnection, connect
 
 import cdpnb
-from cdpnb.busy import busy_processes
 from cdpnb.probes import ScenarioServer
 from cdpnb.protocol import Event
+from cdpnb.session.core import Core, settle
 from cdpnb.state import BrowserState
-from cdpnb.supervisor.core import Core, settle
+from cdpnb.testing.busy import busy_processes
 from cdpnb.trace import Recorder
 
 RESULTS = Path(__file__).resolve().parent / "results" / "cdp.json"
@@ -430,7 +430,7 @@ def main() -> int:
     parser.add_argument("--ingest-messages", type=int, default=200_000)
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--busy", type=int, default=0, metavar="N",
-                        help="run beside N CPU-bound processes (cdpnb.busy): the ratios "
+                        help="run beside N CPU-bound processes (cdpnb.testing.busy): the ratios "
                              "under load (default 0: as the machine is)")
     args = parser.parse_args()
     if args.rounds < 6 or args.ingest_messages < 1000 or args.busy < 0:

@@ -24,7 +24,7 @@ bare client that the browser took each answer.
 
 Each figure is a ratio to the bare client's median, same operation, browser and run.
 By default the whole set runs twice: as the machine is, and beside two CPU-bound
-processes (``cdpnb.busy``), with the load average of each.
+processes (``cdpnb.testing.busy``), with the load average of each.
 
     .venv/bin/python benchmarks/bench_contenders.py [--repeats 3] [--rounds 60] [--batch 10]
 
@@ -89,8 +89,8 @@ from contenders.rounds import Repeat, run_rounds
 from websockets.asyncio.client import connect
 
 import cdpnb
-from cdpnb.busy import busy_processes
 from cdpnb.probes import ScenarioServer
+from cdpnb.testing.busy import busy_processes
 
 RESULTS = Path(__file__).resolve().parent / "results" / "contenders.json"
 #: The measures asked for by their own options (``--memory``, ``--bidi``, ``--ingest``).

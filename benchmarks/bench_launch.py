@@ -418,7 +418,7 @@ def main() -> int:
     parser.add_argument("--warmup", type=int, default=1, help="rounds run first, not counted")
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--busy", type=int, default=0, metavar="N",
-                        help="run beside N CPU-bound processes (cdpnb.busy)")
+                        help="run beside N CPU-bound processes (cdpnb.testing.busy)")
     parser.add_argument("--child", nargs=2, metavar=("CONTENDER", "BROWSER"),
                         help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -428,7 +428,7 @@ def main() -> int:
         print(json.dumps(measure(browser)))
         return 0
 
-    from cdpnb.busy import busy_processes
+    from cdpnb.testing.busy import busy_processes
 
     browsers = [b for b in args.browsers.split(",") if b]
     contenders = [c for c in args.contenders.split(",") if c]

@@ -2,7 +2,7 @@
 
 The proxy issue's target: a client's round trip through the proxy at most 1.10× the
 direct one, and recording at wire speed. One headless-shell, shared by everything; as
-the machine is and beside two CPU-bound processes (``cdpnb.busy``), three repeats each,
+the machine is and beside two CPU-bound processes (``cdpnb.testing.busy``), three repeats each,
 with fresh processes every repeat:
 
 - two ``cdpnb proxy --url http://127.0.0.1:PORT --record …`` processes in front of it,
@@ -73,8 +73,8 @@ from contenders.rounds import Repeat, run_rounds
 from websockets.asyncio.client import connect
 
 import cdpnb
-from cdpnb.busy import busy_processes
 from cdpnb.probes import ScenarioServer
+from cdpnb.testing.busy import busy_processes
 
 RESULTS = Path(__file__).resolve().parent / "results" / "proxy.json"
 BUSY_PROCESSES = 2

@@ -52,15 +52,15 @@ if TYPE_CHECKING:
 
     proxy: _ProxyModule
     from cdpnb.protocol.js_values import RemoteObject, Undefined
-    from cdpnb.supervisor import Supervisor
-    from cdpnb.supervisor.events import EventStream, PendingAnswer, SupervisorEvent
-    from cdpnb.supervisor.registry import registry
-    from cdpnb.supervisor.results import (
+    from cdpnb.session.results import (
         ClickResult,
         ClosePageResult,
         NavigateResult,
         SetContentResult,
     )
+    from cdpnb.supervisor import Supervisor
+    from cdpnb.supervisor.events import EventStream, PendingAnswer, SupervisorEvent
+    from cdpnb.supervisor.registry import registry
     from cdpnb.trace import Trace, compare
 
 # The I/O layers load on first use, so `import cdpnb.protocol` (or cdpnb.state) stays
@@ -78,10 +78,10 @@ _LAZY = {
     "PendingAnswer": ("cdpnb.supervisor.events", "PendingAnswer"),
     "registry": ("cdpnb.supervisor.registry", "registry"),
     "RemoteObject": ("cdpnb.protocol.js_values", "RemoteObject"),
-    "NavigateResult": ("cdpnb.supervisor.results", "NavigateResult"),
-    "ClickResult": ("cdpnb.supervisor.results", "ClickResult"),
-    "SetContentResult": ("cdpnb.supervisor.results", "SetContentResult"),
-    "ClosePageResult": ("cdpnb.supervisor.results", "ClosePageResult"),
+    "NavigateResult": ("cdpnb.session.results", "NavigateResult"),
+    "ClickResult": ("cdpnb.session.results", "ClickResult"),
+    "SetContentResult": ("cdpnb.session.results", "SetContentResult"),
+    "ClosePageResult": ("cdpnb.session.results", "ClosePageResult"),
     "Undefined": ("cdpnb.protocol.js_values", "Undefined"),
     "probe": ("cdpnb.probes", "probe"),
     "ProbeResult": ("cdpnb.probes", "ProbeResult"),

@@ -16,17 +16,11 @@ from hypothesis import strategies as st
 import cdpnb
 import cdpnb.sync
 from cdpnb import ElementNotClickable, StaleRef
+from cdpnb.drivers.cdp.accessibility import FrameAX, order_rows
+from cdpnb.drivers.cdp.driver import CDPDriver
 from cdpnb.probes import ScenarioServer
-from cdpnb.supervisor.accessibility import (
-    MAX_REF_NAME,
-    FrameAX,
-    assign_refs,
-    make_ref,
-    order_rows,
-    parse_ref,
-)
-from cdpnb.supervisor.actions import quad_centre
-from cdpnb.supervisor.cdp_driver import CDPDriver
+from cdpnb.session.actions import quad_centre
+from cdpnb.session.ref_names import MAX_REF_NAME, assign_refs, make_ref, parse_ref
 
 # -- the ref rule (pure) -------------------------------------------------------------
 

@@ -28,7 +28,7 @@ from cdp_proxy import CDPProxy
 from conftest import settle
 
 import cdpnb
-import cdpnb.supervisor.attach as attach_module
+import cdpnb.drivers.cdp.attach as attach_module
 import cdpnb.sync
 from cdpnb.backends.playwright_attach import PlaywrightAttachment
 from cdpnb.probes import ScenarioServer

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 import cdpnb
-from cdpnb.supervisor.bridge import BRIDGE_HEADER
+from cdpnb.session.bridge import BRIDGE_HEADER
 from cdpnb.testing import ScriptedBiDiBrowser, ScriptedCommand, ScriptedError
 from tests.test_dialog_races import hinted, settle
 

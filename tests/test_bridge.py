@@ -12,7 +12,7 @@ import websockets
 
 import cdpnb
 from cdpnb.probes import ScenarioServer
-from cdpnb.supervisor.bridge import BRIDGE_HOST
+from cdpnb.session.bridge import BRIDGE_HOST
 from tests.conftest import open_two_site, settle
 
 CASES = [

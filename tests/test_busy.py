@@ -1,4 +1,4 @@
-"""The load harness (``python -m cdpnb.busy``): spinners that load the CPU, ended by
+"""The load harness (``python -m cdpnb.testing.busy``): spinners that load the CPU, ended by
 their pids, gone with their owner; the command's exit status passed through."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import time
 import psutil
 import pytest
 
-from cdpnb.busy import busy_processes, main
+from cdpnb.testing.busy import busy_processes, main
 
 
 def _gone(pids: list[int], within_s: float = 10.0) -> bool:
@@ -65,7 +65,7 @@ def test_no_command_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None
 
 def test_spinners_leave_when_their_owner_is_killed() -> None:
     owner = subprocess.Popen(
-        [sys.executable, "-m", "cdpnb.busy", "-n", "2", "--", sys.executable, "-c",
+        [sys.executable, "-m", "cdpnb.testing.busy", "-n", "2", "--", sys.executable, "-c",
          "import time; time.sleep(60)"], stderr=subprocess.PIPE, text=True)
     command: list[psutil.Process] = []
     try:

@@ -10,17 +10,19 @@ The exact races are in tests/test_classic_window_races.py (a scripted server).""
 from __future__ import annotations
 
 import asyncio
+import http.server
 import json
 import math
+import threading
 from collections.abc import Iterator
 
 import pytest
 
 import cdpnb
+from cdpnb.drivers.classic import driver as classic_driver
 from cdpnb.errors import BlockedByDialog
 from cdpnb.probes import ScenarioServer
 from cdpnb.protocol.classic import ELEMENT_KEY
-from cdpnb.supervisor import classic_driver
 
 pytestmark = pytest.mark.browser
 
@@ -174,6 +176,82 @@ async def test_a_lazy_iframe_is_listed_not_entered_until_it_loads(
         assert [f.url for f in state.frames.values()] == [page, child]
         assert await sup.evaluate("[location.href, window.name]", frame_id=lazy,
                                   timeout=10) == [child, "later"]
+
+
+class HeldFrames:
+    """Serves ``/held?…`` only once the test lets it go: a frame whose document is under
+    way for as long as the test wants (no sleep, no race with the machine's load)."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+        self.asked = threading.Event()
+        held = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                if self.path.startswith("/held"):
+                    held.asked.set()
+                    held.release.wait(30)
+                    body = b"<!doctype html><title>held</title><p>loaded</p>"
+                else:
+                    body = b"<!doctype html><title>top</title><p>top</p>"
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.release.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])  # same site, cross-site
+async def test_an_alert_while_a_frame_loads_is_seen_and_the_frame_joins_once_loaded(
+        classic_path: cdpnb.Backend, host: str) -> None:
+    """WebKitWebDriver 2.50, measured: the walk entered a frame whose document was under
+    way, waited there for its load, and the page's alert meanwhile wedged the server
+    (the walk answered "unexpected alert open", every later ``GET /alert/text`` never
+    did: the alert was never seen and the session was lost). A frame that has not
+    loaded is listed at about:blank and not entered; the alert is seen and answered;
+    the frame joins the tree once it has loaded."""
+    held = HeldFrames()
+    try:
+        async with await cdpnb.Supervisor.start(classic_path, dialog_timeout_s=60) as sup:
+            await sup.navigate(f"http://127.0.0.1:{held.port}/top", timeout=20)
+            top = sup.page_target_id
+            assert top is not None
+            frame_url = f"http://{host}:{held.port}/held"
+            await sup.evaluate(
+                f"const f = document.createElement('iframe'); f.src = {json.dumps(frame_url)};"
+                " document.body.append(f); 0", timeout=10)
+            assert await asyncio.to_thread(held.asked.wait, 10)
+            # Walks run while the frame loads (the poller walks every few polls).
+            await sup.wait_for(lambda s: f"{top}/0" in s.frames, 15)
+            await sup.evaluate("setTimeout(() => alert('while the frame loads'), 300); 0",
+                               timeout=10)
+            dialog = await sup.wait_for_dialog(timeout=15)
+            assert dialog.message == "while the frame loads"
+            await sup.respond("accept", dialog_id=dialog.id)
+            held.release.set()
+            state = await sup.wait_for(lambda s: s.frames[f"{top}/0"].url == frame_url, 15)
+            assert [f.url for f in state.frames.values()] == [
+                f"http://127.0.0.1:{held.port}/top", frame_url]
+            assert await sup.evaluate("document.title", frame_id=f"{top}/0",
+                                      timeout=10) == "held"
+            began = asyncio.get_running_loop().time()
+        assert asyncio.get_running_loop().time() - began < 5.0  # the stop: not 10 s
+    finally:
+        held.close()
 
 
 async def test_values_come_back_as_over_cdp(classic_path: cdpnb.Backend,

@@ -2,10 +2,10 @@
 under cdpnb's Xvfb) and on Chromium behind chromedriver (issue 38).
 
 A fresh window's first screenshot shows the page (WebKit's was all white before the
-window drew its first frame: ``cdpnb.supervisor.screenshots.classic_screenshot``), and
+window drew its first frame: ``cdpnb.drivers.cdp.screenshots.classic_screenshot``), and
 a page that is white is screenshot white with no retry. fill types into a field of a
 cross-site frame as into the page's (WebKit refuses a script's focus there:
-``cdpnb.supervisor.classic_actions``), the page's own listeners reading it, and the
+``cdpnb.drivers.classic.actions``), the page's own listeners reading it, and the
 typed text never in a redacted trace.
 """
 

@@ -125,6 +125,8 @@ class Frames:
         #: frames whose commands fail with this error (a dialog open in them, gone)
         self.failing: dict[tuple[int, ...], str] = {}
         self.entering_fails: dict[tuple[int, ...], str] = {}
+        #: frames whose scripts are answered null (a dialog opened while one ran)
+        self.answered_null: set[tuple[int, ...]] = set()
 
     def children(self, path: tuple[int, ...]) -> int:
         return sum(1 for p in self.tree if len(p) == len(path) + 1 and p[:-1] == path)
@@ -154,6 +156,8 @@ class Frames:
         if request.path == "/execute/sync":
             if self.at in self.failing:
                 return error(self.failing[self.at])
+            if self.at in self.answered_null:
+                return ok(None)
             if body["script"] == FRAME_TREE_SCRIPT:
                 return ok([self.tree[self.at], self.children(self.at), ""])
             return ok({"at": list(self.at), "window": self.window})
@@ -188,7 +192,7 @@ def test_the_frame_tree_is_walked_by_switching_and_said_in_bidi_shape() -> None:
     assert server.at == ()  # back at the top
 
 
-def test_a_frame_gone_during_the_walk_is_left_out_but_one_with_a_dialog_fails_the_walk(
+def test_a_frame_not_entered_during_the_walk_is_said_so_but_one_with_a_dialog_fails_it(
         ) -> None:
     # Seen on chromedriver 156 (CI, under load): a prompt that opened in a frame while
     # the walk was between the top's script and entering its frames failed the entering
@@ -198,7 +202,10 @@ def test_a_frame_gone_during_the_walk_is_left_out_but_one_with_a_dialog_fails_th
                      (1, 0): "http://a/nested"})
     server.failing[(1,)] = "no such frame"
     result, _ = run("classic.frameTree", {"window": "W1"}, server, Session("W1"))
-    assert [c["context"] for c in result["contexts"][0]["children"]] == ["W1/0"]
+    # listed by its parent, not entered: said so (the fold keeps what it knew of it)
+    assert [(c["context"], c.get("entered")) for c in result["contexts"][0]["children"]] == [
+        ("W1/0", None), ("W1/1", False)]
+    assert result["contexts"][0]["children"][1]["children"] == []
     server.failing[(1,)] = "unexpected alert open"
     session = Session("W1")
     with pytest.raises(ClassicFailure) as failed:
@@ -213,6 +220,29 @@ def test_a_frame_gone_during_the_walk_is_left_out_but_one_with_a_dialog_fails_th
     result, _ = run("classic.executeScript", {"script": "", "args": [], "window": "W1"},
                     server, session)
     assert result["value"]["at"] == []
+
+
+def test_a_frame_tree_script_answered_null_is_no_reading_of_the_frames() -> None:
+    """Both servers answer ``execute/sync`` null when a dialog opened while the script
+    ran. Read as a frame with no frames, it emptied the tree (chromedriver in a full run,
+    WebKit before it: right after a prompt in a nested frame was answered the tree held
+    the page alone and a command into a frame was refused UnknownFrame)."""
+    server = Frames({(): "http://a/", (0,): "about:srcdoc", (1,): "http://b/",
+                     (1, 0): "http://a/nested"})
+    server.answered_null.add((1,))
+    session = Session("W1")
+    result, _ = run("classic.frameTree", {"window": "W1"}, server, session)
+    # the frame answered null: listed, said not entered (the fold keeps what it knew)
+    assert [(c["context"], c.get("entered")) for c in result["contexts"][0]["children"]] == [
+        ("W1/0", None), ("W1/1", False)]
+    server.answered_null = {()}
+    with pytest.raises(ClassicFailure) as failed:  # the top: the whole walk fails
+        run("classic.frameTree", {"window": "W1"}, server, session)
+    assert failed.value.error == "unexpected alert open"
+    assert "answered null" in failed.value.message
+    server.answered_null = set()
+    result, _ = run("classic.frameTree", {"window": "W1"}, server, session)
+    assert result["contexts"][0]["children"][1]["children"][0]["context"] == "W1/1/0"
 
 
 def test_evaluate_runs_its_script_with_a_key_of_the_sessions_count() -> None:
@@ -534,6 +564,33 @@ def test_frames_that_leave_the_window_leave_the_tree() -> None:
         3.0)).state
     assert f"{W}/0" not in state.frames and state.frames[W].url == "http://a/next"
     assert state.pages[W].url == "http://a/next"
+
+
+def test_a_frame_the_walk_could_not_enter_keeps_what_was_known_of_it() -> None:
+    """A frame listed but not entered (or not read) is no news of it: seen once on
+    WebKitWebDriver 2.50, right after a prompt in a nested frame was answered, the tree
+    held the page alone and an evaluate in that frame failed UnknownFrame."""
+    def walk(at: float, *children: dict[str, object]) -> Reply:
+        return Reply(2, "classic.frameTree", {"contexts": [{
+            "context": W, "url": "http://a/", "children": list(children)}]}, None,
+            {"window": W}, at)
+
+    nested = {"context": f"{W}/0/0", "url": "http://a/nested", "children": []}
+    state = fold(supervised(), walk(2.0, {"context": f"{W}/0", "url": "http://b/",
+                                          "children": [nested]})).state
+    before = {k: f.url for k, f in state.frames.items()}
+    assert set(before) == {W, f"{W}/0", f"{W}/0/0"}
+    not_entered = {"context": f"{W}/0", "url": "", "children": [], "entered": False}
+    folded = fold(state, walk(3.0, not_entered))
+    assert folded.changes == () and {k: f.url for k, f in folded.state.frames.items()} == before
+    # a frame not known yet that could not be entered joins at the walk that enters it
+    folded = fold(folded.state, walk(3.1, {**not_entered, "context": f"{W}/1"},
+                                     {"context": f"{W}/0", "url": "http://b/",
+                                      "children": [nested]}))
+    assert f"{W}/1" not in folded.state.frames and folded.changes == ()
+    # a listing that leaves it out: it leaves, its frames with it
+    gone = fold(folded.state, walk(4.0)).state
+    assert set(gone.frames) == {W}
 
 
 def test_a_dialog_shown_again_right_after_the_answer_is_a_new_one() -> None:

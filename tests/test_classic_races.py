@@ -29,6 +29,25 @@ async def test_a_url_of_a_webdriver_server_gets_a_classic_supervisor(peer: Class
     assert ("DELETE", f"/session/{peer.session_id}") in peer.requests
 
 
+async def test_a_first_frame_walk_that_runs_out_does_not_fail_the_start(
+        peer: ClassicPeer) -> None:
+    """Seen once on WebKitWebDriver 2.50 late in a full suite run: a fresh window's first
+    walk ran out of its script budget. The start goes on; the poller walks later."""
+    peer.misspoken[("POST", "/execute/sync")] = (500, {
+        "error": "script timeout", "message": "script timed out after 2000ms"})
+    async with await cdpnb.Supervisor.start(peer.url) as sup:
+        walked = [r for r in peer.requests if r[1].endswith("/execute/sync")]
+        assert walked, "the start walked the window's frames"
+        del peer.misspoken[("POST", "/execute/sync")]
+        assert sup.page_target_id == WINDOW and sup.alive
+        assert await sup.evaluate("6 * 7") == "6 * 7"
+        for _ in range(200):  # the poller's next walk (every WINDOWS_EVERY polls) joins it
+            if WINDOW in sup.state.frames:
+                break
+            await asyncio.sleep(0.05)
+        assert sup.state.frames[WINDOW].url == "http://fake.test/"
+
+
 async def test_a_dialog_swapped_between_the_poll_and_the_answer_is_never_given_it(
         peer: ClassicPeer) -> None:
     """The agent answers "name?" with a text; by then the page has closed it and opened

@@ -11,9 +11,9 @@ from collections.abc import Iterator
 import pytest
 
 import cdpnb
+from cdpnb.drivers.classic import driver as classic_driver
+from cdpnb.drivers.classic.driver import POLL_S, WINDOWS_EVERY
 from cdpnb.errors import BlockedByDialog
-from cdpnb.supervisor import classic_driver
-from cdpnb.supervisor.classic_driver import POLL_S, WINDOWS_EVERY
 from cdpnb.testing.classic_peer import WINDOW, ClassicPeer, Opens
 
 POPUP = "window-2"

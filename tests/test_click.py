@@ -19,8 +19,8 @@ import cdpnb
 import cdpnb.sync
 from cdpnb import BlockedByDialog, ElementNotClickable, NoSuchElement, ProtocolMismatch
 from cdpnb.probes import ScenarioServer
-from cdpnb.supervisor.actions import ClickSpec, click_spec
-from cdpnb.supervisor.results import ClickResult
+from cdpnb.session.actions import ClickSpec, click_spec
+from cdpnb.session.results import ClickResult
 from cdpnb.testing import HOLD, ScriptedBiDiBrowser, ScriptedBrowser, ScriptedCommand
 
 #: Nameless divs (no role, no accessible name: no ref can reach them), a handler that

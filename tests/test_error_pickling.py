@@ -19,8 +19,9 @@ from cdpnb.campaign.worker import BackendEnded, CellFailed
 from cdpnb.probes.checks import NotSupported
 from cdpnb.protocol.classic import ClassicFailure
 from cdpnb.proxy.faults import FaultRuleError
-from cdpnb.supervisor.bidi import SessionHeld
+from cdpnb.session.driver import SessionHeld
 from cdpnb.testing import ScriptedError
+from cdpnb.trace.compressed import Damaged
 from cdpnb.trace.format import TraceFormatError
 from cdpnb.trace.reader import TraceTruncatedWarning
 from cdpnb.trace.sources import Refused
@@ -77,6 +78,8 @@ INSTANCES: dict[type[BaseException], Callable[[], BaseException]] = {
     TraceFormatError: lambda: TraceFormatError("line 3: not JSON"),
     TraceTruncatedWarning: lambda: TraceTruncatedWarning("cut at line 9"),
     Refused: lambda: Refused("unusual block"),
+    Damaged: lambda: Damaged("the gzip data does not inflate (invalid code lengths set)",
+                             4096, b'{"seq":1}\n{"se'),
     WebDriverError: lambda: WebDriverError("unexpected alert open", "alert", 500),
     ServerGone: lambda: ServerGone("GET http://127.0.0.1:9/status: the connection was refused"),
     FaultRuleError: lambda: FaultRuleError("delay=200: longer than 60 s"),

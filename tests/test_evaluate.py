@@ -14,7 +14,7 @@ from conftest import open_two_site
 import cdpnb
 from cdpnb import EvaluateError, EvaluateTimeout, RemoteObject, Undefined
 from cdpnb.probes import ScenarioServer
-from cdpnb.supervisor.evaluation import HEADROOM_S, reply_margin
+from cdpnb.session.budget import HEADROOM_S, reply_margin
 
 pytestmark = pytest.mark.browser
 

@@ -371,7 +371,7 @@ async def test_a_start_that_fails_after_its_session_began_ends_it(
     """Firefox keeps the one BiDi session of a connection closed without session.end
     and refuses every later one: a start that failed after session.new (here its tab
     never came, as under heavy load) must end its session, or the browser is lost."""
-    from cdpnb.supervisor.bidi import BiDiSession
+    from cdpnb.drivers.bidi.session import BiDiSession
 
     async def no_tab(self: BiDiSession, reuse_context: str | None = None) -> str:
         raise cdpnb.CommandTimeout("browsingContext.create got no reply within 20 s")

@@ -18,7 +18,9 @@ from cdpnb.probes import ScenarioServer
 from cdpnb.protocol import Event, Message, Note, Reply
 from cdpnb.render.state import TEXT_LINES
 from cdpnb.state import BrowserState, FrameInfo, build_frame_tree, fold, snapshot_of
+from cdpnb.state import changes as ch
 from cdpnb.state.changes import Change, FrameNavigated, FrameRemoved
+from cdpnb.state.events import event_name
 from cdpnb.trace import Trace
 from cdpnb.trace.format import Record
 
@@ -279,12 +281,69 @@ def test_trace_frames_report_frames_pruned_by_a_navigation_and_gone_with_a_sessi
     assert pruned["parent_frame_id"].tolist() == ["MAIN", "MAIN"]
     assert pruned["url"].tolist() == ["http://a:1/child", "http://b:2/nest#frag"]
     assert pruned["session_id"].tolist() == [PAGE, PAGE]  # RIGHT is back in the page's
-    # The rows are the fold's changes: every FrameRemoved but a frameDetached's own
-    # frame's is a detached row with its reason
+    # The rows are the fold's changes: every FrameRemoved is a detached row with its
+    # reason, every SessionDetached of an iframe session an oopif_detached row
     removed = [(c.frame.frame_id, c.reason) for _, _, changes in trace.replay_changes()
                for c in changes if isinstance(c, FrameRemoved)]
     assert removed == [("INNER", "session_gone"), ("LEFT", "navigated"),
                        ("RIGHT", "navigated")]
+    assert frame[frame["event"] == "detached"][["frame_id", "reason"]].values.tolist() == [
+        list(r) for r in removed]
+    ended = [(c.session.session_id, c.frame and c.frame.frame_id)
+             for _, _, changes in trace.replay_changes() for c in changes
+             if isinstance(c, ch.SessionDetached)]
+    assert ended == [(CHILD, "RIGHT")]
+
+
+def test_cdp_a_swap_is_reported_by_the_process_the_frame_left() -> None:
+    m = cdp_named_page()
+    _, seen = m.fold()
+    attach, swap = seen[6], seen[7]
+    assert isinstance(attach[0], Event) and attach[0].method == "Target.attachedToTarget"
+    # The child session's attach names the frame it renders, as the tree now holds it
+    assert [type(c) for c in attach[1]] == [ch.SessionAttached, ch.FrameSwapped]
+    attached = attach[1][0]
+    assert isinstance(attached, ch.SessionAttached) and attached.frame is not None
+    assert (attached.frame.frame_id, attached.frame.session_id, attached.frame.is_oopif) == (
+        "RIGHT", CHILD, True)
+    # The page session's frameDetached(reason=swap) is no removal: the frame stays, the
+    # change names the session that let it go (and fires no event)
+    assert [type(c) for c in swap[1]] == [ch.FrameSwapReported]
+    reported = swap[1][0]
+    assert isinstance(reported, ch.FrameSwapReported)
+    assert reported.session_id == PAGE and reported.frame.frame_id == "RIGHT"
+    assert event_name(reported) is None
+    # A swap of a frame the tree does not hold reports nothing
+    m.event("Page.frameDetached", {"frameId": "NOWHERE", "reason": "swap"})
+    _, seen = m.fold()
+    assert seen[-1][1] == ()
+
+
+def test_cdp_an_oopif_session_gone_with_its_parent_session_is_detached_too() -> None:
+    m = cdp_named_page()
+    # INNER becomes an OOPIF of its own, attached through RIGHT's session
+    m.event("Target.attachedToTarget", {
+        "sessionId": NESTED, "targetInfo": {"targetId": "INNER", "type": "iframe", "url": ""}},
+        session=CHILD)
+    # RIGHT's <iframe> goes: its session ends, and INNER's with it (no event of its own)
+    m.event("Target.detachedFromTarget", {"sessionId": CHILD, "targetId": "RIGHT"})
+    m.event("Page.frameDetached", {"frameId": "RIGHT", "reason": "remove"})
+    _, seen = m.fold()
+    ended = [(c.session.session_id, c.frame.frame_id if c.frame else None)
+             for c in seen[-2][1] if isinstance(c, ch.SessionDetached)]
+    assert ended == [(CHILD, "RIGHT"), (NESTED, "INNER")]  # the session table's order
+    frame = m.trace().frames()
+    rows = frame[["event", "frame_id", "session_id", "parent_session_id", "reason"]]
+    tail = [tuple(None if pd.isna(v) else v for v in r)
+            for r in rows.iloc[-4:].itertuples(index=False)]
+    assert tail == [("oopif_detached", "RIGHT", CHILD, PAGE, None),
+                    ("oopif_detached", "INNER", NESTED, CHILD, None),
+                    ("detached", "INNER", NESTED, None, "session_gone"),
+                    ("detached", "RIGHT", PAGE, None, "remove")]
+    # Every OOPIF session that attached has its end, and detached rows say the origin
+    # the frame had
+    assert (frame["event"] == "oopif_attached").sum() == (frame["event"] == "oopif_detached").sum()
+    assert frame["origin"].iloc[-1] == "http://b:2" and frame["origin"].iloc[-2] == "http://b:2"
 
 
 def test_trace_frames_of_a_frame_tree_reply_and_a_removed_subtree() -> None:

@@ -28,8 +28,8 @@ import cdpnb.backends.chromium as chromium_mod
 from cdpnb.backends.chromium import CHROMIUM_FLAGS
 from cdpnb.probes import ScenarioServer
 from cdpnb.protocol import CDPConnection, Event, Fault, TransportFault
+from cdpnb.protocol.js_values import MAX_DEPTH
 from cdpnb.state import BrowserState, fold
-from cdpnb.supervisor.evaluation import MAX_DEPTH
 from cdpnb.trace import Recorder, Trace
 from cdpnb.transport import wire
 

@@ -343,3 +343,65 @@ def leaked_browsers(where: Path) -> list[int]:
         if str(where) in cmdline:
             found.append(int(entry.name))
     return found
+
+
+# -- a start that stays silent is started once more ----------------------------------------
+
+
+def _stand_in(folder: Path, real: str, first: str, then: str) -> Path:
+    """A program that answers ``--version`` as ``real`` does and runs ``first`` on its
+    first start, ``then`` on every later one (``$REAL`` is the real binary)."""
+    mark = folder / "started-once"
+    script = folder / "stand-in"
+    script.write_text(
+        "#!/bin/sh\n"
+        f"REAL={real}\n"
+        'case "$1" in --version) exec "$REAL" "$@";; esac\n'
+        f'if [ ! -e {mark} ]; then : > {mark}; {first}; fi\n'
+        f"{then}\n")
+    script.chmod(0o700)
+    return script
+
+
+@pytest.mark.browser
+@pytest.mark.logs_warnings
+def test_a_firefox_start_that_stays_silent_is_started_once_more(
+        private_tmp: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Once in a few hundred starts (a CI run's README block) Firefox printed no BiDi
+    line within 20 s: a stand-in stays silent on its first start and is the real
+    Firefox after; the start succeeds within its timeout and the silent one is gone."""
+    from cdpnb.backends.firefox import FirefoxProcess, find_firefox
+    silent_pid = tmp_path / "silent.pid"
+    stand_in = _stand_in(tmp_path, find_firefox(),
+                         f'echo $$ > {silent_pid}; echo "warming up"; exec sleep 60',
+                         'exec "$REAL" "$@"')
+    began = time.monotonic()
+    with caplog.at_level("WARNING", logger="cdpnb.backends"):
+        process = FirefoxProcess.start(stand_in, timeout=8.0)
+    try:
+        assert process.running and time.monotonic() - began < 8.0
+        said = [r.getMessage() for r in caplog.records if "still silent" in r.getMessage()]
+        assert len(said) == 1 and "warming up" in said[0], said
+        assert len(cdpnb_dirs(private_tmp)) == 1  # the silent start's work dir is gone
+        assert not pid_alive(int(silent_pid.read_text()))  # and so is its process
+    finally:
+        process.close()
+    assert cdpnb_dirs(private_tmp) == []
+
+
+@pytest.mark.logs_warnings
+def test_a_start_silent_twice_is_one_error_saying_both(private_tmp: Path,
+                                                         tmp_path: Path) -> None:
+    from cdpnb.backends.firefox import FirefoxProcess
+    pids = tmp_path / "silent.pids"
+    stand_in = _stand_in(tmp_path, "/bin/true", f'echo $$ >> {pids}; echo "first try"; '
+                         "exec sleep 60", f'echo $$ >> {pids}; echo "second try"; exec sleep 60')
+    began = time.monotonic()
+    with pytest.raises(cdpnb.BrowserStartError) as raised:
+        FirefoxProcess.start(stand_in, timeout=2.0)
+    said = str(raised.value)
+    assert "started twice" in said and "first try" in said and "second try" in said, said
+    assert time.monotonic() - began < 4.0  # within the timeout, and the 1 s floor
+    assert cdpnb_dirs(private_tmp) == []
+    started = [int(pid) for pid in pids.read_text().split()]
+    assert len(started) == 2 and not any(pid_alive(pid) for pid in started)

@@ -20,7 +20,7 @@ ASYNC_IO = {"asyncio", "websockets"}
 #: Every room of the package (a folder, or a top-level module) and the rooms it may
 #: import: the table of docs/architecture.md, bottom first. Anything not listed is an
 #: arrow up (or sideways), and fails. The top (``notebook``, ``cli``, ``sync``, the
-#: package's ``__init__``, ``busy``) may import anything and is not listed.
+#: package's ``__init__``) may import anything and is not listed.
 LEAVES = {"errors", "render", "terminal_text", "_version", "views"}
 MAY_IMPORT: dict[str, set[str]] = {
     "errors": set(),
@@ -35,7 +35,13 @@ MAY_IMPORT: dict[str, set[str]] = {
     "transport": {"protocol", "runtime", "errors"},
     "trace": {"protocol", "state"} | LEAVES,
     "playback": {"protocol", "runtime", "transport", "trace", "errors"},
-    "supervisor": {"protocol", "state", "runtime", "transport", "trace", "playback"} | LEAVES,
+    # what the supervisor and every driver share: the core, the driver seam, shared types
+    "session": {"protocol", "state", "runtime", "transport"} | LEAVES,
+    # the protocol drivers (each room: its own and the session, see DRIVER_MAY_IMPORT; the
+    # CDP accessibility table takes trace's text dtype)
+    "drivers": {"session", "protocol", "state", "runtime", "transport", "trace"} | LEAVES,
+    "supervisor": {"session", "drivers", "protocol", "state", "runtime", "transport", "trace",
+                   "playback"} | LEAVES,
     # the proxy relays sockets (transport's neighbours), records (trace), folds (state),
     # replays (playback), launches a backend for `cdpnb proxy --backend`, and its races
     # serve their pages from the probes' scenario server
@@ -43,19 +49,19 @@ MAY_IMPORT: dict[str, set[str]] = {
               "probes"} | LEAVES,
     # backends serve replayed traces, so they may read them
     "backends": {"protocol", "runtime", "transport", "trace", "playback"} | LEAVES,
-    "probes": {"protocol", "state", "runtime", "transport", "trace", "playback", "supervisor",
-               "backends", "progress_line"} | LEAVES,
+    "probes": {"protocol", "state", "runtime", "transport", "trace", "playback", "session",
+               "supervisor", "backends", "progress_line"} | LEAVES,
     # campaigns run probe checks as Dask tasks; notebooks and the CLI sit on top of them
     "campaign": {"protocol", "state", "runtime", "transport", "trace", "playback",
-                 "supervisor", "backends", "probes", "progress_line"} | LEAVES,
+                 "session", "supervisor", "backends", "probes", "progress_line"} | LEAVES,
     # the evidence report reads results, traces and a campaign's statistics; it sits
     # beside notebook and cli, below the top
     "report": {"protocol", "state", "trace", "probes", "campaign"} | LEAVES,
     "blocking": {"runtime", "errors"},
-    "_check_transport": {"protocol", "runtime", "transport", "errors"},
-    "testing": {"protocol", "runtime", "transport", "_check_transport", "errors"},
+    # the test tooling: scripted peers, the transport contract, the load harness
+    "testing": {"protocol", "runtime", "transport", "errors"},
 }
-TOP = {"notebook", "cli", "sync", "busy", "__init__", "__main__"}
+TOP = {"notebook", "cli", "sync", "__init__", "__main__"}
 #: There is no way up by import: a ``view()`` or ``report()`` asks ``cdpnb.views``,
 #: which the notebook layer and the report room fill when they load.
 #: Layers that must stay sans-I/O.
@@ -280,3 +286,70 @@ def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
 @pytest.mark.parametrize("room", sorted(r for r in MAY_IMPORT if (PACKAGE / r).is_dir()))
 def test_no_circle_of_imports_inside_a_room(room: str) -> None:
     assert _circles(_module_graph(room)) == []
+
+
+# -- the drivers' rooms ------------------------------------------------------------------
+
+DRIVERS = PACKAGE / "drivers"
+#: What each driver's room may import of the others: none (each imports the session and
+#: the layers below, as ``MAY_IMPORT["drivers"]`` says); WIP is CDP's driver with WIP's
+#: words, so it builds on ``cdp``.
+DRIVER_MAY_IMPORT: dict[str, set[str]] = {"cdp": set(), "bidi": set(), "classic": set(),
+                                          "wip": {"cdp"}}
+#: The one module above the drivers that names them: where the driver is chosen
+#: (``DRIVERS``, one per protocol spec).
+CHOOSES_THE_DRIVER = "cdpnb/supervisor/supervisor.py"
+
+
+def _driver_room(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[2] if parts[:2] == ["cdpnb", "drivers"] and len(parts) > 2 else None
+
+
+def _driver_violations(root: Path = ROOT) -> list[str]:
+    """Imports of one driver's room by another (but WIP's of CDP's), and of any driver
+    from above but where the driver is chosen."""
+    found = []
+    for path in sorted((root / "cdpnb").rglob("*.py")):
+        relative = path.relative_to(root).as_posix()
+        parts = relative.split("/")
+        room = parts[2] if parts[1] == "drivers" and len(parts) > 3 else None
+        seen: set[int] = set()
+        for line, imported in _imports(path, root):
+            target = _driver_room(imported)
+            if target is None or target == room or line in seen:
+                continue
+            allowed = (DRIVER_MAY_IMPORT.get(room, set()) if room is not None
+                       else set(DRIVER_MAY_IMPORT) if relative == CHOOSES_THE_DRIVER
+                       else set())
+            if target not in allowed:
+                seen.add(line)
+                found.append(f"{relative}:{line} imports {imported}")
+    return found
+
+
+def test_every_driver_has_its_room() -> None:
+    rooms = {p.name for p in DRIVERS.iterdir() if (p / "__init__.py").exists()}
+    assert rooms == set(DRIVER_MAY_IMPORT)
+
+
+def test_a_driver_imports_no_other_driver_and_only_the_supervisor_chooses_one() -> None:
+    assert _driver_violations() == []
+
+
+def test_the_driver_checker_catches_a_driver_reaching_into_another(tmp_path: Path) -> None:
+    package = tmp_path / "cdpnb"
+    for room in ("cdp", "bidi", "wip"):
+        (package / "drivers" / room).mkdir(parents=True)
+    (package / "supervisor").mkdir()
+    (package / "drivers" / "bidi" / "driver.py").write_text(
+        "from cdpnb.drivers.cdp.actions import click\nfrom cdpnb.session.core import Core\n")
+    (package / "drivers" / "wip" / "driver.py").write_text(
+        "from cdpnb.drivers.cdp.driver import CDPDriver\n")
+    (package / "supervisor" / "page_control.py").write_text(
+        "from cdpnb.drivers.bidi.driver import D\n")
+    (package / "supervisor" / "supervisor.py").write_text(
+        "from cdpnb.drivers.bidi.driver import D\n")
+    assert _driver_violations(tmp_path) == [
+        "cdpnb/drivers/bidi/driver.py:1 imports cdpnb.drivers.cdp.actions",
+        "cdpnb/supervisor/page_control.py:1 imports cdpnb.drivers.bidi.driver"]

@@ -84,7 +84,7 @@ async def test_the_fill_check_types_in_the_page_and_in_its_cross_site_frame(
     kind, sup = shared
     status, detail, _ = await fill(sup, site)
     # (webkit too: its cross-site frame's field takes the focus after a click,
-    # cdpnb.supervisor.classic_actions)
+    # cdpnb.drivers.classic.actions)
     assert status == expected_status(kind, "page.fill") == "ok", detail
     frame = next(f.frame_id for f in sup.state.frames.values()
                  if f.url == site.url("/fill-frame", "b"))

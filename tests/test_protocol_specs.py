@@ -50,7 +50,7 @@ FACTS: dict[str, dict[str, Any]] = {
         bidi_messages=False, own_socket=True, session_command=None,
         json_endpoints={"version", "list"}, ws_path="", liveness="json-version",
         replay_path="/devtools/browser/cdpnb-replay", replay_json={"version", "list"},
-        refuses_unknown_domains=False, browsing_contexts=False, frames_from_changes=False,
+        refuses_unknown_domains=False, browsing_contexts=False,
         dialog_seen_by="Page.javascriptDialogOpening",
         dialog_answer="Page.handleJavaScriptDialog", knows_dialog_frame=True,
         shows_beforeunload=True, dialog_bridge=True, user_gesture="evaluate",
@@ -63,7 +63,7 @@ FACTS: dict[str, dict[str, Any]] = {
         bidi_messages=True, own_socket=True, session_command="session.new",
         json_endpoints=set(), ws_path="/session", liveness="port",
         replay_path="/session/cdpnb-replay", replay_json=set(),
-        refuses_unknown_domains=False, browsing_contexts=True, frames_from_changes=True,
+        refuses_unknown_domains=False, browsing_contexts=True,
         dialog_seen_by="browsingContext.userPromptOpened",
         dialog_answer="browsingContext.handleUserPrompt", knows_dialog_frame=True,
         shows_beforeunload=True, dialog_bridge=True, user_gesture="pointer-actions",
@@ -76,7 +76,7 @@ FACTS: dict[str, dict[str, Any]] = {
         bidi_messages=False, own_socket=True, session_command=None,
         json_endpoints={"version"}, ws_path="", liveness="json-version",
         replay_path="/cdpnb-replay", replay_json={"version"},
-        refuses_unknown_domains=True, browsing_contexts=False, frames_from_changes=False,
+        refuses_unknown_domains=True, browsing_contexts=False,
         dialog_seen_by=None, dialog_answer=None, knows_dialog_frame=True,
         shows_beforeunload=True, dialog_bridge=True, user_gesture="evaluate",
         sees_commits=False, reports_site_isolation=True, round_trip="Runtime.evaluate",
@@ -88,7 +88,7 @@ FACTS: dict[str, dict[str, Any]] = {
         bidi_messages=False, own_socket=False, session_command=None,
         json_endpoints=set(), ws_path="", liveness="webdriver-status",
         replay_path="/devtools/browser/cdpnb-replay", replay_json=set(),
-        refuses_unknown_domains=False, browsing_contexts=False, frames_from_changes=True,
+        refuses_unknown_domains=False, browsing_contexts=False,
         dialog_seen_by="message from GET /alert/text", dialog_answer="classic.answerAlert",
         knows_dialog_frame=False, shows_beforeunload=False, dialog_bridge=False,
         user_gesture="element-click", sees_commits=False, reports_site_isolation=False,
@@ -109,7 +109,7 @@ def facts_of(spec: ProtocolSpec) -> dict[str, Any]:
         replay_json=set(spec.replay.json),
         refuses_unknown_domains=spec.replay.refuses_unknown_domains,
         browsing_contexts=spec.browsing_contexts,
-        frames_from_changes=spec.frames_from_changes, dialog_seen_by=spec.dialog_seen_by,
+        dialog_seen_by=spec.dialog_seen_by,
         dialog_answer=spec.dialog_answer, knows_dialog_frame=spec.knows_dialog_frame,
         shows_beforeunload=spec.shows_beforeunload, dialog_bridge=spec.dialog_bridge,
         user_gesture=spec.user_gesture, sees_commits=spec.sees_commits,
@@ -277,11 +277,8 @@ def test_a_replay_refuses_an_unknown_protocol_naming_the_known_ones() -> None:
 
 #: Where a protocol's name may be compared, keyed or matched: the protocols' own room
 #: (their specs and codecs), the per-protocol reducers and the drivers.
-ROOMS = ("protocol/", "state/bidi.py", "state/classic.py",
-         "supervisor/cdp_driver.py", "supervisor/wip_driver.py",
-         "supervisor/bidi_driver.py", "supervisor/bidi.py", "supervisor/bidi_actions.py",
-         "supervisor/bidi_bridge.py", "supervisor/classic_driver.py",
-         "supervisor/classic_actions.py", "supervisor/classic_values.py")
+ROOMS = ("protocol/", "state/bidi.py", "state/classic.py", "drivers/cdp/",
+         "drivers/wip/", "drivers/bidi/", "drivers/classic/")
 #: Files not moved to the specs yet, each with why; an entry whose file no longer holds
 #: a literal fails, so the list only shrinks. (Empty: the probes, their expectations and
 #: the proxy's CLI ask the specs too.)

@@ -1215,6 +1215,7 @@ NOTE_PARAMS: dict[str, st.SearchStrategy[Any]] = {
                                browser=st.sampled_from(["Firefox/153.7.0esr",
                                                         "Chrome/156.0", ""])),
     "cdpnb.pageAbandoned": loose(context=IDS),
+    "cdpnb.pageNavigating": loose(session_id=IDS),
     "cdpnb.classicSession": loose(session_id=st.text(max_size=3), popups=st.booleans(),
                                   browser=st.sampled_from(["MiniBrowser/2.50.6", ""])),
     "cdpnb.classicWindowOpened": loose(handle=IDS, opener=IDS),

@@ -24,6 +24,10 @@ __all__ = ["FrontClient", "PlaywrightInFront", "PuppeteerInFront"]
 class FrontClient(Protocol):
     """A client riding along in front of a launched browser."""
 
+    #: It closes every native dialog itself (no handler): ``bridge="auto"`` then turns
+    #: the dialog bridge on from the start (``Backend.describe()["dismisses_dialogs"]``).
+    dismisses_dialogs: bool
+
     def attach(self, browser: LocalProcess) -> None:
         """Attach to ``browser``, now up (blocking)."""
 
@@ -36,6 +40,10 @@ class FrontClient(Protocol):
 
 class PlaywrightInFront:
     """Playwright's ``chromium.connect_over_cdp`` with no dialog handler."""
+
+    #: Playwright with no ``dialog`` handler dismisses every native dialog, on every page
+    #: (other clients' too).
+    dismisses_dialogs = True
 
     def __init__(self, executable: Executable, timeout: float) -> None:
         find_executable("chromium", executable)  # a missing browser fails before the driver
@@ -57,6 +65,9 @@ class PlaywrightInFront:
 class PuppeteerInFront:
     """npm ``puppeteer-core``'s ``connect({browserURL})`` with no dialog handler, in a
     node process of its own."""
+
+    #: Puppeteer with no ``dialog`` handler leaves dialogs open.
+    dismisses_dialogs = False
 
     def __init__(self, executable: Executable, timeout: float) -> None:
         # Missing npm packages or node fail before a browser is started.

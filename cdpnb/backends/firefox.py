@@ -10,6 +10,11 @@ Measured on firefox-esr 153.7.0esr (Debian 12):
 - Firefox allows ONE BiDi session per browser, so cdpnb creates none: the version
   comes from ``firefox-esr --version`` (≈0.16 s, a process of its own) and the build
   id from ``application.ini``, never from ``session.new``.
+- Rarely a start stays silent: no BiDi line within 20 s (once in a CI run's ≈300
+  starts, once in 360 starts here beside two CPU-bound processes, where every other
+  start announced its port in 0.40–2.64 s). A start silent after half its timeout is
+  ended and started once more with a fresh profile (``spawn``'s
+  ``restart_stalled_after``).
 - The pid stays the browser's (no relaunch with a fresh profile); its content
   processes are its children, in its process group.
 - Where a launch's time goes: the BiDi port is known 0.4–0.8 s after the start (2
@@ -225,7 +230,7 @@ class FirefoxProcess(LocalProcess):
             version = pool.submit(firefox_version, binary)
             started = spawn("firefox", binary, build_args, port_in_output(_LISTENING),
                             "'WebDriver BiDi listening on ws://127.0.0.1:…' on stderr",
-                            timeout, env)
+                            timeout, env, restart_stalled_after=timeout / 2)
         port = started.ready
         process = cls.adopt(started, kind="firefox", executable=binary, port=port,
                             cdp_url=f"ws://127.0.0.1:{port}/session", protocol="bidi",

@@ -212,6 +212,8 @@ class Backend(Closing):
         client = self._started.client
         if client is not None:
             info.update(client.described())
+            if client.dismisses_dialogs:
+                info["dismisses_dialogs"] = True
         browser = self._browser
         if isinstance(browser, ChromiumBidiProcess):
             info["chromium_bidi"] = {"version": browser.chromium_bidi_version,

@@ -270,6 +270,10 @@ class Reaper:
             self.process.wait(5.0)
 
 
+class _NotReadyInTime(BrowserStartError):
+    """The program runs but has not said where it listens within the time it was given."""
+
+
 def spawn(
     kind: str,
     binary: str,
@@ -278,6 +282,8 @@ def spawn(
     evidence: str,
     timeout: float,
     env: Mapping[str, str] | None = None,
+    *,
+    restart_stalled_after: float | None = None,
 ) -> Spawned[T]:
     """Start ``build_args(workdir)`` in a fresh work dir and poll ``ready(log_path)`` until
     it returns something, which says where DevTools listens.
@@ -285,7 +291,41 @@ def spawn(
     Output goes to a file in the work dir, never a pipe: a pipe nobody reads fills up
     and stalls the program. On any failure (also KeyboardInterrupt) the process is
     ended and the work dir removed before the exception propagates.
+
+    ``restart_stalled_after``: a program still silent after that many seconds is ended
+    and started once more, in a fresh work dir, within what is left of ``timeout``
+    (the first one's output goes to the log, and into the error if the second fails
+    too).
     """
+    def start(within: float) -> Spawned[T]:
+        return _spawn_once(kind, binary, build_args, ready, evidence, within, env)
+
+    if restart_stalled_after is None or restart_stalled_after >= timeout:
+        return start(timeout)
+    began = time.monotonic()
+    try:
+        return start(restart_stalled_after)
+    except _NotReadyInTime as stalled:
+        log.warning("cdpnb: %s started but was still silent after %g s; ending it and "
+                    "starting it once more: %s", binary, restart_stalled_after, stalled)
+        try:
+            return start(max(timeout - (time.monotonic() - began), 1.0))
+        except _NotReadyInTime as again:
+            raise BrowserStartError(
+                f"{binary} did not open DevTools within {timeout:g} s, started twice (waited "
+                f"for {evidence}). The first start, silent after {restart_stalled_after:g} "
+                f"s: {stalled}\nThe second: {again}") from again
+
+
+def _spawn_once(
+    kind: str,
+    binary: str,
+    build_args: Callable[[Path], tuple[str, ...]],
+    ready: Callable[[Path], T | None],
+    evidence: str,
+    timeout: float,
+    env: Mapping[str, str] | None,
+) -> Spawned[T]:
     workdir = Path(tempfile.mkdtemp(prefix=f"{WORKDIR_PREFIX}{kind}-"))
     _write_owner(workdir, None)
     log_path = workdir / "output.log"
@@ -431,8 +471,9 @@ def _wait_until_ready(process: subprocess.Popen[bytes], log_path: Path,
         # A look is a stat or a read of a small file: every 5 ms costs nothing, and the
         # endpoint is known 2.5 ms sooner on average than at the 10 ms steps before.
         time.sleep(0.005)
-    raise BrowserStartError(f"{binary} did not open DevTools within {timeout:g} s "
-                            f"(waited for {evidence})")
+    err = read_output(log_path).decode(errors="replace")[-800:]
+    raise _NotReadyInTime(f"{binary} did not open DevTools within {timeout:g} s "
+                          f"(waited for {evidence}); its output so far:\n{err}")
 
 
 def _end(process: subprocess.Popen[bytes], leader_start: str | None) -> None:

@@ -36,7 +36,7 @@ from cdpnb.campaign.layout import Layout
 from cdpnb.campaign.progress import ProgressOption, Tracker, progress_display
 from cdpnb.errors import CdpnbError
 from cdpnb.probes import Check
-from cdpnb.supervisor.options import check_timeout
+from cdpnb.session.options import check_timeout
 
 if TYPE_CHECKING:
     from distributed import Client, Future

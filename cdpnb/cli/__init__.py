@@ -119,7 +119,12 @@ def build_parser() -> argparse.ArgumentParser:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("-V", "--version", action="version", version=f"cdpnb {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for add_command in _COMMANDS:  # (in the order -h lists them)
+        add_command(commands)
+    return parser
 
+
+def _add_probe(commands: Any) -> None:
     p = _command(commands, "probe", "probe backends and print the capability matrix",
                  "Run the probe checks against each backend (one at a time) and print the "
                  "capability matrix. With no backend installed, replays the probes recorded "
@@ -136,6 +141,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="recorded probes to replay when no backend is installed")
     _add_matrix_options(p)
 
+
+def _add_record(commands: Any) -> None:
     r = _command(commands, "record", "supervise a page and record a trace until interrupted",
                  "Open URL in a new page of a browser it launches (or of a running one, "
                  "with --connect) and record every message between cdpnb and the browser "
@@ -147,6 +154,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_record_arguments(r)
     _add_duration(r)
 
+
+def _add_replay(commands: Any) -> None:
     s = _command(commands, "replay", "serve a trace as the endpoint it recorded, until "
                                      "interrupted",
                  "Serve a recorded trace on 127.0.0.1 as the endpoint it was recorded from "
@@ -161,6 +170,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="1.0 replays at the recorded pace (default: as fast as possible)")
     _add_duration(s)
 
+
+def _add_proxy(commands: Any) -> None:
     x = _command(commands, "proxy", "record, fault and replay any client's session",
                  "Stand in front of a browser as a CDP or WebDriver BiDi endpoint on "
                  "127.0.0.1 and record every client connection (Playwright, Puppeteer, "
@@ -174,6 +185,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_proxy_arguments(x)
     _add_duration(x)
 
+
+def _add_matrix(commands: Any) -> None:
     m = _command(commands, "matrix", "show a saved probe result",
                  "Print the capability matrix of a probe result saved by cdpnb probe --out "
                  "DIR (DIR/probe.json), e.g. datasets/probes.")
@@ -183,6 +196,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "capability, footnotes saying why a cell is not ✓")
     _add_matrix_options(m)
 
+
+def _add_compare(commands: Any) -> None:
     c = _command(commands, "compare", "what two (or more) traces did, side by side",
                  "Line up what each trace did, by content: dialogs and how they ended, "
                  "frames and OOPIFs, command latencies, console, faults. Each column is "
@@ -194,6 +209,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_compare_arguments(c)
     _add_json(c)
 
+
+def _add_campaign(commands: Any) -> None:
     g = _command(commands, "campaign", "run scenarios × backends × repeats, print statistics",
                  "Run every scenario (a probe check) on every backend, --repeats times, each "
                  "run a Dask task: here (--concurrency at a time) or on a Dask cluster "
@@ -206,6 +223,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_arguments(g)
     _add_timeout(g)
 
+
+def _add_report(commands: Any) -> None:
     e = _command(commands, "report", "an HTML report: every matrix cell opens its evidence",
                  "Write one self-contained HTML file (no network, no script) of saved "
                  "results: the matrix, every cell a link to its evidence (the check's "
@@ -217,7 +236,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_report_arguments(e)
     _add_json(e)
-    return parser
+
+
+#: Each command's parser, added in this order (``cdpnb -h`` lists them so).
+_COMMANDS = (_add_probe, _add_record, _add_replay, _add_proxy, _add_matrix, _add_compare,
+             _add_campaign, _add_report)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich import box
 from rich.console import Group
@@ -27,6 +27,9 @@ from cdpnb.cli.counts import count
 from cdpnb.cli.status import FAILED, OK
 from cdpnb.probes import available_backends
 from cdpnb.terminal_text import inert
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["add_arguments", "campaign_command", "check_campaign_args"]
 
@@ -165,21 +168,8 @@ def _report(result: CampaignResult, args: argparse.Namespace) -> int:
     others = 0 if args.all_cells else result.other_cells()
     comparison = None
     if args.compare:
-        summarised = set(summary.index.get_level_values("backend").astype(str))
-        missing = [name for name in _split(args.compare) if name not in summarised]
-        if missing:
-            where = "in --out" if args.all_cells or not others else (
-                f"among the cells this call asks for (--all adds the {_cells(others)} "
-                "of earlier runs in --out)")
-            output.err().print(output.Paragraphs(
-                f"cdpnb campaign --compare: no cells of backend {missing[0]!r} {where}"),
-                style="red")
-            return FAILED
-        try:
-            comparison = result.compare(*_split(args.compare), by=args.by, **scope)
-        except ValueError as exc:
-            output.err().print(output.Paragraphs(f"cdpnb campaign --compare: {exc}"),
-                               style="red")
+        comparison = _compare(result, args, summary, others)
+        if comparison is None:
             return FAILED
     status = FAILED if not failures.empty else OK
     if args.json:
@@ -195,6 +185,35 @@ def _report(result: CampaignResult, args: argparse.Namespace) -> int:
             "compare_rule": None if comparison is None else verdict_rule(),
             "exit_status": status})
         return status
+    _print_report(result, args, summary, failures, others, comparison)
+    return status
+
+
+def _compare(result: CampaignResult, args: argparse.Namespace, summary: pd.DataFrame,
+             others: int) -> pd.DataFrame | None:
+    """``--compare``'s verdicts, or None when they cannot be had (said on stderr)."""
+    summarised = set(summary.index.get_level_values("backend").astype(str))
+    missing = [name for name in _split(args.compare) if name not in summarised]
+    if missing:
+        where = "in --out" if args.all_cells or not others else (
+            f"among the cells this call asks for (--all adds the {_cells(others)} "
+            "of earlier runs in --out)")
+        output.err().print(output.Paragraphs(
+            f"cdpnb campaign --compare: no cells of backend {missing[0]!r} {where}"),
+            style="red")
+        return None
+    try:
+        return result.compare(*_split(args.compare), by=args.by, all_cells=args.all_cells)
+    except ValueError as exc:
+        output.err().print(output.Paragraphs(f"cdpnb campaign --compare: {exc}"),
+                           style="red")
+        return None
+
+
+def _print_report(result: CampaignResult, args: argparse.Namespace, summary: pd.DataFrame,
+                  failures: pd.DataFrame, others: int,
+                  comparison: pd.DataFrame | None) -> None:
+    """The report as text: the run, the summary, the verdicts, the failures."""
     console = output.out()
     if result.run is not None:
         run = result.run
@@ -221,7 +240,6 @@ def _report(result: CampaignResult, args: argparse.Namespace) -> int:
             for row in failures.to_dict("records")))
     console.print(f"\ndataset: {result.path} (cdpnb.campaign.load, or DuckDB over "
                   f"{result.path}/checks/**/*.parquet)", overflow="fold")
-    return status
 
 
 def campaign_command(args: argparse.Namespace) -> int:

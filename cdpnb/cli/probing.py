@@ -37,7 +37,7 @@ from cdpnb.probes import (
 )
 from cdpnb.probes.run import STEP_BUDGET_S
 from cdpnb.probes.specs import BackendSpec
-from cdpnb.supervisor.options import check_timeout
+from cdpnb.session.options import check_timeout
 from cdpnb.terminal_text import inert
 from cdpnb.trace.private_files import make_private_dirs, write_private_text
 
@@ -214,19 +214,49 @@ def _report(result: ProbeResult, args: argparse.Namespace,
     status = INTERRUPTED if interrupted else FAILED if unprobed else (
         SURPRISES if args.strict and not surprises.empty else OK)
     if args.json:
-        data: dict[str, Any] = json.loads(result.to_json())
-        # (partial: a cell none of whose checks ran is "—"; not_run names the checks)
-        data["matrix"] = result.matrix_text().to_dict()  # {backend: {capability: cell}}
-        data["partial"] = bool(not_run)
-        data["not_run"] = not_run
-        data["unreachable"] = unprobed
-        data["retry"] = {name: retry_command(result, name) for name in unprobed}
-        data["surprises"] = surprises[["backend", "check", "status", "expected",
-                                       "detail"]].astype(str).to_dict("records")
-        data["exit_status"] = status
-        output.print_json(data)
+        _print_json(result, status, unprobed, surprises, not_run)
         return status
     console = output.out()
+    _print_matrix(console, result, not_run)
+    if args.reasons:
+        console.print()
+        console.print(output.reasons_table(result))
+    _print_unprobed(console, result, unprobed)
+    if not surprises.empty:
+        console.print()
+        console.print("Different from what the measured facts predict:", style="bold")
+        console.print(output.lines(
+            (f"{row.backend} {row.check}", f"{row.status} (expected {row.expected}): "
+                                           f"{row.detail}") for row in surprises.itertuples()))
+    if not_run:
+        console.print()
+        console.print("Not run (interrupted):", style="bold yellow")
+        console.print(output.lines(
+            (name, "every check" if len(checks) == len(CHECKS) else
+             f"{len(checks)} of {len(CHECKS)} checks")
+            for name, checks in not_run.items()))
+    _print_where(console, result, args, written)
+    return status
+
+
+def _print_json(result: ProbeResult, status: int, unprobed: dict[str, str],
+                surprises: pd.DataFrame, not_run: dict[str, list[str]]) -> None:
+    data: dict[str, Any] = json.loads(result.to_json())
+    # (partial: a cell none of whose checks ran is "—"; not_run names the checks)
+    data["matrix"] = result.matrix_text().to_dict()  # {backend: {capability: cell}}
+    data["partial"] = bool(not_run)
+    data["not_run"] = not_run
+    data["unreachable"] = unprobed
+    data["retry"] = {name: retry_command(result, name) for name in unprobed}
+    data["surprises"] = surprises[["backend", "check", "status", "expected",
+                                   "detail"]].astype(str).to_dict("records")
+    data["exit_status"] = status
+    output.print_json(data)
+
+
+def _print_matrix(console: Console, result: ProbeResult,
+                  not_run: dict[str, list[str]]) -> None:
+    """The matrix (partial: said above it, and its marks under it) and its legend."""
     if not_run:  # above the matrix: its first line says what the matrix is
         console.print("Partial matrix: the probe was interrupted (Ctrl-C) before every "
                       "check ran.", style="bold yellow")
@@ -239,9 +269,11 @@ def _report(result: ProbeResult, args: argparse.Namespace,
     if not_run:
         console.print(f"{NOT_RUN} not run  ✓{UNFINISHED} some of its checks did not run",
                       style="dim")
-    if args.reasons:
-        console.print()
-        console.print(output.reasons_table(result))
+
+
+def _print_unprobed(console: Console, result: ProbeResult, unprobed: dict[str, str]) -> None:
+    """The backends that could not be probed (and how to try again), then those probed
+    on the second attempt."""
     if unprobed:
         console.print()
         console.print("Could not be probed (its checks are ✗, none is a surprise):",
@@ -256,19 +288,11 @@ def _report(result: ProbeResult, args: argparse.Namespace,
         console.print()
         console.print("Probed on the second attempt:", style="bold")
         console.print(output.lines(retried.items()))
-    if not surprises.empty:
-        console.print()
-        console.print("Different from what the measured facts predict:", style="bold")
-        console.print(output.lines(
-            (f"{row.backend} {row.check}", f"{row.status} (expected {row.expected}): "
-                                           f"{row.detail}") for row in surprises.itertuples()))
-    if not_run:
-        console.print()
-        console.print("Not run (interrupted):", style="bold yellow")
-        console.print(output.lines(
-            (name, "every check" if len(checks) == len(CHECKS) else
-             f"{len(checks)} of {len(CHECKS)} checks")
-            for name, checks in not_run.items()))
+
+
+def _print_where(console: Console, result: ProbeResult, args: argparse.Namespace,
+                 written: tuple[Path, Path] | None) -> None:
+    """Where the results and the traces are."""
     if written is not None:
         console.print(f"\nresults written to {written[0]} and {written[1]}")
     if result.traces and getattr(args, "verbose", False):
@@ -277,7 +301,6 @@ def _report(result: ProbeResult, args: argparse.Namespace,
                                    for name, traces in result.traces.items()))
     elif result.traces:
         console.print("\n" + traces_line(result.traces))
-    return status
 
 
 def traces_line(traces: dict[str, dict[str, str]]) -> str:

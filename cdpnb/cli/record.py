@@ -25,9 +25,9 @@ from cdpnb.cli.live import _record_status, _run_until_stopped, _stop_on_signals,
 from cdpnb.cli.status import FAILED, OK
 from cdpnb.errors import CdpnbError, NavigationError
 from cdpnb.protocol.credentials import redact_url
+from cdpnb.session.options import MAX_TIMEOUT_S
 from cdpnb.state import PendingDialog
 from cdpnb.supervisor import POLICIES, Policy, Supervisor
-from cdpnb.supervisor.options import MAX_TIMEOUT_S
 from cdpnb.terminal_text import inert
 from cdpnb.trace import Recorder
 
@@ -151,12 +151,40 @@ async def _record(args: argparse.Namespace) -> int:
             backend = await launch(kind)
         except (CdpnbError, OSError, ValueError) as exc:
             return _say_failed(args, f"cannot launch {kind}: {output.reason(exc)}", summary)
-    bridge: Any = {"auto": "auto", "on": True, "off": False}[args.bridge]
-    policy = _policy(args)
     wait_s = DIALOG_TIMEOUT_S if args.dialog_timeout is None else args.dialog_timeout
+    sup = await _start(args, backend, wait_s)
+    if isinstance(sup, str):
+        return _say_failed(args, sup, summary)
+    recorder = sup.recorder
+    assert recorder is not None  # record= was given
+    _stop_when_unwritable(recorder, stop)
+    output.err().print(f"recording to {args.out} until Ctrl-C or SIGTERM", overflow="fold")
+    began = time.monotonic()
     try:
-        sup = await Supervisor.start(
-            backend if backend is not None else args.connect, policy=policy,
+        unloadable = await _record_page(
+            args, sup, stop, began, wait_s if _policy(args) == "must_respond" else None)
+    finally:
+        duration_s = round(time.monotonic() - began, 3)
+        try:
+            await sup.stop()
+        finally:  # (a stop that failed leaves no browser behind)
+            if backend is not None:
+                await backend.aclose()
+    summary.update(
+        duration_s=duration_s, messages=recorder.written,
+        recorded=sum(recorder.counts.values()), write_errors=recorder.write_errors,
+        dialogs=sup.state.dialog_seq, frames=len(sup.state.frames))
+    return _say_recorded(args, recorder, unloadable, summary)
+
+
+async def _start(args: argparse.Namespace, backend: Backend | None, wait_s: float
+                 ) -> Supervisor | str:
+    """The supervisor recording to ``--out``, or why it could not start (the browser
+    launched for it closed)."""
+    bridge: Any = {"auto": "auto", "on": True, "off": False}[args.bridge]
+    try:
+        return await Supervisor.start(
+            backend if backend is not None else args.connect, policy=_policy(args),
             dialog_timeout_s=wait_s, bridge=bridge, record=args.out,
             redact=args.redact, record_meta={"cdpnb_record": {"url": redact_url(args.url)}})
     except CdpnbError as exc:  # (an EndpointError is an OSError too: it comes first)
@@ -169,40 +197,34 @@ async def _record(args: argparse.Namespace) -> int:
         if backend is not None:
             await backend.aclose()
         raise
-    else:
-        why = ""
-    if why:
-        if backend is not None:
-            await backend.aclose()
-        return _say_failed(args, why, summary)
+    if backend is not None:
+        await backend.aclose()
+    return why
+
+
+async def _record_page(args: argparse.Namespace, sup: Supervisor, stop: asyncio.Event,
+                       began: float, wait_s: float | None) -> str:
+    """Open the page and record until stopped; returns why the page could not load
+    ("" when it did). ``wait_s``: how long a dialog waits for an answer (None: none
+    does)."""
     recorder = sup.recorder
     assert recorder is not None  # record= was given
-    _stop_when_unwritable(recorder, stop)
-    output.err().print(f"recording to {args.out} until Ctrl-C or SIGTERM", overflow="fold")
-    began = time.monotonic()
     unloadable = ""
     try:
-        try:
-            await sup.navigate(args.url)
-        except NavigationError as exc:  # the browser could not load it: nothing to record
-            unloadable = str(exc)
-        except CdpnbError as exc:  # still worth recording: a dialog may hold the load
-            output.err().print(f"{exc} (recording goes on)", style="yellow")
-        if not unloadable and not stop.is_set():
-            await _run_until_stopped(
-                stop, args.duration, lambda: _record_status(sup, began),
-                _Notices(sup, recorder, wait_s if policy == "must_respond" else None))
-    finally:
-        duration_s = round(time.monotonic() - began, 3)
-        try:
-            await sup.stop()
-        finally:  # (a stop that failed leaves no browser behind)
-            if backend is not None:
-                await backend.aclose()
-    summary.update(
-        duration_s=duration_s, messages=recorder.written,
-        recorded=sum(recorder.counts.values()), write_errors=recorder.write_errors,
-        dialogs=sup.state.dialog_seq, frames=len(sup.state.frames))
+        await sup.navigate(args.url)
+    except NavigationError as exc:  # the browser could not load it: nothing to record
+        unloadable = str(exc)
+    except CdpnbError as exc:  # still worth recording: a dialog may hold the load
+        output.err().print(f"{exc} (recording goes on)", style="yellow")
+    if not unloadable and not stop.is_set():
+        await _run_until_stopped(stop, args.duration, lambda: _record_status(sup, began),
+                                 _Notices(sup, recorder, wait_s))
+    return unloadable
+
+
+def _say_recorded(args: argparse.Namespace, recorder: Recorder, unloadable: str,
+                  summary: dict[str, Any]) -> int:
+    """What the recording kept (or lost, first), and its exit status."""
     if recorder.failure is not None:  # first: recorded data was lost
         return _say_failed(args, f"{recorder.failure} "
                                  f"({count(recorder.write_errors, 'message')} lost)", summary)
@@ -214,7 +236,7 @@ async def _record(args: argparse.Namespace) -> int:
         output.print_json({**summary, "error": None})
     else:
         output.out().print(f"recorded {count(recorder.written, 'message')} in "
-                           f"{duration_s:.1f} s to {args.out} "
+                           f"{summary['duration_s']:.1f} s to {args.out} "
                            f"({count(summary['dialogs'], 'dialog')}, "
                            f"{count(summary['frames'], 'frame')})")
     return OK

@@ -156,10 +156,10 @@ EXPECTED: dict[str, list[tuple[str, str]]] = {
     # WebKit alone, measured on WebKitWebDriver 2.50.6 and handled by the driver (both
     # cells ok since): a field in a cross-site frame takes the focus only after a W3C
     # Element Click (its element.focus() leaves document.activeElement on <body>), so
-    # fill clicks such a field once (cdpnb.supervisor.classic_actions); and
+    # fill clicks such a field once (cdpnb.drivers.classic.actions); and
     # GET /screenshot does not wait for a fresh window's first paint (all white in 10 of
     # 10 right after its first navigation), so a window's first screenshot waits two
-    # animation frames (34 of 34 right; cdpnb.supervisor.screenshots).
+    # animation frames (34 of 34 right; cdpnb.drivers.cdp.screenshots).
     "webkit": _CLASSIC,
     "chromium+chromedriver": _CLASSIC,
 }

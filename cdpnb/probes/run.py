@@ -44,8 +44,8 @@ from cdpnb.probes.specs import BackendSpec, parse_backend
 from cdpnb.protocol import PROTOCOL_SPECS, Note, protocol_spec, recorded_protocol
 from cdpnb.protocol.credentials import redact_url
 from cdpnb.runtime.waits import wait_for
+from cdpnb.session.options import check_timeout
 from cdpnb.supervisor import Supervisor
-from cdpnb.supervisor.options import check_timeout
 from cdpnb.terminal_text import inert
 from cdpnb.trace import Trace
 from cdpnb.trace.dtypes import with_text_dtype
@@ -690,61 +690,15 @@ async def _run_backend(spec: BackendSpec, repeat: int, site: ScenarioServer, out
     try:
         async with _opened(spec, site, timeout) as target:
             result.backends[name] = target.info
-            unprobed = ""
+            run = _BackendRun(name, target, repeat, result, progress)
             for mode in MODES:
-                checks = [c for c in CHECKS if c.mode == mode]
-                # (None until a URL backend's first supervisor says it: the bridge is
-                # then tried, as over CDP.)
-                said = recorded_protocol(target.info.get("protocol"))
-                if mode == "bridge" and not said.dialog_bridge:
-                    _fail_all(result, name, target, checks, repeat, NO_CLASSIC_BRIDGE,
-                              progress)
+                checks = _mode_checks(run, mode)
+                if checks is None:
                     continue
-                if target.recorded and mode in target.recorded:
-                    recorded = _recorded_checks(target, mode, checks)
-                    for _ in range(repeat):  # (not run, and so done: the progress's count)
-                        for check in checks:
-                            if check not in recorded:
-                                progress(f"{name}: {check.name}")
-                    checks = recorded
-                if target.recorded and mode not in target.recorded:
-                    _fail_all(result, name, target, checks, repeat,
-                              f"no {mode} trace was recorded", progress)
+                if run.unprobed:  # the endpoint failed once; do not wait on it again
+                    run.give_up(mode, checks)
                     continue
-                if unprobed:  # the endpoint failed once; do not wait on it again
-                    _fail_all(result, name, target, checks, repeat, unprobed, progress)
-                    target.info.setdefault("unprobed", {})[mode] = unprobed
-                    continue
-                path = out / f"{_slug(name)}.{mode}.jsonl.gz"
-                meta = {"probe": {"backend": name, "mode": mode, "site_a": site.site_a,
-                                  "site_b": site.site_b, "site_https": site.site_https,
-                                  "repeat": repeat, "budget_s": target.budget,
-                                  "checks": [c.name for c in checks]}}
-                try:
-                    supervising = await _supervise(target, mode, path, meta)
-                except (CdpnbError, OSError) as exc:
-                    unprobed = f"cannot supervise: {exc}"
-                    if mode == MODES[0]:  # nothing at all could be probed
-                        raise _Unprobed(unprobed, retryable=not target.recorded) from None
-                    _fail_all(result, name, target, checks, repeat, unprobed, progress)
-                    target.info.setdefault("unprobed", {})[mode] = unprobed
-                    continue
-                if not target.recorded:
-                    result.traces.setdefault(name, {})[mode] = str(path)
-                with warnings.catch_warnings():
-                    # What the supervisor advises about this backend is a finding of the
-                    # probe (kept with the backend), not a warning for whoever runs it.
-                    warnings.simplefilter("ignore", CdpnbWarning)
-                    async with supervising as sup:
-                        version = str(target.info.get("version", ""))
-                        for run in range(repeat):
-                            for check in checks:
-                                outcome = await _run_check(name, version, target.kind, check,
-                                                           run, sup, target)
-                                result.results.append(outcome)
-                                progress(f"{name}: {check.name}")
-                    hints = result.backends[name].setdefault("hints", [])
-                    hints.extend(h for h in sup.hints if h not in hints)
+                await _run_mode(run, mode, checks, site, out)
     except _Unprobed:
         raise
     except BrowserNotFound as exc:
@@ -762,6 +716,90 @@ async def _run_backend(spec: BackendSpec, repeat: int, site: ScenarioServer, out
         kind = spec.name if spec.kind == "launch" else info.get("expected_as")
         _fail_all(result, name, _Target(None, info, site, kind=kind), missing, repeat,
                   str(exc), progress)
+
+
+@dataclass
+class _BackendRun:
+    """What the modes of one backend's run share (see :func:`_run_backend`)."""
+
+    name: str
+    target: _Target
+    repeat: int
+    result: ProbeResult
+    progress: Callable[[str], None]
+    #: Why the endpoint could not be supervised ("" while it could).
+    unprobed: str = ""
+
+    def fail(self, checks: list[Check], reason: str) -> None:
+        _fail_all(self.result, self.name, self.target, checks, self.repeat, reason,
+                  self.progress)
+
+    def give_up(self, mode: str, checks: list[Check]) -> None:
+        """``mode``'s checks fail, and its info says why: the endpoint could not be
+        supervised."""
+        self.fail(checks, self.unprobed)
+        self.target.info.setdefault("unprobed", {})[mode] = self.unprobed
+
+
+def _mode_checks(run: _BackendRun, mode: str) -> list[Check] | None:
+    """``mode``'s checks to run (on a recording: those it holds, the others counted
+    done), or None when none can run: they fail, saying why."""
+    target = run.target
+    checks = [c for c in CHECKS if c.mode == mode]
+    # (None until a URL backend's first supervisor says it: the bridge is
+    # then tried, as over CDP.)
+    said = recorded_protocol(target.info.get("protocol"))
+    if mode == "bridge" and not said.dialog_bridge:
+        run.fail(checks, NO_CLASSIC_BRIDGE)
+        return None
+    if target.recorded and mode in target.recorded:
+        recorded = _recorded_checks(target, mode, checks)
+        for _ in range(run.repeat):  # (not run, and so done: the progress's count)
+            for check in checks:
+                if check not in recorded:
+                    run.progress(f"{run.name}: {check.name}")
+        checks = recorded
+    if target.recorded and mode not in target.recorded:
+        run.fail(checks, f"no {mode} trace was recorded")
+        return None
+    return checks
+
+
+async def _run_mode(run: _BackendRun, mode: str, checks: list[Check], site: ScenarioServer,
+                    out: Path) -> None:
+    """Supervise the target in ``mode`` (a live one recorded to a trace in ``out``) and
+    run ``checks``, ``repeat`` times; when it cannot be supervised they fail, or in the
+    first mode (nothing at all could be probed) _Unprobed is raised."""
+    name, target, result = run.name, run.target, run.result
+    path = out / f"{_slug(name)}.{mode}.jsonl.gz"
+    meta = {"probe": {"backend": name, "mode": mode, "site_a": site.site_a,
+                      "site_b": site.site_b, "site_https": site.site_https,
+                      "repeat": run.repeat, "budget_s": target.budget,
+                      "checks": [c.name for c in checks]}}
+    try:
+        supervising = await _supervise(target, mode, path, meta)
+    except (CdpnbError, OSError) as exc:
+        run.unprobed = f"cannot supervise: {exc}"
+        if mode == MODES[0]:  # nothing at all could be probed
+            raise _Unprobed(run.unprobed, retryable=not target.recorded) from None
+        run.give_up(mode, checks)
+        return
+    if not target.recorded:
+        result.traces.setdefault(name, {})[mode] = str(path)
+    with warnings.catch_warnings():
+        # What the supervisor advises about this backend is a finding of the
+        # probe (kept with the backend), not a warning for whoever runs it.
+        warnings.simplefilter("ignore", CdpnbWarning)
+        async with supervising as sup:
+            version = str(target.info.get("version", ""))
+            for i in range(run.repeat):
+                for check in checks:
+                    outcome = await _run_check(name, version, target.kind, check, i, sup,
+                                               target)
+                    result.results.append(outcome)
+                    run.progress(f"{name}: {check.name}")
+        hints = result.backends[name].setdefault("hints", [])
+        hints.extend(h for h in sup.hints if h not in hints)
 
 
 def _fail_all(result: ProbeResult, name: str, target: _Target, checks: list[Check],

@@ -33,7 +33,7 @@ command (the trace has the command and its outcome, not each request):
 * **Evaluate**: ``classic.evaluate`` (``expression``, ``awaitPromise``) runs
   ``EVALUATE_SCRIPT`` with a key of its own (its reply says it, ``key``), and
   ``classic.readBack`` (``key``) reads back the value a call that returned at a dialog
-  kept (``READ_BACK_SCRIPT``); how values are said: ``cdpnb.supervisor.classic_values``.
+  kept (``READ_BACK_SCRIPT``); how values are said: ``cdpnb.drivers.classic.values``.
   The trace holds what was asked, not the script, so a recording replays whatever
   the script becomes.
 * **Answers**: ``classic.answerAlert`` sends a prompt's text and accepts or dismisses,
@@ -68,9 +68,16 @@ Measured, frames: chromedriver 156 stays stuck in a ``loading=lazy`` iframe that
 loaded (its initial ``about:blank``) when it was entered before any script touched its
 ``contentDocument``: every command, ``POST /frame`` to the parent or the top included,
 then fails "timeout" after ``pageLoad``; ``POST /window`` to the current window gets it
-out (1 ms). So the walk reads each child's document from its parent first and does not
-enter a lazy frame that has not loaded (it is listed, at ``about:blank``, as CDP lists
-it). Both servers enter a frame in a shadow root by its element reference.
+out (1 ms). WebKitWebDriver 2.50 waits in a frame whose document is still loading:
+``execute/sync`` there answers only once it has loaded (the walk's 2 s budget ran out on
+a frame whose response took 3 s), and when the page opens an alert meanwhile the server
+wedges: that command answers "unexpected alert open" and every later one, ``GET
+/alert/text`` included, never answers (measured: the alert was never seen and the
+session was lost). So the walk reads each child's document from its parent first and
+does not enter a frame that has not loaded — lazy, or with its first document under way
+(the parent still sees its initial ``about:blank``): it is listed, at ``about:blank``,
+as CDP lists it, and entered by a later walk. Both servers enter a frame in a shadow
+root by its element reference.
 """
 
 from __future__ import annotations
@@ -178,19 +185,19 @@ _SHADOW_FRAMES = """(() => {
   return found;
 })()"""
 #: What a frame says of itself while the frame tree is walked: its URL, its name
-#: (``window.name``) and its child frames, each ``[index or "s<n>", not loaded yet (a
-#: lazy frame still at its initial about:blank: not entered), its name when readable,
-#: its element (a reference, for a frame in a shadow root) or null]``. Every child's
-#: ``contentDocument`` is read (see the module's doc: chromedriver's lazy frames).
+#: (``window.name``) and its child frames, each ``[index or "s<n>", not loaded yet (still
+#: at its initial about:blank with a document to load, lazy or under way: not entered),
+#: its name when readable, its element (a reference, for a frame in a shadow root) or
+#: null]``. Every child's ``contentDocument`` is read (see the module's doc: frames that
+#: have not loaded).
 FRAME_TREE_SCRIPT = f"""const shadow = {_SHADOW_FRAMES};
 const owners = Array.from(document.querySelectorAll("iframe, frame"));
 const said = (el, win, seg, ref) => {{
   let doc = null, name = null;
   try {{ doc = el ? el.contentDocument : null; }} catch (e) {{}}
   try {{ name = String(win.name); }} catch (e) {{}}
-  const lazy = !!el && (el.getAttribute("loading") || "").toLowerCase() === "lazy";
-  const pending = lazy && !!doc && doc.URL === "about:blank"
-    && (el.hasAttribute("srcdoc") || (!!el.getAttribute("src") && el.src !== "about:blank"));
+  const pending = !!doc && doc.URL === "about:blank"
+    && (el.hasAttribute("srcdoc") || (!!el.getAttribute("src") && !el.src.startsWith("about:")));
   return [seg, pending, name, ref ? el : null];
 }};
 const kids = [];
@@ -205,7 +212,7 @@ SHADOW_FRAME_SCRIPT = f"return {_SHADOW_FRAMES}[arguments[0]] || null;"
 _SHADOW_SEGMENT = re.compile(r"s(0|[1-9][0-9]*)")
 
 # The scripts of ``classic.evaluate`` and ``classic.readBack``: what they answer and why
-# is ``cdpnb.supervisor.classic_values``'s to say. The values of the calls are kept in a
+# is ``cdpnb.drivers.classic.values``'s to say. The values of the calls are kept in a
 # Map on the page's window under one registered symbol, the last KEPT finished ones
 # (a call under way is kept until it ends: null).
 KEPT = 16
@@ -718,6 +725,16 @@ def _frame_tree(params: Mapping[str, Any], where: _Where) -> Plan:
             if not path or response.error not in FRAME_GONE:
                 _check(response)  # the whole walk fails: the tree stays as last known
             return None
+        if not isinstance(response.value, list):
+            # Answered null: the script did not run to its end. Both servers answer
+            # ``execute/sync`` null when a dialog opened meanwhile (module doc); read as
+            # "no frames", it emptied the tree (chromedriver, then WebKit: a walk right
+            # after a prompt in a nested frame was answered held the page alone, and a
+            # command routed into a frame was refused UnknownFrame). Not a reading.
+            if not path:
+                raise ClassicFailure("unexpected alert open", "the frame tree script was "
+                                     "answered null: a dialog opened while it ran")
+            return None
         href, name, kids = _said(response.value)
         node: dict[str, Any] = {"context": frame_id_of(window, path), "url": href,
                                 "name": name, "children": []}
@@ -726,7 +743,7 @@ def _frame_tree(params: Mapping[str, Any], where: _Where) -> Plan:
             for step, pending, kid_name, element in kids:
                 if count[0] >= MAX_FRAMES:
                     break
-                if pending:  # (a lazy frame not loaded yet: listed, not entered)
+                if pending:  # (a frame not loaded yet: listed, not entered)
                     count[0] += 1
                     node["children"].append({"context": frame_id_of(window, [*path, step]),
                                              "url": "about:blank", "name": kid_name,
@@ -735,13 +752,21 @@ def _frame_tree(params: Mapping[str, Any], where: _Where) -> Plan:
                 where.frame = None
                 entered = yield Request("POST", "/frame", {"id": element if isinstance(
                     step, str) else step})
+                # A frame its parent listed that could not be entered or read: gone
+                # meanwhile, or refused for a moment (the likely cause of a failure seen
+                # once on WebKitWebDriver 2.50, in a full suite run: right after a prompt
+                # in a nested frame was answered, the tree held the page alone and an
+                # evaluate in that frame failed UnknownFrame). Said as not entered, so
+                # the fold keeps what it knew of it until a walk's listing leaves it out.
+                unseen = {"context": frame_id_of(window, [*path, step]), "url": "",
+                          "name": kid_name, "children": [], "entered": False}
                 if entered.error in FRAME_GONE:
-                    where.frame = list(path)  # (gone meanwhile: no switch happened)
+                    where.frame = list(path)  # (no switch happened)
+                    node["children"].append(unseen)
                     continue
                 _switched(where, entered, list(path), [*path, step])
                 child = yield from walk([*path, step])
-                if child is not None:
-                    node["children"].append(child)
+                node["children"].append(child if child is not None else unseen)
                 where.frame = None
                 _switched(where, (yield Request("POST", "/frame/parent", {})),
                           [*path, step], list(path))

@@ -22,6 +22,7 @@ from cdpnb.errors import EvaluateError
 from cdpnb.terminal_text import inert
 
 __all__ = [
+    "MAX_DEPTH",
     "RemoteObject",
     "Undefined",
     "UndefinedType",
@@ -30,6 +31,11 @@ __all__ = [
     "from_remote_value",
     "raise_for_exception",
 ]
+
+#: Deeper data comes back as a RemoteObject: without a cap Chromium 156 fails the whole
+#: command past ~150 levels ("CBOR: stack limit exceeded"), after the script has run.
+MAX_DEPTH = 100
+
 
 
 class UndefinedType:

@@ -97,9 +97,6 @@ class ProtocolSpec:
     #: belongs to its page's session (CDP's sessions; the window handle cdpnb makes
     #: WebDriver classic's session), and a dialog is answered on that session.
     browsing_contexts: bool = False
-    #: A trace's frame timeline comes from the fold's changes alone, not from events
-    #: (WebDriver BiDi's contexts; WebDriver classic has no events).
-    frames_from_changes: bool = False
     #: What tells cdpnb a native dialog opened (an event, or WebDriver classic's poll);
     #: None: no dialogs (Bun's WIP is a runtime: no pages).
     dialog_seen_by: str | None = None
@@ -188,7 +185,7 @@ BIDI = ProtocolSpec(
     ws_path="/session", liveness="port",
     # (BiDi endpoints live under /session.)
     replay=ReplayFace("/session/cdpnb-replay", _NO_JSON),
-    browsing_contexts=True, frames_from_changes=True,
+    browsing_contexts=True,
     dialog_seen_by="browsingContext.userPromptOpened",
     dialog_answer="browsingContext.handleUserPrompt",
     user_gesture="pointer-actions", sees_commits=True, reports_site_isolation=False,
@@ -209,7 +206,6 @@ CLASSIC = ProtocolSpec(
     # Its messages have CDP's shape: a replay serves them on CDP's path, with no /json
     # (the replay's connector says the socket speaks classic).
     replay=ReplayFace(_CDP_REPLAY_PATH, _NO_JSON),
-    frames_from_changes=True,
     dialog_seen_by="message from GET /alert/text", dialog_answer="classic.answerAlert",
     knows_dialog_frame=False, shows_beforeunload=False, dialog_bridge=False,
     user_gesture="element-click", reports_site_isolation=False,

@@ -259,6 +259,25 @@ def navigation_started(state: BrowserState, msg: Event, out: Out) -> BrowserStat
         closing = {d.id for d in state.pending_dialogs if d.frame_id in under}
     else:
         return state
+    return _closed_by_the_navigation(state, closing, out)
+
+
+def page_navigating(state: BrowserState, msg: Note, out: Out) -> BrowserState:
+    """``cdpnb.pageNavigating``: cdpnb sends a navigation or reload of a page whose
+    prompts are left to the browser. On Firefox (``CLOSES_ON_FRAME_NAVIGATION``) they
+    are closed by it from now: Firefox ESR 153, leaving a document whose onload loops on
+    alert(), sent no ``navigationStarted`` and its ``userPromptClosed`` came before any
+    news of the new navigation (measured beside two busy processes), which read as
+    someone else's close."""
+    cid = ident(msg.params["session_id"], "session_id")
+    if cid not in state.pages or not (state.engine or "").startswith(CLOSES_ON_FRAME_NAVIGATION):
+        return state
+    return _closed_by_the_navigation(
+        state, {d.id for d in state.pending_dialogs if d.page_session_id == cid}, out)
+
+
+def _closed_by_the_navigation(state: BrowserState, closing: set[str],
+                              out: Out) -> BrowserState:
     changed = [d.model_copy(update={"unanswerable": "navigation"})
                for d in state.pending_dialogs
                if d.id in closing and d.via == "native" and d.type != "beforeunload"
@@ -283,6 +302,18 @@ def navigated(state: BrowserState, msg: Event, out: Out) -> BrowserState:
         if committed is not None:
             state = state.evolve(pages={**state.pages, committed.session_id:
                                         committed.model_copy(update={"last_commit": msg.wall})})
+        if cid in state.pages:
+            # The left document's prompts are closed by the browser. Firefox ESR 153
+            # sends no ``navigationStarted`` for a reload away from a document whose
+            # alert is open (measured): the commit is the first word of it.
+            state = navigation_started(state, msg, out)
+    if cid in state.pages:
+        state, stray = _top_document_loading(state, cid, msg)
+        if stray:
+            # The left document's news: its prompts are the browser's to close (Firefox
+            # closed the loop's alert after it, before the commit, measured beside two
+            # busy processes), and its URL is not the frame's any more.
+            return navigation_started(state, msg, out)
     old = state.frames.get(cid)
     url = msg.params.get("url")
     # chromium-bidi 17 (Chromium 156) sends a cross-site iframe's first
@@ -301,6 +332,36 @@ def navigated(state: BrowserState, msg: Event, out: Out) -> BrowserState:
     if page is not None:
         state = state.evolve(pages={**state.pages, cid: page.model_copy(update={"url": url})})
     return state
+
+
+def _top_document_loading(state: BrowserState, cid: str,
+                          msg: Event) -> tuple[BrowserState, bool]:
+    """Which navigation of page ``cid``'s top context committed, reached
+    ``domContentLoaded`` and loaded; a ``load`` under a navigation's id that is not its
+    document's own (before its ``domContentLoaded``, or a second one) is a stray load
+    (``PageInfo.stray_load_at``). Measured on Firefox ESR 153, navigating away from
+    ``onload = () => { for (;;) alert() }`` while its alert is open (9 runs): a
+    ``load`` with the *old* URL under the new navigation's id, before the new
+    ``navigationCommitted``, between it and the new document's ``domContentLoaded``,
+    or after the new document's own ``load``; ``browsingContext.navigate`` then never
+    replies (30 s), and in some runs the new document stays ``interactive``."""
+    navigation = msg.params.get("navigation")
+    if not isinstance(navigation, str):
+        return state, False
+    page = state.pages[cid]
+    update: dict[str, object]
+    if msg.method == "browsingContext.navigationCommitted":
+        update = {"committed_navigation": navigation}
+    elif msg.method == "browsingContext.domContentLoaded":
+        update = {"content_loaded_navigation": navigation}
+    elif msg.method != "browsingContext.load":
+        return state, False
+    elif page.content_loaded_navigation != navigation or page.loaded_navigation == navigation:
+        update = {"stray_load_at": msg.wall}
+    else:
+        update = {"loaded_navigation": navigation}
+    return (state.evolve(pages={**state.pages, cid: page.model_copy(update=update)}),
+            "stray_load_at" in update)
 
 
 # -- prompts ----------------------------------------------------------------------

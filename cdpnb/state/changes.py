@@ -37,6 +37,7 @@ __all__ = [
     "FrameAdded",
     "FrameNavigated",
     "FrameRemoved",
+    "FrameSwapReported",
     "FrameSwapped",
     "Malformed",
     "PageClosed",
@@ -131,13 +132,34 @@ class FrameSwapped:
 
 
 @dataclass(frozen=True, slots=True)
+class FrameSwapReported:
+    """A session said one of its frames moved to another process (CDP
+    ``Page.frameDetached`` with reason ``swap``, sent by the process it left, as it
+    becomes an OOPIF): the frame stays in the tree. ``session_id`` is the session that
+    said so. ``FrameSwapped`` is the move as the tree sees it (the frame's new
+    session); this one fires no event, it is what ``trace.frames()`` shows as
+    ``swapped``."""
+
+    frame: FrameInfo
+    session_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class SessionAttached:
+    """A target session attached; ``frame``: the frame an ``iframe`` session renders
+    (its target), as the tree holds it now."""
+
     session: SessionInfo
+    frame: FrameInfo | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class SessionDetached:
+    """A target session ended (or went with the session it was attached through);
+    ``frame``: the frame an ``iframe`` session rendered, as the tree held it before."""
+
     session: SessionInfo
+    frame: FrameInfo | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,7 +237,7 @@ class Malformed:
 Change = (
     DialogOpened | DialogClosed | DialogAmended | DialogUnanswerable | PageOpened
     | PageClosed | PageHazard | FrameAdded | FrameNavigated | FrameRemoved | FrameSwapped
-    | SessionAttached | SessionDetached | CapabilityMissing | BridgeEnabled
+    | FrameSwapReported | SessionAttached | SessionDetached | CapabilityMissing | BridgeEnabled
     | BridgeRequestRefused | BridgeRequestAbandoned | ConnectionChanged | PhaseChanged
     | Counted | ConsoleError | Malformed
 )

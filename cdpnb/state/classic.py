@@ -23,6 +23,7 @@ browser accepts it itself).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from cdpnb.protocol import ErrorReply, Note, Reply
@@ -30,7 +31,7 @@ from cdpnb.protocol.classic import classic_error_name
 from cdpnb.state.bidi import add_context, context_gone, drop_frames, origin_of, walk_contexts
 from cdpnb.state.changes import Change, DialogOpened, FrameAdded, FrameNavigated, PageOpened
 from cdpnb.state.dialogs import browser_handler_of, close_dialogs_of, closed_natively
-from cdpnb.state.frames import ident
+from cdpnb.state.frames import descendants, ident
 from cdpnb.state.models import BrowserState, FrameInfo, PageInfo, PendingDialog
 
 __all__ = ["answer_refused", "answered", "frame_tree", "poll_failed", "polled",
@@ -54,7 +55,15 @@ def frame_tree(state: BrowserState, msg: Reply, out: Out) -> BrowserState:
            for node, up in walk_contexts(top, None)}
     names = {ident(node["context"], "context"): str(node.get("name") or "") or None
              for node, _up in walk_contexts(top, None)}
-    mine = [k for k, f in state.frames.items() if f.session_id == window and k != window]
+    # A frame its parent listed but the walk could not enter (``"entered": False``) is
+    # kept as it was, its known frames with it: nothing was seen of them this time.
+    unentered = {cid for node, _up in walk_contexts(top, None)
+                 if node.get("entered") is False
+                 for cid in [ident(node["context"], "context")]}
+    kept = descendants({k: f.parent_frame_id for k, f in state.frames.items()},
+                       unentered) if unentered else set()
+    mine = [k for k, f in state.frames.items()
+            if f.session_id == window and k != window and k not in kept]
     # A frame whose parent changed is another frame at that path: it leaves and joins.
     doomed = {k for k in mine if k not in now or now[k][0] != state.frames[k].parent_frame_id}
     if doomed:
@@ -73,11 +82,19 @@ def frame_tree(state: BrowserState, msg: Reply, out: Out) -> BrowserState:
         if page is not None:
             state = state.evolve(pages={**state.pages, cid: page.model_copy(
                 update={"url": url})})
-    state = add_context(state, top, None, out)
+    state = add_context(state, _entered(top, state.frames), None, out)
     renamed = {cid: state.frames[cid].model_copy(update={"name": name})
                for cid, name in names.items()
                if cid in state.frames and state.frames[cid].name != name}
     return state.evolve(frames={**state.frames, **renamed}) if renamed else state
+
+
+def _entered(node: dict[str, Any], known: Mapping[str, FrameInfo]) -> dict[str, Any]:
+    """``node`` without the frames the walk could not enter that are not known yet (they
+    join at the walk that enters them, with their address)."""
+    children = [_entered(child, known) for child in node.get("children") or ()
+                if child.get("entered") is not False or child.get("context") in known]
+    return {**node, "children": children}
 
 
 def _window_of(msg: Reply | ErrorReply) -> str | None:

@@ -17,6 +17,7 @@ from cdpnb.state.changes import (
     FrameNavigated,
     FrameRemoved,
     FrameSwapped,
+    FrameSwapReported,
     SessionAttached,
     SessionDetached,
 )
@@ -219,8 +220,11 @@ def navigated_within_document(state: BrowserState, msg: Event, out: Out) -> Brow
 def frame_detached(state: BrowserState, msg: Event, out: Out) -> BrowserState:
     fid = ident(msg.params["frameId"], "frameId")
     old = state.frames.get(fid)
-    if msg.params.get("reason") == "swap" or old is None:
+    if old is None:
+        return state
+    if msg.params.get("reason") == "swap":
         # A swap hands the frame to another process; it is not a removal.
+        out.append(FrameSwapReported(old, msg.session_id))
         return state
     return _removed(state, _subtree(state.frames, fid), msg, "remove", out)
 
@@ -240,8 +244,8 @@ def attached_to_target(state: BrowserState, msg: Event, out: Out) -> BrowserStat
         waiting_for_debugger=bool(msg.params.get("waitingForDebugger", False)),
     )
     sessions = {**state.sessions, sid: session}
-    out.append(SessionAttached(session))
     if session.type != "iframe":
+        out.append(SessionAttached(session))
         return state.evolve(sessions=sessions)
     frames = dict(state.frames)
     old = frames.get(session.target_id)
@@ -254,6 +258,7 @@ def attached_to_target(state: BrowserState, msg: Event, out: Out) -> BrowserStat
         session_id=sid,
         is_oopif=True,
     )
+    out.append(SessionAttached(session, frames[session.target_id]))
     if old is None:
         out.append(FrameAdded(frames[session.target_id]))
     elif not old.is_oopif:  # an in-process frame navigated cross-site: now its own process
@@ -267,7 +272,10 @@ def detached_from_target(state: BrowserState, msg: Event, out: Out) -> BrowserSt
     if sid not in state.sessions:
         return state
     gone = descendants({k: v.parent_session_id for k, v in state.sessions.items()}, {sid})
-    out.extend(SessionDetached(state.sessions[s]) for s in gone)
+    # (In the session table's order, not the set's: the same changes in every process.)
+    out.extend(SessionDetached(s, state.frames.get(s.target_id) if s.type == "iframe"
+                               else None)
+               for k, s in state.sessions.items() if k in gone)
     sessions = {k: v for k, v in state.sessions.items() if k not in gone}
     frames: dict[str, FrameInfo] = {}
     rejoining = set(state.rejoining)

@@ -88,6 +88,17 @@ class PageInfo(_Frozen):
     closing: bool = False
     #: When (wall-clock s) a frame of this page last committed a new document.
     last_commit: float | None = None
+    #: WebDriver BiDi: the navigation last committed in the page's top context, the last
+    #: one whose ``domContentLoaded`` came and the last one whose ``load`` came.
+    committed_navigation: str | None = None
+    content_loaded_navigation: str | None = None
+    loaded_navigation: str | None = None
+    #: When (wall-clock s) the browser reported a ``load`` under the committed navigation
+    #: that was not the new document's own (before its ``domContentLoaded``, or a second
+    #: one): the load of the document it left, whose ``onload`` had just been ended. The
+    #: navigation then never replies (Firefox ESR 153, measured:
+    #: ``cdpnb.state.bidi._top_document_loading``).
+    stray_load_at: float | None = None
 
 
 class DialogAnswer(_Frozen):

@@ -132,6 +132,7 @@ NOTE_RULES: dict[str, Rule] = {
     "cdpnb.classicSession": bidi.bidi_session,  # (the same choices: engine, popups)
     "cdpnb.classicWindowOpened": classic.window_opened,
     "cdpnb.pageAbandoned": bidi.page_abandoned,
+    "cdpnb.pageNavigating": bidi.page_navigating,
     "cdpnb.dialogsNonBlocking": engines.dialogs_non_blocking,
     "cdpnb.evaluated": counting.evaluated,
     "cdpnb.commandsOrphaned": counting.orphaned,

@@ -28,6 +28,10 @@ from cdpnb.errors import (
 from cdpnb.protocol import Message
 from cdpnb.runtime.engine import engine
 from cdpnb.runtime.waits import wait_for
+from cdpnb.session.bridge import DialogBridge
+from cdpnb.session.core import Core
+from cdpnb.session.driver import Command
+from cdpnb.session.options import Policy, check_timeout
 from cdpnb.state import Change, DialogRecord, PendingDialog
 from cdpnb.state.changes import DialogClosed, DialogOpened, DialogUnanswerable
 from cdpnb.state.dialogs import (
@@ -36,10 +40,6 @@ from cdpnb.state.dialogs import (
     UNANSWERABLE,
     answerable_dialog,
 )
-from cdpnb.supervisor.bridge import DialogBridge
-from cdpnb.supervisor.core import Core
-from cdpnb.supervisor.driver import Command
-from cdpnb.supervisor.options import Policy, check_timeout
 
 __all__ = ["ACTIONS", "DialogAction", "DialogControl", "explain_unanswerable"]
 

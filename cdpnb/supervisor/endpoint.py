@@ -9,10 +9,7 @@ from typing import Any, Protocol
 
 from cdpnb.transport import Connector
 
-__all__ = ["AUTO_DISMISSING_KINDS", "Endpoint", "HasCdpUrl", "bridge_reason", "endpoint_of"]
-
-#: Backend kinds known to close native dialogs themselves: "auto" bridges them.
-AUTO_DISMISSING_KINDS = frozenset({"chromium+playwright"})
+__all__ = ["Endpoint", "HasCdpUrl", "bridge_reason", "endpoint_of"]
 
 
 class HasCdpUrl(Protocol):
@@ -36,6 +33,12 @@ class Endpoint:
     @property
     def kind(self) -> Any:
         return (self.backend or {}).get("kind")
+
+    @property
+    def dismisses_dialogs(self) -> bool:
+        """The backend says a client in front of it closes native dialogs itself
+        (``describe()["dismisses_dialogs"]``: Playwright with no handler)."""
+        return (self.backend or {}).get("dismisses_dialogs") is True
 
 
 def _str_or_none(value: object) -> str | None:
@@ -63,11 +66,11 @@ def endpoint_of(url: str | HasCdpUrl, transport: Connector | None) -> Endpoint:
     return Endpoint(url, None, transport)
 
 
-def bridge_reason(bridge: object, kind: object) -> str | None:
+def bridge_reason(bridge: object, endpoint: Endpoint) -> str | None:
     """Why the dialog bridge is on from the start (None: it is not, until an
     auto-dismissing client is seen)."""
     if bridge is True:
         return "bridge=True"
-    if bridge == "auto" and kind in AUTO_DISMISSING_KINDS:
-        return f"bridge='auto': {kind} auto-dismisses native dialogs"
+    if bridge == "auto" and endpoint.dismisses_dialogs:
+        return f"bridge='auto': {endpoint.kind} auto-dismisses native dialogs"
     return None

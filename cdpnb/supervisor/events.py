@@ -31,6 +31,8 @@ from typing import Any
 from cdpnb.errors import DialogError, SupervisorStopped, WaitTimeout
 from cdpnb.protocol import Message
 from cdpnb.runtime.waits import wait_for
+from cdpnb.session.core import Core
+from cdpnb.session.options import check_timeout
 from cdpnb.state import Change, DialogRecord, PendingDialog
 from cdpnb.state.changes import (
     ConsoleError,
@@ -45,8 +47,6 @@ from cdpnb.state.changes import (
 )
 from cdpnb.state.events import EVENT_NAMES, EVENT_OF, EventName, event_name
 from cdpnb.state.models import ConsoleEntry, FrameInfo, PageInfo
-from cdpnb.supervisor.core import Core
-from cdpnb.supervisor.options import check_timeout
 
 __all__ = [
     "EVENT_NAMES",

@@ -71,17 +71,17 @@ from cdpnb.protocol.credentials import hide_credentials, redact_url
 from cdpnb.runtime.engine import engine
 from cdpnb.runtime.first_of import FirstOf
 from cdpnb.runtime.waits import wait_for
+from cdpnb.session.budget import Budget
+from cdpnb.session.core import Core, settle
+from cdpnb.session.driver import Command
+from cdpnb.session.results import ClosePageResult, NavigateResult, SetContentResult
 from cdpnb.state import BrowserState, Change, FrameInfo, PageInfo, PendingDialog
 from cdpnb.state.changes import DialogClosed, DialogOpened, FrameRemoved
 from cdpnb.state.dialogs import BROWSER_CLOSES, page_session_of
 from cdpnb.state.frames import descendants
-from cdpnb.supervisor.core import Core, settle
+from cdpnb.supervisor.context import SupervisorContext
 from cdpnb.supervisor.dialogs import DialogControl
-from cdpnb.supervisor.driver import Command, ProtocolDriver
-from cdpnb.supervisor.evaluation import Budget
-from cdpnb.supervisor.options import Policy
 from cdpnb.supervisor.recovery import BROWSER_CLOSE_GRACE_S, Recovery
-from cdpnb.supervisor.results import ClosePageResult, NavigateResult, SetContentResult
 
 __all__ = ["REPLACEMENT_WAIT_S", "SET_CONTENT_SCRIPT", "PageControl"]
 
@@ -283,19 +283,95 @@ class _Closing:
         return record.id if record is not None else None
 
 
+def _shows_native_dialog(state: BrowserState, page_session_id: str) -> bool:
+    return any(d.via == "native" and d.page_session_id == page_session_id
+               for d in state.pending_dialogs)
+
+
+class _OldDocumentWatch:
+    """While a page is navigated away: the native dialogs its old document opens (since
+    ``began``, before the new document commits), dismissed where the driver dismisses
+    before navigating, else left to the browser for ``TRAP_GRACE_S``; _Trapped once
+    ``TRAP_DIALOGS`` came in a row, one is kept open, or the recovery replaced the page
+    (``PageControl._clear_of_the_old_document``)."""
+
+    def __init__(self, control: PageControl, session_id: str, began: float) -> None:
+        self.control = control
+        self.session_id = session_id
+        self.began = began
+        self.seen: set[str] = set()
+        #: Whether the document being left had a native dialog open as the call began.
+        self.left_with_dialog = _shows_native_dialog(control.core.state, session_id)
+
+    def replaced(self, state: BrowserState) -> bool:
+        now = state.pages.get(self.session_id)
+        return now is None or now.replacing
+
+    def stray_load(self, state: BrowserState) -> bool:
+        """A document left with a dialog open whose load the browser then reported
+        under the new navigation (``PageInfo.stray_load_at``): the navigation will not
+        reply (Firefox, where a loop's alerts no longer open once the page is being
+        left, so no count of dialogs can tell). A page left while it loads, without a
+        dialog, is not judged by this."""
+        now = state.pages.get(self.session_id)
+        return now is not None and now.stray_load_at is not None \
+            and now.stray_load_at >= self.began and (self.left_with_dialog or bool(self.seen))
+
+    def fresh(self, state: BrowserState) -> list[PendingDialog]:
+        now = state.pages.get(self.session_id)
+        if now is None or (now.last_commit is not None and now.last_commit >= self.began):
+            return []  # the new document's dialogs are the new page's own
+        return [d for d in state.pending_dialogs
+                if d.page_session_id == self.session_id and d.via == "native"
+                and d.opened_at >= self.began and d.id not in self.seen
+                and d.answering is None and d.type != "beforeunload"]
+
+    async def run(self) -> None:
+        core = self.control.core
+        while True:
+            state = await core.wait_until(
+                lambda s: self.replaced(s) or self.stray_load(s) or bool(self.fresh(s)), None)
+            if self.replaced(state):
+                raise _Trapped("cdpnb's recovery replaced it meanwhile", freed=True)
+            if self.stray_load(state):
+                raise _Trapped("the browser reported the load of the document it left, "
+                               "whose onload it had just ended, as the new navigation's "
+                               "(a dialog loop in onload)")
+            opened = self.fresh(state)
+            self.seen.update(d.id for d in opened)
+            if len(self.seen) >= TRAP_DIALOGS:
+                raise _Trapped(f"its document opened {len(self.seen)} dialogs in a row "
+                               "while it was being left (a dialog loop)")
+            if self.control.driver.dismiss_before_navigating:
+                await self.control._dismiss_before_navigating(opened, self.session_id)
+            else:
+                await self._left_to_the_browser()
+
+    async def _left_to_the_browser(self) -> None:
+        # The browser closes what a navigation leaves (Firefox); one it keeps open past
+        # the grace is a page that will not let go.
+        core, seen = self.control.core, self.seen
+        with contextlib.suppress(TimeoutError):
+            await core.wait_until(lambda s: not any(d.id in seen for d in s.pending_dialogs),
+                                  TRAP_GRACE_S)
+        if any(d.id in seen for d in core.state.pending_dialogs):
+            raise _Trapped("its document opened a dialog while it was being left that the "
+                           f"browser kept open {TRAP_GRACE_S:g} s")
+
+
 class PageControl:
     """navigate / reload / set_content / close_page for one supervisor."""
 
-    def __init__(self, core: Core, dialogs: DialogControl, recovery: Recovery,
-                 driver: ProtocolDriver, *, policy: Policy, reopen_page: bool) -> None:
-        self.core = core
+    def __init__(self, context: SupervisorContext, dialogs: DialogControl,
+                 recovery: Recovery) -> None:
+        self.core = context.core
         self.dialogs = dialogs
         self.recovery = recovery
         #: Evaluates set_content's script in the endpoint's protocol.
-        self.driver = driver
-        self.policy = policy
+        self.driver = context.driver
+        self.policy = context.options.policy
         #: The supervisor's reopen_page: its own page, once closed, is replaced.
-        self.reopen_page = reopen_page
+        self.reopen_page = context.options.reopen_page
 
     # -- navigate -------------------------------------------------------------------------
 
@@ -335,51 +411,12 @@ class PageControl:
         caller frees it. A page cdpnb's recovery replaces meanwhile (a dialog it could
         not dismiss: ``wedged``) is _Trapped too, already freed. ``began``: when the
         call began (wall clock), before the dismissals that come first."""
-        sid = page.session_id
-        seen: set[str] = set()
-
-        def replaced(state: BrowserState) -> bool:
-            now = state.pages.get(sid)
-            return now is None or now.replacing
-
-        def fresh(state: BrowserState) -> list[PendingDialog]:
-            now = state.pages.get(sid)
-            if now is None or (now.last_commit is not None and now.last_commit >= began):
-                return []  # the new document's dialogs are the new page's own
-            return [d for d in state.pending_dialogs
-                    if d.page_session_id == sid and d.via == "native"
-                    and d.opened_at >= began and d.id not in seen and d.answering is None
-                    and d.type != "beforeunload"]
-
-        async def watch() -> None:
-            while True:
-                state = await self.core.wait_until(
-                    lambda s: replaced(s) or bool(fresh(s)), None)
-                if replaced(state):
-                    raise _Trapped("cdpnb's recovery replaced it meanwhile", freed=True)
-                opened = fresh(state)
-                seen.update(d.id for d in opened)
-                if len(seen) >= TRAP_DIALOGS:
-                    raise _Trapped(f"its document opened {len(seen)} dialogs in a row "
-                                   "while it was being left (a dialog loop)")
-                if self.driver.dismiss_before_navigating:
-                    await self._dismiss_before_navigating(opened, sid)
-                else:
-                    # The browser closes what a navigation leaves (Firefox); one it
-                    # keeps open past the grace is a page that will not let go.
-                    with contextlib.suppress(TimeoutError):
-                        await self.core.wait_until(
-                            lambda s: not any(d.id in seen for d in s.pending_dialogs),
-                            TRAP_GRACE_S)
-                    if any(d.id in seen for d in self.core.state.pending_dialogs):
-                        raise _Trapped("its document opened a dialog while it was being "
-                                       f"left that the browser kept open {TRAP_GRACE_S:g} s")
-
+        watch = _OldDocumentWatch(self, page.session_id, began)
         # (Without a commit in the state, the old document's dialogs cannot be told
         # from the new one's: the navigation runs unwatched.)
         if not protocol_spec(self.driver.name).sees_commits:
             return await navigation()
-        watching = asyncio.ensure_future(watch())
+        watching = asyncio.ensure_future(watch.run())
         try:
             # (A second past the navigation's own budget: its own timeout says more.)
             return await _unless(navigation(), watching, timeout + 1.0)
@@ -403,7 +440,7 @@ class PageControl:
             return self._page_named(None)
         await engine.run(self.recovery.replace(
             page, f"{call} found the page trapped: {trapped.why}, so the navigation could "
-                  "never start"))
+                  "never finish"))
         return self._page_named(None)
 
     async def _browser_closes(self, page: PageInfo) -> None:
@@ -449,6 +486,12 @@ class PageControl:
                       "the page"))
             return self._page_named(None)
         await self._dismiss_before_navigating(native, page.session_id)
+        if not self.driver.dismiss_before_navigating and _shows_native_dialog(
+                self.core.state, page.session_id):
+            # Left to the browser: the fold learns it from us, before the browser's
+            # own news (``cdpnb.state.bidi.page_navigating``: why).
+            self.core.note("cdpnb.pageNavigating", {"session_id": page.session_id},
+                           page.session_id)
         return page
 
     async def _dismiss_before_navigating(self, native: list[PendingDialog],

@@ -3,17 +3,13 @@ hazardous, and about a native dialog some other client closed within millisecond
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from cdpnb.playback.script import is_replay_url
 from cdpnb.protocol import Message
 from cdpnb.protocol.credentials import redact_url
+from cdpnb.session.driver import PROTOCOL_NAMES
 from cdpnb.state import Change, DialogRecord
 from cdpnb.state.changes import PageClosed, PageHazard, PageOpened
-from cdpnb.supervisor.core import Core
-from cdpnb.supervisor.driver import PROTOCOL_NAMES, ProtocolDriver
-from cdpnb.supervisor.hints import Hints
-from cdpnb.supervisor.options import SupervisorOptions
+from cdpnb.supervisor.context import SupervisorContext
 from cdpnb.supervisor.recovery import Recovery
 
 __all__ = ["PageReactions"]
@@ -24,14 +20,13 @@ class PageReactions:
 
     CHANGES = (PageHazard, PageClosed, PageOpened)
 
-    def __init__(self, core: Core, driver: ProtocolDriver, recovery: Recovery,
-                 options: SupervisorOptions, hint: Hints, stopped: Callable[[], bool]) -> None:
-        self.core = core
-        self.driver = driver
+    def __init__(self, context: SupervisorContext, recovery: Recovery) -> None:
+        self.context = context
+        self.core = context.core
+        self.driver = context.driver
         self.recovery = recovery
-        self.options = options
-        self.hint = hint
-        self.stopped = stopped
+        self.options = context.options
+        self.hint = context.hint
 
     def __call__(self, message: Message, changes: tuple[Change, ...]) -> None:
         for change in changes:
@@ -47,7 +42,7 @@ class PageReactions:
 
     def _page_closed(self, change: PageClosed) -> None:
         if not change.page.main or change.reason not in ("closed", "requested") \
-                or self.stopped():
+                or self.context.stopped:
             return
         asked = change.reason == "requested"  # close_page(): no advice, it was asked for
         if self.options.reopen_page:

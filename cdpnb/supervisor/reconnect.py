@@ -23,9 +23,8 @@ from collections.abc import Callable
 
 from cdpnb.errors import EndpointError
 from cdpnb.protocol.credentials import redact_url
-from cdpnb.supervisor.bidi import SessionHeld
-from cdpnb.supervisor.core import Core
-from cdpnb.supervisor.driver import ProtocolDriver
+from cdpnb.session.driver import SessionHeld
+from cdpnb.supervisor.context import SupervisorContext
 
 __all__ = ["Reconnector"]
 
@@ -35,22 +34,18 @@ log = logging.getLogger("cdpnb.supervisor")
 class Reconnector:
     """One supervisor's reconnects (its methods run on the engine loop)."""
 
-    def __init__(self, core: Core, driver: ProtocolDriver, *, attempts: int, backoff_s: float,
-                 adopted: Callable[[], str | None], stopped: Callable[[], bool],
-                 dropped: Callable[[], None], down_for_good: Callable[[], None],
-                 hint: Callable[[str], None]) -> None:
-        self.core = core
-        self.driver = driver
-        self.attempts = attempts
-        self.backoff_s = backoff_s
-        #: The page cdpnb did not create (a resume never replaces it as wedged).
-        self.adopted = adopted
-        self.stopped = stopped
+    def __init__(self, context: SupervisorContext, *, dropped: Callable[[], None],
+                 down_for_good: Callable[[], None]) -> None:
+        self.context = context
+        self.core = context.core
+        self.driver = context.driver
+        self.attempts = context.options.reconnect_attempts
+        self.backoff_s = context.options.reconnect_backoff_s
+        self.hint = context.hint
         #: Told of each loss that is news (per-connection work ends).
         self.dropped = dropped
         #: Told once nothing more will come (no reconnect, or it gave up).
         self.down_for_good = down_for_good
-        self.hint = hint
         self.task: concurrent.futures.Future[None] | None = None
 
     @property
@@ -64,7 +59,7 @@ class Reconnector:
     def on_lost(self, reason: str, generation: int) -> None:
         """``Core.on_lost``: the connection in use (``generation``) ended."""
         self.dropped()
-        if self.stopped():
+        if self.context.stopped:
             return
         if self.core.gone is not None:
             self._give_up(reason)
@@ -83,14 +78,14 @@ class Reconnector:
         last = ""
         for attempt in range(self.attempts):
             await asyncio.sleep(self.backoff_s * 2**attempt)
-            if self.stopped():
+            if self.context.stopped:
                 return
             try:
                 opened = await core.connect()
                 if core.protocol != self.driver.name:
                     raise EndpointError(f"{url} spoke {self.driver.name} and now speaks "
                                         f"{core.protocol}")
-                await self.driver.resume(target_id, adopted=self.adopted())
+                await self.driver.resume(target_id, adopted=self.context.adopted_page)
             except SessionHeld as exc:
                 await core.end_connection()
                 self._give_up(f"{dropped}; {exc}")

@@ -29,15 +29,13 @@ import contextlib
 import json
 import logging
 import threading
-from collections.abc import Callable
 
 from cdpnb.errors import COMMAND_FAILURES
 from cdpnb.protocol import Message
 from cdpnb.state import Change, DialogRecord, PageInfo, PendingDialog
 from cdpnb.state.changes import PageHazard
 from cdpnb.state.dialogs import BROWSER_CLOSES, UNANSWERABLE, answerable_dialog
-from cdpnb.supervisor.core import Core
-from cdpnb.supervisor.driver import ProtocolDriver
+from cdpnb.supervisor.context import SupervisorContext
 
 __all__ = ["Recovery", "released_hint"]
 
@@ -88,11 +86,11 @@ def released_hint(dialog: PendingDialog) -> str:
 class Recovery:
     """One per supervisor; ``free(page)`` runs at most once at a time per page."""
 
-    def __init__(self, core: Core, driver: ProtocolDriver, hint: Callable[[str], None]) -> None:
-        self.core = core
+    def __init__(self, context: SupervisorContext) -> None:
+        self.core = context.core
         #: Ends and opens pages, and reaches a page's own CDP session, in its protocol.
-        self.driver = driver
-        self.hint = hint
+        self.driver = context.driver
+        self.hint = context.hint
         self._busy: set[str] = set()
         self._busy_lock = threading.Lock()
         #: Replaced pages of our own: the target that replaced each one.

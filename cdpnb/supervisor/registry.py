@@ -18,8 +18,8 @@ from collections.abc import Iterable
 from typing import Any, Literal, TypedDict, Unpack
 
 from cdpnb.runtime.engine import engine
+from cdpnb.session.options import PAGE_CHOICES, Policy
 from cdpnb.supervisor.endpoint import endpoint_of as resolve_endpoint
-from cdpnb.supervisor.options import PAGE_CHOICES, Policy
 from cdpnb.supervisor.supervisor import HasCdpUrl, Supervisor
 from cdpnb.transport import Connector
 

@@ -10,6 +10,10 @@ from collections.abc import Callable, Coroutine, Iterable
 from typing import TYPE_CHECKING, Any, Concatenate, Literal, ParamSpec, TypeVar
 
 from cdpnb._version import __version__
+from cdpnb.drivers.bidi.driver import BiDiDriver
+from cdpnb.drivers.cdp.driver import CDPDriver
+from cdpnb.drivers.classic.driver import ClassicDriver
+from cdpnb.drivers.wip.driver import WIPDriver
 from cdpnb.errors import (
     CommandTimeout,
     EvaluateError,
@@ -19,11 +23,32 @@ from cdpnb.errors import (
     WaitTimeout,
 )
 from cdpnb.protocol.credentials import redact_url
+from cdpnb.protocol.js_calls import call_expression
 from cdpnb.protocol.js_values import RemoteObject, call_argument
 from cdpnb.runtime.closing import starting
 from cdpnb.runtime.engine import engine
 from cdpnb.runtime.interrupts import interrupted, wake_for_signals
 from cdpnb.runtime.threads import in_own_thread
+from cdpnb.session.actions import (
+    POLL_DELAYS_S,
+    SELECTOR_STATES,
+    SelectorState,
+    check_fill,
+    click_spec,
+    state_holds,
+    until_there,
+)
+from cdpnb.session.budget import Budget
+from cdpnb.session.core import Core
+from cdpnb.session.driver import ProtocolDriver
+from cdpnb.session.existing_pages import pages_left_open
+from cdpnb.session.options import Policy, SupervisorOptions, check_timeout
+from cdpnb.session.results import (
+    ClickResult,
+    ClosePageResult,
+    NavigateResult,
+    SetContentResult,
+)
 from cdpnb.state import (
     BrowserState,
     DialogRecord,
@@ -40,23 +65,9 @@ from cdpnb.state.snapshot import (
     build_frame_tree,
     snapshot_of,
 )
-from cdpnb.supervisor.actions import (
-    POLL_DELAYS_S,
-    SELECTOR_STATES,
-    SelectorState,
-    check_fill,
-    click_spec,
-    state_holds,
-    until_there,
-)
-from cdpnb.supervisor.bidi_driver import BiDiDriver
-from cdpnb.supervisor.cdp_driver import CDPDriver
-from cdpnb.supervisor.classic_driver import ClassicDriver
-from cdpnb.supervisor.core import Core
+from cdpnb.supervisor.context import SupervisorContext
 from cdpnb.supervisor.dialogs import DialogAction, DialogControl
-from cdpnb.supervisor.driver import ProtocolDriver
 from cdpnb.supervisor.endpoint import HasCdpUrl, bridge_reason, endpoint_of
-from cdpnb.supervisor.evaluation import Budget
 from cdpnb.supervisor.events import (
     STREAM_BUFFER,
     EventHub,
@@ -69,21 +80,12 @@ from cdpnb.supervisor.events import (
     check_event_names,
     check_stream_timeout,
 )
-from cdpnb.supervisor.existing_pages import let_go_of_dialogs, pages_left_open
+from cdpnb.supervisor.existing_dialogs import let_go_of_dialogs
 from cdpnb.supervisor.hints import Hints
-from cdpnb.supervisor.options import Policy, SupervisorOptions, check_timeout
 from cdpnb.supervisor.page_control import PageControl
 from cdpnb.supervisor.page_reactions import PageReactions
 from cdpnb.supervisor.reconnect import Reconnector
 from cdpnb.supervisor.recovery import Recovery
-from cdpnb.supervisor.results import (
-    ClickResult,
-    ClosePageResult,
-    NavigateResult,
-    SetContentResult,
-)
-from cdpnb.supervisor.scripts import call_expression
-from cdpnb.supervisor.wip_driver import WIPDriver
 from cdpnb.trace import Recorder
 from cdpnb.trace.private_files import private_file
 from cdpnb.transport import Connector, Transport, connect_websocket
@@ -139,7 +141,7 @@ class Supervisor:
     ``async with Supervisor.start(url) as sup:`` (stopped on leaving the block; ``async
     with await Supervisor.start(url)`` works as well). Every coroutine method can be
     awaited from any event loop; the work runs on cdpnb's engine loop. The protocol is
-    its driver's (``cdpnb.supervisor.driver``), chosen once from what the endpoint
+    its driver's (``cdpnb.session.driver``), chosen once from what the endpoint
     speaks; nothing here speaks a protocol itself.
     """
 
@@ -169,24 +171,23 @@ class Supervisor:
             bridge_key=bridge_key, bridge_script=bridge_script, backend_info=backend_info,
             hint=self._hint)
         self._bridge = self._driver.bridge
-        self._recovery = Recovery(self._core, self._driver, self._hint)
-        reactions = PageReactions(self._core, self._driver, self._recovery, options,
-                                  self._hint, lambda: self._stopped)
+        #: What the controllers written once share (the supervisor's life included).
+        self._context = SupervisorContext(self._core, self._driver, options, self._hint)
+        self._recovery = Recovery(self._context)
+        reactions = PageReactions(self._context, self._recovery)
         self._dialogs = DialogControl(
             self._core, options.policy, options.dialog_timeout_s, self._bridge,
             self._driver.native_answer, on_fast_remote=reactions.fast_remote_close,
             on_unanswerable=self._recovery.on_unanswerable, on_closed=self._recovery.on_closed)
         #: navigate, reload, set_content, close_page (cdpnb.supervisor.page_control).
-        self._page_control = PageControl(self._core, self._dialogs, self._recovery,
-                                         self._driver, policy=options.policy,
-                                         reopen_page=options.reopen_page)
+        self._page_control = PageControl(self._context, self._dialogs, self._recovery)
         self._core.subscribe(self._dialogs.on_fold, changes=DialogControl.CHANGES, now=True)
         self._core.subscribe(self._recovery.freeze_at_once, changes=[PageHazard], now=True)
         self._core.subscribe(reactions, changes=PageReactions.CHANGES)
         #: Events for sup.on() / sup.events(), from the fold's changes.
         self._events = EventHub(
             self._core,
-            answer_sender(self._dialogs.reply, engine.submit, lambda: self._stopped,
+            answer_sender(self._dialogs.reply, engine.submit, lambda: self._context.stopped,
                           redact_url(url)),
             self._event_answer_failed)
         # (WebDriver classic's evaluate waits for a dialog its script met only then)
@@ -194,12 +195,8 @@ class Supervisor:
             options.policy in ("auto_accept", "auto_dismiss") or self._events.watching("dialog"))
         if recorder is not None:  # a trace that cannot be written is said, not just logged
             recorder.on_error = self._hint
-        self._stopped = False
-        self._reconnector = Reconnector(
-            self._core, self._driver, attempts=options.reconnect_attempts,
-            backoff_s=options.reconnect_backoff_s, adopted=lambda: self._adopted_page,
-            stopped=lambda: self._stopped, dropped=self._dropped,
-            down_for_good=self._events.end_streams, hint=self._hint)
+        self._reconnector = Reconnector(self._context, dropped=self._dropped,
+                                        down_for_good=self._events.end_streams)
         self._core.on_lost = self._reconnector.on_lost
 
     # -- lifecycle ----------------------------------------------------------------------
@@ -306,24 +303,21 @@ class Supervisor:
             if recorder is not None:
                 recorder.close()
             raise
-        supervisor._bridge_reason = bridge_reason(options.bridge, endpoint.kind)
+        supervisor._bridge_reason = bridge_reason(options.bridge, endpoint)
         supervisor._bridge.enabled = supervisor._bridge_reason is not None
         await engine.run(supervisor._start(opened))
         return supervisor
 
     _bridge_reason: str | None = None
-    #: The existing page ``start(page=...)`` adopted (its target or context id): stop()
-    #: leaves it open. None when the supervisor created its page.
-    _adopted_page: str | None = None
 
     async def _start(self, transport: Transport) -> None:
         try:
             generation = await self._core.connect(transport)
-            self._adopted_page = await self._driver.start(self.options.page,
-                                                          self._bridge_reason)
+            self._context.adopted_page = await self._driver.start(self.options.page,
+                                                                  self._bridge_reason)
             self._core.connection_ready(generation)
         except BaseException:
-            self._stopped = True
+            self._context.stopped = True
             await self._driver.abandon_start()
             await self._core.close()
             if self.recorder is not None:
@@ -334,8 +328,8 @@ class Supervisor:
         """Close the page target this supervisor created and the connection. Idempotent.
         The hints not issued yet are issued once it has stopped: under ``-W error`` a
         hint raised first would leave the connection and the page open."""
-        if not self._stopped:
-            self._stopped = True
+        if not self._context.stopped:
+            self._context.stopped = True
             try:
                 await engine.run(self._stop())
             finally:
@@ -350,7 +344,7 @@ class Supervisor:
         self._reconnector.cancel()
         # Waits end before the pages close (closing one can open a beforeunload dialog).
         self._dialogs.stop_watchdogs()
-        left = pages_left_open(core.state, self._adopted_page)  # not cdpnb's to close
+        left = pages_left_open(core.state, self._context.adopted_page)  # not cdpnb's to close
         if core.connected and left:
             await let_go_of_dialogs(core.state, self._dialogs, left)
             self._last_state = core.state
@@ -378,7 +372,7 @@ class Supervisor:
         except BaseException:  # warnings as errors: nothing ran
             coro.close()
             raise
-        if self._stopped:
+        if self._context.stopped:
             coro.close()
             raise SupervisorStopped(f"supervisor for {redact_url(self.endpoint)} is stopped")
         # On the caller's own loop: the core is thread-safe, and a command's reply wakes
@@ -446,11 +440,11 @@ class Supervisor:
 
     @property
     def connected(self) -> bool:
-        return not self._stopped and self._core.connected
+        return not self._context.stopped and self._core.connected
 
     @property
     def stopped(self) -> bool:
-        return self._stopped
+        return self._context.stopped
 
     @property
     def alive(self) -> bool:
@@ -463,7 +457,7 @@ class Supervisor:
         reconnecting = self._reconnector.reconnecting
         if self._core.state.page_gone is not None and not self.options.reopen_page:
             return False
-        return not self._stopped and (self._core.connected or reconnecting)
+        return not self._context.stopped and (self._core.connected or reconnecting)
 
     @property
     def reconnects(self) -> int:
@@ -528,7 +522,7 @@ class Supervisor:
         return VIEWS.make(self, refresh_s=refresh_s)  # cdpnb.notebook, loaded on use
 
     def __repr__(self) -> str:
-        state = "stopped" if self._stopped else ("connected" if self.connected else "down")
+        state = "stopped" if self._context.stopped else ("connected" if self.connected else "down")
         return (f"<Supervisor {redact_url(self.endpoint)} {state} policy={self.options.policy} "
                 f"pending_dialogs={len(self.state.pending_dialogs)}>")
 

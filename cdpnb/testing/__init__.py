@@ -68,8 +68,8 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Literal, Protocol, TypeVar, overload
 
-from cdpnb._check_transport import FarEnd, OpenPair, check_transport
 from cdpnb.errors import ConnectionLost, PicklesWhole
+from cdpnb.testing.transport_contract import FarEnd, OpenPair, check_transport
 from cdpnb.transport.base import Transport
 
 __all__ = ["HOLD", "FarEnd", "HeldMessage", "Hold", "OpenPair", "ScriptedBiDiBrowser",

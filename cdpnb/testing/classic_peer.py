@@ -4,7 +4,7 @@ dialogs the test sets and swaps at will, so the races a browser only produces by
 a dialog that opens in a window while another is the current one, a script that
 returns at the dialog it opened) are played exactly.
 
-It plays the two servers' measured ways (``cdpnb.supervisor.classic_driver``): windows
+It plays the two servers' measured ways (``cdpnb.drivers.classic.driver``): windows
 that share a renderer (``popup(shares_renderer=True)``) make every command in one of
 them wait for the session's ``pageLoad`` timeout, then fail "timeout", while another
 shows a dialog (chromedriver 156); with ``switch_hangs_on_dialog`` a switch to a window
@@ -45,6 +45,20 @@ class _Wait:
     seconds: float | None
     status: int = 500
     value: Any = None
+
+
+@dataclass
+class _Request:
+    """A request on its way through ``_STAGES``: its path loses the session's prefix
+    once in the session, and ``window`` is the current window once one is needed."""
+
+    method: str
+    path: str
+    body: dict[str, Any]
+    window: str = ""
+
+
+_NO_ALERT: tuple[int, Any] = (404, {"error": "no such alert", "message": ""})
 
 
 def remote(value: Any) -> dict[str, Any]:
@@ -146,95 +160,144 @@ class ClassicPeer:
         self.kept[key] = {"v": remote(value)}
 
     def _reply(self, method: str, path: str, body: dict[str, Any]) -> tuple[int, Any]:
+        """Walk ``_STAGES``: each stage's routes, then its guard (which refuses, or
+        lets the request on to the next stage)."""
         with self.lock:
             self.requests.append((method, path))
             own = path.removeprefix(f"/session/{self.session_id}") if path != "/session" \
                 else path
             if (method, own) in self.misspoken:
                 return self.misspoken[method, own]
-            if path == "/status":
-                return 200, {"ready": True, "message": "scripted"}
-            if path == "/session" and method == "POST":
-                return 200, {"sessionId": self.session_id, "capabilities": {
-                    "browserName": self.browser_name, "browserVersion": "1.0",
-                    "unhandledPromptBehavior": "ignore"}}
-            prefix = f"/session/{self.session_id}"
-            if not path.startswith(prefix):
-                return 404, {"error": "invalid session id", "message": path}
-            path = path[len(prefix):]
-            if path == "" and method == "DELETE":
-                return 200, None
-            # Session commands: no window, no wait.
-            if path == "/timeouts" and method == "POST":
-                self.timeouts.update({k: v for k, v in body.items() if isinstance(v, int)})
-                return 200, None
-            if path == "/window/handles":
-                return 200, list(self.windows)
-            if path == "/window" and method == "GET":
-                return (200, self.current) if self.current else (
-                    404, {"error": "no such window", "message": ""})
-            if path == "/window" and method == "POST":
-                handle = body.get("handle")
-                if handle not in self.windows:
-                    return 404, {"error": "no such window", "message": str(handle)}
-                if self.switch_hangs_on_dialog and self.dialogs.get(handle):
-                    return 200, _Wait(None)
-                self.current = handle
-                return 200, None
-            window = self.current
-            if window is None:
-                return 404, {"error": "no such window", "message": "the window was closed"}
-            dialog = self.dialogs.get(window)
-            if self._paused(window):
-                self.paused.append(window)
-                load = self.timeouts["pageLoad"] / 1000
-                return 500, _Wait(load, 500, {
-                    "error": "timeout",
-                    "message": f"Timed out receiving message from renderer: {load:.3f}"})
-            if path == "/alert/text" and method == "GET":
-                return (200, dialog) if dialog is not None else (
-                    404, {"error": "no such alert", "message": ""})
-            if path.startswith("/alert/"):
-                if dialog is None:
-                    return 404, {"error": "no such alert", "message": ""}
-                if path == "/alert/text":
-                    if not self.is_prompt:
-                        return 400, {"error": "element not interactable", "message": ""}
-                    self.typed = body.get("text")
-                    return 200, None
-                verb = path.rsplit("/", 1)[1]
-                self.answers.append((verb, dialog, self.typed))
-                self._settle(window, verb)
-                self.dialogs[window] = self.typed = None
-                return 200, None
-            if dialog is not None:
-                return 500, {"error": "unexpected alert open", "message": "",
-                             "data": {"text": dialog}}
-            if path == "/window" and method == "DELETE":
-                self.windows.remove(window)
-                self.dialogs.pop(window, None)
-                self.current = None
-                return 200, list(self.windows)
-            if path == "/execute/sync":
-                script = body.get("script")
-                args = body.get("args") or [None]
-                if script == FRAME_TREE_SCRIPT:
-                    return 200, ["http://fake.test/", 0, ""]
-                if script == READ_BACK_SCRIPT:
-                    if self.kept.get(args[0]) is None:
-                        return 200, {"missing": True}
-                    return 200, {"done": self.kept.pop(args[0])}
-                value = self.evaluate(args[0])
-                if script != EVALUATE_SCRIPT:
-                    return 200, value
-                if isinstance(value, Opens):  # returns at the dialog, as both servers do
-                    self.dialogs[window], self.typed = value.message, None
-                    self.is_prompt = value.kind == "prompt"
-                    self.holding[window] = (str(args[1]), value.kind)
-                    self.kept[str(args[1])] = None
-                    return 200, None
-                return 200, {"v": remote(value)}
-            return 404, {"error": "unknown command", "message": f"{method} {path}"}
+            request = _Request(method, path, body)
+            for routes, guard in _STAGES:
+                handler = _route(routes, request)
+                if handler is not None:
+                    return handler(self, request)
+                refused = guard(self, request) if guard is not None else None
+                if refused is not None:
+                    return refused
+            return 404, {"error": "unknown command", "message": f"{method} {request.path}"}
+
+    # Server commands (the whole path).
+
+    def _status(self, request: _Request) -> tuple[int, Any]:
+        return 200, {"ready": True, "message": "scripted"}
+
+    def _new_session(self, request: _Request) -> tuple[int, Any]:
+        return 200, {"sessionId": self.session_id, "capabilities": {
+            "browserName": self.browser_name, "browserVersion": "1.0",
+            "unhandledPromptBehavior": "ignore"}}
+
+    def _enter_session(self, request: _Request) -> tuple[int, Any] | None:
+        """The guard into the session: its prefix, left out of the path from here on."""
+        prefix = f"/session/{self.session_id}"
+        if not request.path.startswith(prefix):
+            return 404, {"error": "invalid session id", "message": request.path}
+        request.path = request.path[len(prefix):]
+        return None
+
+    # Session commands: no window, no wait.
+
+    def _end_session(self, request: _Request) -> tuple[int, Any]:
+        return 200, None
+
+    def _set_timeouts(self, request: _Request) -> tuple[int, Any]:
+        self.timeouts.update({k: v for k, v in request.body.items() if isinstance(v, int)})
+        return 200, None
+
+    def _window_handles(self, request: _Request) -> tuple[int, Any]:
+        return 200, list(self.windows)
+
+    def _current_window(self, request: _Request) -> tuple[int, Any]:
+        return (200, self.current) if self.current else (
+            404, {"error": "no such window", "message": ""})
+
+    def _switch_window(self, request: _Request) -> tuple[int, Any]:
+        handle = request.body.get("handle")
+        if handle not in self.windows:
+            return 404, {"error": "no such window", "message": str(handle)}
+        if self.switch_hangs_on_dialog and self.dialogs.get(handle):
+            return 200, _Wait(None)
+        self.current = handle
+        return 200, None
+
+    def _enter_window(self, request: _Request) -> tuple[int, Any] | None:
+        """The guard into the current window: there is one, and its renderer is not
+        paused by another window's dialog."""
+        window = self.current
+        if window is None:
+            return 404, {"error": "no such window", "message": "the window was closed"}
+        if self._paused(window):
+            self.paused.append(window)
+            load = self.timeouts["pageLoad"] / 1000
+            return 500, _Wait(load, 500, {
+                "error": "timeout",
+                "message": f"Timed out receiving message from renderer: {load:.3f}"})
+        request.window = window
+        return None
+
+    # Dialog commands.
+
+    def _alert_text(self, request: _Request) -> tuple[int, Any]:
+        dialog = self.dialogs.get(request.window)
+        return (200, dialog) if dialog is not None else _NO_ALERT
+
+    def _send_alert_text(self, request: _Request) -> tuple[int, Any]:
+        if self.dialogs.get(request.window) is None:
+            return _NO_ALERT
+        if not self.is_prompt:
+            return 400, {"error": "element not interactable", "message": ""}
+        self.typed = request.body.get("text")
+        return 200, None
+
+    def _answer_alert(self, request: _Request) -> tuple[int, Any]:
+        """``/alert/accept``, ``/alert/dismiss`` (the path's last part is the answer)."""
+        window = request.window
+        dialog = self.dialogs.get(window)
+        if dialog is None:
+            return _NO_ALERT
+        verb = request.path.rsplit("/", 1)[1]
+        self.answers.append((verb, dialog, self.typed))
+        self._settle(window, verb)
+        self.dialogs[window] = self.typed = None
+        return 200, None
+
+    def _no_dialog(self, request: _Request) -> tuple[int, Any] | None:
+        """The guard into the page: a dialog open refuses every other command."""
+        dialog = self.dialogs.get(request.window)
+        if dialog is not None:
+            return 500, {"error": "unexpected alert open", "message": "",
+                         "data": {"text": dialog}}
+        return None
+
+    # Page commands.
+
+    def _close_window(self, request: _Request) -> tuple[int, Any]:
+        self.windows.remove(request.window)
+        self.dialogs.pop(request.window, None)
+        self.current = None
+        return 200, list(self.windows)
+
+    def _execute(self, request: _Request) -> tuple[int, Any]:
+        script = request.body.get("script")
+        args = request.body.get("args") or [None]
+        if script == FRAME_TREE_SCRIPT:
+            return 200, ["http://fake.test/", 0, ""]
+        if script == READ_BACK_SCRIPT:
+            if self.kept.get(args[0]) is None:
+                return 200, {"missing": True}
+            return 200, {"done": self.kept.pop(args[0])}
+        value = self.evaluate(args[0])
+        if script != EVALUATE_SCRIPT:
+            return 200, value
+        if isinstance(value, Opens):  # returns at the dialog, as both servers do
+            window = request.window
+            self.dialogs[window], self.typed = value.message, None
+            self.is_prompt = value.kind == "prompt"
+            self.holding[window] = (str(args[1]), value.kind)
+            self.kept[str(args[1])] = None
+            return 200, None
+        return 200, {"v": remote(value)}
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         peer = self
@@ -290,3 +353,42 @@ class ClassicPeer:
             self._server.shutdown()
             self._server.server_close()
             thread.join(5)
+
+
+_Handler = Callable[[ClassicPeer, _Request], tuple[int, Any]]
+_Guard = Callable[[ClassicPeer, _Request], tuple[int, Any] | None]
+#: (HTTP method, None: any; path, a trailing ``*``: any path it begins) → handler.
+_Routes = dict[tuple[str | None, str], _Handler]
+
+#: What ``ClassicPeer._reply`` walks, in order: a stage's routes, then its guard (None:
+#: none; past the last stage a request is an unknown command).
+_STAGES: tuple[tuple[_Routes, _Guard | None], ...] = (
+    ({(None, "/status"): ClassicPeer._status,
+      ("POST", "/session"): ClassicPeer._new_session},
+     ClassicPeer._enter_session),
+    ({("DELETE", ""): ClassicPeer._end_session,
+      ("POST", "/timeouts"): ClassicPeer._set_timeouts,
+      (None, "/window/handles"): ClassicPeer._window_handles,
+      ("GET", "/window"): ClassicPeer._current_window,
+      ("POST", "/window"): ClassicPeer._switch_window},
+     ClassicPeer._enter_window),
+    ({("GET", "/alert/text"): ClassicPeer._alert_text,
+      (None, "/alert/text"): ClassicPeer._send_alert_text,
+      (None, "/alert/*"): ClassicPeer._answer_alert},
+     ClassicPeer._no_dialog),
+    ({("DELETE", "/window"): ClassicPeer._close_window,
+      (None, "/execute/sync"): ClassicPeer._execute},
+     None),
+)
+
+
+def _route(routes: _Routes, request: _Request) -> _Handler | None:
+    """The handler for ``request`` in ``routes``: its method's, else any method's, else
+    the first path pattern it begins with."""
+    method, path = request.method, request.path
+    found = routes.get((method, path)) or routes.get((None, path))
+    if found is not None:
+        return found
+    return next((handler for (verb, pattern), handler in routes.items()
+                 if pattern.endswith("*") and path.startswith(pattern[:-1])
+                 and verb in (None, method)), None)

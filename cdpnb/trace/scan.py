@@ -2,8 +2,10 @@
 
 It vouches only for what it can check whole: a header, message lines, then the
 footer or nothing (a crash: the last line cut short, or no footer), with the
-integrity the object reader checks (lines numbered 1, 2, ... with none repeated,
-command ids unique per connection, footer counts that add up). Anything else, damage
+integrity the object reader checks (the rules of ``integrity.py``, there in both forms:
+lines numbered 1, 2, ... with none repeated, command ids unique per connection, footer
+counts that add up). Its bytes are decompressed as the object reader's are
+(``compressed.decompressed``, through ``sources``). Anything else, damage
 or merely unusual, raises ``Refused``, and ``Trace.load`` reads the file with the
 object reader instead, which names every problem as it always has: the scan never
 decides what is damage, it only recognises what is certainly not.
@@ -14,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import warnings
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,8 +26,6 @@ from cdpnb.trace.blocks import (
     COMMAND,
     ERROR,
     EVENT,
-    FAULT,
-    NO_SEQ,
     NOTE,
     REPLY,
     Block,
@@ -35,14 +34,21 @@ from cdpnb.trace.blocks import (
 )
 from cdpnb.trace.columns import Columns
 from cdpnb.trace.format import TraceFooter, TraceHeader, check_fields
-from cdpnb.trace.reader import TraceTruncatedWarning, cut_short_problem, header_of
+from cdpnb.trace.integrity import (
+    NO_FOOTER,
+    count_mismatch,
+    cut_short_problem,
+    directions_of,
+    header_of,
+    ids_problem,
+    sequence_problem,
+)
+from cdpnb.trace.reader import TraceTruncatedWarning
 from cdpnb.trace.sources import LineBlocks, Refused, compression
 
 __all__ = ["Refused", "Scan", "match_replies", "scan"]
 
 _FOOTER_START = b'{"cdpnb_trace_end"'
-_NO_FOOTER = ("no footer: the recording did not close cleanly (a crash, or still being "
-              "written)")
 
 
 @dataclass
@@ -65,9 +71,9 @@ def scan(path: str | os.PathLike[str]) -> Scan:
         problems.append(cut_short_problem(*reader.cut))
         warnings.warn(f"{path}: {problems[-1]}", TraceTruncatedWarning, stacklevel=3)
     elif reader.footer is None:
-        problems.append(_NO_FOOTER)
-    else:
-        _check_counts(reader.footer, columns)
+        problems.append(NO_FOOTER)
+    elif count_mismatch(reader.footer, directions_of(columns.kind)) is not None:
+        raise Refused("footer counts")
     return Scan(reader.header, reader.footer, problems, columns)
 
 
@@ -166,74 +172,26 @@ class _Lines:
 
 def _assemble(parts: list[Block], methods: Vocabulary, sessions: Vocabulary) -> Columns:
     columns = Columns.from_blocks(parts, methods, sessions)
-    _check_seq(columns.seq, columns)
+    problem = sequence_problem(columns.seq, columns.mono, columns.wall, columns.kind,
+                               lambda row: columns.payload(row) == columns.payload(row + 1))
+    if problem is not None:
+        raise Refused(problem)
     match_replies(columns, methods)
     return columns
 
 
-def _check_seq(seq: np.ndarray[Any, Any], columns: Columns) -> None:
-    numbered = seq != NO_SEQ
-    if numbered.all():
-        if (seq != np.arange(1, len(seq) + 1)).any():
-            raise Refused("a line lost, repeated or out of order")
-    elif numbered.any():
-        raise Refused("some lines numbered, some not")
-    elif len(seq) > 1:
-        _check_repeats(columns)
-
-
-def _check_repeats(columns: Columns) -> None:
-    """Unnumbered lines (version 1): a line repeated byte for byte repeats its times,
-    kind and payload. Rows that agree on all of these go to the object reader, which
-    compares the bytes."""
-    same = ((columns.mono[1:] == columns.mono[:-1]) & (columns.wall[1:] == columns.wall[:-1])
-            & (columns.kind[1:] == columns.kind[:-1]))
-    for row in np.flatnonzero(same).tolist():
-        if columns.payload(row) == columns.payload(row + 1):
-            raise Refused("a line may repeat the one before")
-
-
 def match_replies(columns: Columns, methods: Vocabulary) -> None:
     """Each reply's command (``Columns.match_replies``), its method for a reply that
-    does not name one; ``Refused`` for what ``reader._Integrity`` names: a command id
-    sent twice, or answered twice, in one connection, a connection note right after
+    does not name one; ``Refused`` for what ``integrity.ids_problem`` finds: a command
+    id sent twice, or answered twice, in one connection, a connection note right after
     another."""
     kind = columns.kind
-    opens = columns.opens()
-    if (opens[1:] & opens[:-1]).any():
-        raise Refused("a connection note repeated with nothing between")
-    connection = np.cumsum(opens)
-    if _repeated(connection, columns.ids, kind == COMMAND):
-        raise Refused("a command id sent twice in one connection")
-    if _repeated(connection, columns.ids, (kind == REPLY) | (kind == ERROR)):
-        raise Refused("a command answered twice")
+    problem = ids_problem(kind, columns.ids, columns.opens())
+    if problem is not None:
+        raise Refused(problem)
     columns.match_replies()
     replies = np.flatnonzero(((kind == REPLY) | (kind == ERROR)) & (columns.method < 0))
     if len(replies):
         matched = columns.cmd_row[replies]
         columns.method[replies] = np.where(
             matched >= 0, columns.method[np.maximum(matched, 0)], methods.code(""))
-
-
-def _repeated(connection: np.ndarray[Any, Any], ids: np.ndarray[Any, Any],
-              which: np.ndarray[Any, Any]) -> bool:
-    """Whether two of the rows ``which`` (a mask) have one id in one connection."""
-    pairs = np.stack([connection[which], ids[which]])
-    return bool(np.unique(pairs, axis=1).shape[1] < pairs.shape[1])
-
-
-_DIRECTION = {COMMAND: "send", REPLY: "recv", ERROR: "recv", EVENT: "recv", NOTE: "note",
-              FAULT: "fault"}
-
-
-def _check_counts(footer: dict[str, Any], columns: Columns) -> None:
-    """What ``_Integrity.count_mismatch`` checks: the footer's counts are the lines'."""
-    counts = footer.get("counts") or {}
-    if counts.get("write_errors"):
-        return
-    found: Counter[str] = Counter()
-    for k, n in zip(*np.unique(columns.kind, return_counts=True), strict=True):
-        found[_DIRECTION[int(k)]] += int(n)
-    said = {k: v for k, v in counts.items() if k in ("send", "recv", "note", "fault") and v}
-    if said != {k: v for k, v in found.items() if v}:
-        raise Refused("footer counts")

@@ -1,9 +1,10 @@
 """A trace file's bytes, decompressed, in large blocks: what the columnar scan reads.
 
 Plain ``.jsonl`` is read as it is; gzip and zstd (``.jsonl.zst``) are told by their
-magic bytes, whatever the name says. Compressed files are decompressed by a thread of
-their own, ahead of the scan (zlib and zstd let go of the GIL while they work), so
-their decompression costs little more than reading a plain file.
+magic bytes, whatever the name says, and decompressed as the line-by-line reader
+decompresses them (``compressed.decompressed``), by a thread of their own, ahead of the
+scan (zlib and zstd let go of the GIL while they work), so their decompression costs
+little more than reading a plain file.
 Blocks end anywhere, not at line ends. Anything that is not a clean stream (data that
 does not decompress, bytes after the end of the compressed data) stops the scan with
 ``Refused``: the line-by-line reader then reads the file and names the damage by its
@@ -14,17 +15,16 @@ decompressed is yielded, and the scan finds the last line cut short.
 from __future__ import annotations
 
 import threading
-import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from queue import Full, Queue
 from typing import Any
 
+from cdpnb.trace.compressed import GZIP_MAGIC, ZSTD_MAGIC, Damaged, decompressed
+
 __all__ = ["CHUNK", "GZIP_MAGIC", "ZSTD_MAGIC", "LineBlocks", "Refused", "blocks", "compression"]
 
-GZIP_MAGIC = b"\x1f\x8b"
-ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
-#: Bytes read (and about as many decompressed) per block: big enough that the per-block
+#: Bytes of a plain file read per block: big enough that the per-block
 #: overhead vanishes, small enough that a block's lines stay in the CPU cache while the
 #: scan works on them.
 CHUNK = 8 << 20
@@ -59,12 +59,15 @@ class LineBlocks:
         if self.kind == "plain":
             yield from self._plain()
             return
-        for block in _ahead(blocks(self.path, self.kind)):
-            data = self.tail + block if self.tail else block
-            cut = data.rfind(b"\n") + 1
-            self.tail = data[cut:]
-            if cut:
-                yield data, cut
+        try:
+            for block in _ahead(blocks(self.path, self.kind)):
+                data = self.tail + block if self.tail else block
+                cut = data.rfind(b"\n") + 1
+                self.tail = data[cut:]
+                if cut:
+                    yield data, cut
+        except Damaged as damage:
+            raise Refused(damage.detail) from None
 
     def _plain(self) -> Iterator[tuple[bytes | bytearray, int]]:
         # One buffer, read into again for each block after the last block's tail: no
@@ -88,20 +91,16 @@ class LineBlocks:
                 buffer[:size] = buffer[cut:end]
 
 
-def blocks(path: Path, kind: str) -> Iterator[bytes]:
-    """The decompressed bytes of ``path`` (``kind`` from :func:`compression`)."""
+def blocks(path: Path, kind: str, *, locate: bool = False) -> Iterator[bytes]:
+    """The decompressed bytes of ``path`` (``kind`` from :func:`compression`), in blocks
+    that end anywhere; ``compressed.Damaged`` where a compressed file stops making sense
+    (its bad byte found if ``locate``)."""
     if kind == "plain":
         with open(path, "rb") as raw:
             while block := raw.read(CHUNK):
                 yield block
         return
-    if kind == "gzip":
-        yield from _members(path, GZIP_MAGIC, lambda: zlib.decompressobj(wbits=31), zlib.error)
-        return
-    import zstandard
-
-    yield from _members(path, ZSTD_MAGIC, lambda: zstandard.ZstdDecompressor().decompressobj(),
-                        zstandard.ZstdError)
+    yield from decompressed(path, kind, locate=locate)
 
 
 def _ahead(items: Iterator[bytes], depth: int = 2) -> Iterator[bytes]:
@@ -139,37 +138,3 @@ def _ahead(items: Iterator[bytes], depth: int = 2) -> Iterator[bytes]:
             yield value
     finally:
         stop.set()
-
-
-#: Compressed bytes read at a time: a block of a dozen megabytes once decompressed.
-_COMPRESSED_CHUNK = 1 << 20
-
-
-def _members(path: Path, magic: bytes, make: Callable[[], Any],
-             error: type[Exception]) -> Iterator[bytes]:
-    """One compressed member (gzip) or frame (zstd) after another, as the command-line
-    tools read them; what follows the last one must be another one or nothing."""
-    inflater = make()
-    with open(path, "rb") as raw:
-        data = raw.read(_COMPRESSED_CHUNK)
-        while data:
-            try:
-                out = inflater.decompress(data)
-            except error:
-                raise Refused("does not decompress") from None
-            if out:
-                yield out
-            if not inflater.eof:
-                data = raw.read(_COMPRESSED_CHUNK)
-                continue
-            data = inflater.unused_data
-            while len(data) < len(magic):
-                more = raw.read(_COMPRESSED_CHUNK)
-                if not more:
-                    break
-                data += more
-            if not data:
-                return
-            if not data.startswith(magic):
-                raise Refused("bytes after the end of the compressed data")
-            inflater = make()

@@ -22,9 +22,9 @@ from urllib.parse import urlsplit
 import numpy as np
 import pandas as pd
 
-from cdpnb.protocol import Event, ProtocolSpec, Reply
+from cdpnb.protocol import Event
 from cdpnb.state import CLOSED_BY as STATE_CLOSED_BY
-from cdpnb.state import BrowserState, DialogRecord, FrameInfo, PendingDialog
+from cdpnb.state import DialogRecord, FrameInfo, PendingDialog
 from cdpnb.state.changes import (
     Change,
     DialogAmended,
@@ -33,10 +33,12 @@ from cdpnb.state.changes import (
     FrameAdded,
     FrameNavigated,
     FrameRemoved,
+    FrameSwapReported,
+    SessionAttached,
+    SessionDetached,
 )
 from cdpnb.state.console import _describe, bidi_entry_kind, log_entry
 from cdpnb.state.dialogs import DIALOG_TYPES
-from cdpnb.state.frames import _frame_url
 from cdpnb.state.reducer import CONSOLE_ONLY
 from cdpnb.trace.blocks import DIRECTIONS, KIND_NAMES
 from cdpnb.trace.columnar import commands, events
@@ -49,7 +51,6 @@ from cdpnb.trace.dtypes import (
     categories_of,
     float64s,
     int64s,
-    str_or_none,
     strings,
     wall_times,
 )
@@ -164,183 +165,86 @@ _FRAME_SCHEMA: dict[str, Convert] = {
 }
 
 
-def _frame_row(rows: Rows, msg: Record, event: str, frame_id: str, *,
-               name: str | None = None, parent: str | None = None, url: str | None = None,
+_OOPIF_EVENTS = ("oopif_attached", "oopif_detached")
+
+
+def _frame_row(rows: Rows, msg: Record, event: str, frame: FrameInfo, *,
                origin: str | None = None, session: str | None = None,
-               parent_session: str | None = None, is_oopif: bool = False,
-               reason: str | None = None) -> None:
-    rows.add(msg, event, frame_id, name, parent, url, origin, session, parent_session,
-             is_oopif, reason)
+               parent_session: str | None = None, reason: str | None = None) -> None:
+    """A row for ``frame`` as the fold holds it (``session``: its own unless given)."""
+    rows.add(msg, event, frame.frame_id, frame.name, frame.parent_frame_id,
+             frame.url or None, origin, session if session is not None else frame.session_id,
+             parent_session, frame.is_oopif or event in _OOPIF_EVENTS, reason)
 
 
-def _state_row(rows: Rows, msg: Record, event: str, frame: FrameInfo,
-               session: str | None, reason: str | None = None) -> None:
-    """A row for ``frame`` as the fold holds it."""
-    _frame_row(rows, msg, event, frame.frame_id, name=frame.name,
-               parent=frame.parent_frame_id, url=frame.url or None,
-               origin=frame.origin or None, session=session, is_oopif=frame.is_oopif,
-               reason=reason)
-
-
-def _navigated(rows: Rows, msg: Event, after: BrowserState) -> None:
-    frame = msg.params.get("frame")
-    if not isinstance(frame, dict) or not isinstance(frame.get("id"), str):
-        return
-    fid = frame["id"]
-    known = after.frames.get(fid)
-    url = _frame_url(frame)
-    origin = str(frame.get("securityOrigin") or "")
-    if origin in _NO_ORIGIN:
-        origin = known.origin if known is not None else ""
-    parent = str_or_none(frame.get("parentId")) or (known.parent_frame_id if known else None)
-    name = str_or_none(frame.get("name")) or (known.name if known else None)
-    _frame_row(rows, msg, "navigated", fid, name=name, parent=parent, url=url,
-               origin=origin if origin not in _NO_ORIGIN else _origin_of(url),
-               session=msg.session_id, is_oopif=bool(known and known.is_oopif))
-
-
-def frames(columns: Columns, start: float, protocol: ProtocolSpec) -> pd.DataFrame:
+def frames(columns: Columns, start: float) -> pd.DataFrame:
     """The frame timeline: ``attached``, ``navigated``, ``detached``, ``swapped`` and
     ``oopif_attached`` / ``oopif_detached`` (an iframe target's session; ``session_id``
-    is the child session, ``parent_session_id`` the one that reported it). ``name`` is
-    the frame's name as the browser reported it (CDP's ``Frame.name``: ``<iframe
-    name>``, or ``window.name`` as of the frame's last new document); WebDriver BiDi
-    reports none, so it is NA there. Parents come from the event, else from the folded
-    state.
+    is the child session, ``parent_session_id`` the one it was attached through).
+    ``name`` is the frame's name as the browser reported it (CDP's ``Frame.name``:
+    ``<iframe name>``, or ``window.name`` as of the frame's last new document; WebDriver
+    classic's walk reads ``window.name``); WebDriver BiDi reports none, so it is NA there.
 
-    ``swapped`` is a frame that moved to another process and stays in the tree (CDP
-    ``Page.frameDetached`` with reason ``swap``, as when it becomes an OOPIF; its
-    ``reason`` is ``swap``), as ``timeline()`` calls it. ``detached`` rows are frames
-    that went, and say why in ``reason``: ``remove`` (its element went), ``navigated``
-    (an ancestor loaded a new document; CDP sends no event for these frames), and
-    ``session_gone`` (it went with its OOPIF's session), ``page_closed`` (BiDi: with
-    its page). The last three come from the fold's changes (``FrameRemoved``), so they
-    are the frames the live supervisor saw go; ``session_id`` is then the session the
-    frame belonged to. A same-document navigation (CDP
-    ``Page.navigatedWithinDocument``, BiDi ``fragmentNavigated`` / ``historyUpdated``)
-    is a ``navigated`` row with the new URL, and the frames a ``Page.getFrameTree``
-    reply first names (an existing page's, a reconnect's) are ``attached`` rows.
+    Every row is a change the fold reported (``cdpnb.state.changes``), the frame as the
+    fold held it, for every protocol: what the live supervisor saw, its events
+    included. ``attached`` is a ``FrameAdded`` (a CDP ``Page.frameAttached``, the frames
+    a ``Page.getFrameTree`` reply first names, a BiDi context created or named by
+    ``getTree``), ``navigated`` a ``FrameNavigated``: a new document, or a
+    same-document move (CDP ``Page.navigatedWithinDocument``, BiDi
+    ``fragmentNavigated`` / ``historyUpdated``) with the new URL. ``swapped`` is a frame
+    that moved to another process and stays in the tree (``FrameSwapReported``: CDP
+    ``Page.frameDetached`` with reason ``swap``, as when it becomes an OOPIF; ``reason``
+    ``swap``, ``session_id`` the session that said so), as ``timeline()`` calls it.
+    ``detached`` rows (``FrameRemoved``) are frames that went, and say why in
+    ``reason``: ``remove`` (its element went), ``navigated`` (an ancestor loaded a new
+    document; CDP sends no event for these frames), ``session_gone`` (it went with its
+    OOPIF's session), ``page_closed`` (BiDi: with its page); ``session_id`` is the
+    session the frame belonged to. Frames a new connection forgets are not detached
+    rows (the fold reports nothing of them: live, no ``framedetached`` fires).
     """
     rows = Rows(start, _FRAME_SCHEMA)
-    oopif_sessions: dict[str, str] = {}  # child session -> frame (target) id
-    gone: set[str] = set()  # frames a change reported detached (no event of their own)
-    # (BiDi's frames, and classic's, come from the fold's changes alone.)
-    from_changes = protocol.frames_from_changes
-    for msg, before, after, changes in columns.folded(without=NOT_FOLDED):
-        if from_changes:
-            _bidi_frames(rows, msg, before, after, changes)
-            continue
-        _cdp_event_frames(rows, msg, before, after, oopif_sessions, gone)
-        _changed_frames(rows, msg, changes, gone)
-        if gone and after.frames is not before.frames:
-            # A frame back in the tree is no longer gone. (Looked up from the tree's
-            # side: gone keeps every frame of the connections before, which made this
-            # quadratic, 25 CPU s for a million real messages.)
-            gone.difference_update(gone.intersection(after.frames))
+    for msg, _, _, changes in columns.folded(without=NOT_FOLDED):
+        if changes:
+            _frame_rows(rows, msg, changes)
     return rows.frame()
 
 
-def _cdp_event_frames(rows: Rows, msg: Record, before: BrowserState, after: BrowserState,
-                      oopif_sessions: dict[str, str], gone: set[str]) -> None:
-    """The row a CDP frame or target event makes, read from the event (and the fold)."""
-    if type(msg) is not Event:
-        return
-    assert isinstance(msg, Event)
-    p = msg.params
-    name = msg.method
-    if name == "Page.frameNavigated":
-        _navigated(rows, msg, after)
-    elif name == "Page.frameAttached":
-        fid = str_or_none(p.get("frameId"))
-        if fid:
-            known = after.frames.get(fid)
-            _frame_row(rows, msg, "attached", fid, name=known.name if known else None,
-                       parent=str_or_none(p.get("parentFrameId")), session=msg.session_id,
-                       is_oopif=bool(known and known.is_oopif))
-    elif name == "Page.frameDetached":
-        fid = str_or_none(p.get("frameId"))
-        old = before.frames.get(fid) if fid else None
-        if fid and (old is not None or fid not in gone):  # else reported when it went
-            reason = str_or_none(p.get("reason"))
-            _frame_row(rows, msg, SWAPPED if reason == "swap" else "detached", fid,
-                       name=old.name if old else None,
-                       parent=old.parent_frame_id if old else None,
-                       url=old.url if old else None, session=msg.session_id,
-                       is_oopif=bool(old and old.is_oopif), reason=reason)
-    elif name == "Target.attachedToTarget":
-        info = p.get("targetInfo")
-        sid, fid = str_or_none(p.get("sessionId")), str_or_none((info or {}).get("targetId"))
-        if not (isinstance(info, dict) and info.get("type") == "iframe" and sid and fid):
-            return
-        oopif_sessions[sid] = fid
-        known = after.frames.get(fid)
-        _frame_row(rows, msg, "oopif_attached", fid, name=known.name if known else None,
-                   parent=known.parent_frame_id if known else None,
-                   url=(known.url if known else "") or str_or_none(info.get("url")) or None,
-                   session=sid, parent_session=msg.session_id, is_oopif=True)
-    elif name == "Target.detachedFromTarget":
-        sid = str_or_none(p.get("sessionId"))
-        fid = oopif_sessions.pop(sid, None) if sid else None
-        if sid and fid:
-            old = before.frames.get(fid)
-            _frame_row(rows, msg, "oopif_detached", fid, name=old.name if old else None,
-                       parent=old.parent_frame_id if old else None,
-                       url=old.url if old else None, session=sid,
-                       parent_session=msg.session_id, is_oopif=True)
-
-
-def _changed_frames(rows: Rows, msg: Record, changes: tuple[Change, ...],
-                    gone: set[str]) -> None:
-    """CDP rows no event of their own announces, from the fold's changes: frames removed
-    with another (pruned by an ancestor's navigation, gone with an OOPIF session, under
-    a removed frame), same-document navigations, and the frames a frame tree names."""
-    if not changes:
-        return
-    event = msg if type(msg) is Event else None
-    reply = msg if type(msg) is Reply else None
-    assert event is None or isinstance(event, Event)
-    assert reply is None or isinstance(reply, Reply)
-    own = (str_or_none(event.params.get("frameId"))
-           if event is not None and event.method == "Page.frameDetached" else None)
+def _frame_rows(rows: Rows, msg: Record, changes: tuple[Change, ...]) -> None:
+    """The rows of one message's changes: its own news first (an attach, a navigation),
+    then the frames it took along (a navigation prunes the old document's frames first)."""
+    # (A frame that arrives with its own session is that session's oopif_attached row.)
+    oopifs = {c.frame.frame_id for c in changes
+              if type(c) is SessionAttached and c.frame is not None}
+    removed: list[FrameRemoved] = []
     for change in changes:
-        if type(change) is FrameRemoved:
-            if change.frame.frame_id != own:  # (a frameDetached's own frame has its row)
-                gone.add(change.frame.frame_id)
-                _state_row(rows, msg, "detached", change.frame, change.frame.session_id,
-                           change.reason)
-        elif (type(change) is FrameNavigated and event is not None
-              and event.method == "Page.navigatedWithinDocument"):
-            _state_row(rows, msg, "navigated", change.frame, event.session_id)
-        elif (type(change) is FrameAdded and reply is not None
-              and reply.method == "Page.getFrameTree"):
-            _state_row(rows, msg, "attached", change.frame, reply.session_id)
-
-
-def _bidi_frames(rows: Rows, msg: Record, before: BrowserState, after: BrowserState,
-                 changes: tuple[Change, ...]) -> None:
-    """WebDriver BiDi: browsing contexts come and go (``contextCreated``, the
-    ``getTree`` reply, ``contextDestroyed``) and navigate; the rows are what the fold
-    made of them, a removal's reason the fold's (``remove``, ``page_closed``). BiDi
-    does not say which frames are out of process, nor their names."""
-    if after.frames is before.frames:
-        return
-    for fid, frame in after.frames.items():
-        old = before.frames.get(fid)
-        if old is None:
-            _frame_row(rows, msg, "attached", fid, name=frame.name,
-                       parent=frame.parent_frame_id, url=frame.url or None,
-                       origin=frame.origin or None, session=frame.session_id)
-        elif old.url != frame.url:
-            _frame_row(rows, msg, "navigated", fid, name=frame.name,
-                       parent=frame.parent_frame_id, url=frame.url,
-                       origin=frame.origin or None, session=frame.session_id)
-    reasons = {c.frame.frame_id: c.reason for c in changes if type(c) is FrameRemoved}
-    for fid, old in before.frames.items():
-        if fid not in after.frames:
-            # (frames a new connection forgets go with no change: "remove", as before)
-            _frame_row(rows, msg, "detached", fid, name=old.name, parent=old.parent_frame_id,
-                       url=old.url or None, session=old.session_id,
-                       reason=reasons.get(fid, "remove"))
+        if type(change) is FrameAdded:
+            if change.frame.frame_id not in oopifs:
+                _frame_row(rows, msg, "attached", change.frame,
+                           origin=change.frame.origin or None)
+        elif type(change) is FrameNavigated:
+            frame = change.frame
+            # (Chromium says "://" or "null" for a frame without an origin of its own:
+            # the URL's, if it has one.)
+            _frame_row(rows, msg, "navigated", frame,
+                       origin=frame.origin if frame.origin not in _NO_ORIGIN
+                       else _origin_of(frame.url))
+        elif type(change) is FrameRemoved:
+            removed.append(change)
+        elif type(change) is FrameSwapReported:
+            _frame_row(rows, msg, SWAPPED, change.frame, session=change.session_id,
+                       reason="swap")
+        elif type(change) is SessionAttached and change.frame is not None:
+            _frame_row(rows, msg, "oopif_attached", change.frame,
+                       parent_session=change.session.parent_session_id)
+        elif type(change) is SessionDetached and change.session.type == "iframe":
+            # (Its frame may have gone first, with an ancestor's new document.)
+            frame = change.frame or FrameInfo(frame_id=change.session.target_id)
+            _frame_row(rows, msg, "oopif_detached", frame,
+                       session=change.session.session_id,
+                       parent_session=change.session.parent_session_id)
+    for gone in removed:
+        _frame_row(rows, msg, "detached", gone.frame, origin=gone.frame.origin or None,
+                   reason=gone.reason)
 
 
 # -- console -----------------------------------------------------------------------------

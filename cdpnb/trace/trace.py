@@ -280,7 +280,7 @@ class Trace:
     def frames(self) -> pd.DataFrame:
         """The frame timeline: attached / navigated / detached, with parent and OOPIF flag."""
         from cdpnb.trace import tables
-        return tables.frames(self._held, self.started_mono, self.protocol_spec)
+        return tables.frames(self._held, self.started_mono)
 
     def console(self) -> pd.DataFrame:
         """Console errors and uncaught exceptions."""

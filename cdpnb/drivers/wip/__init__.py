@@ -1,0 +1,1 @@
+"""The WebKit Inspector Protocol driver: CDP's, with what WIP words differently."""
