@@ -259,10 +259,16 @@ def private_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pat
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+    monkeypatch.setenv("CDPNB_RAM_DIR", str(tmp))  # browsers' work dirs too
     yield tmp
     for started in list(process_mod._live.values()):
         if tmp in started.workdir.parents:
             started.close()
+
+
+def private_dirs(tmp: Path) -> dict[str, str]:
+    """The environment of a child whose work dirs (browsers' too) go in ``tmp``."""
+    return {**os.environ, "TMPDIR": str(tmp), "CDPNB_RAM_DIR": str(tmp)}
 
 
 def cdpnb_dirs(where: Path) -> list[str]:

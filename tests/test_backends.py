@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import cdpnb_dirs
+from conftest import cdpnb_dirs, private_dirs
 from test_launch import check_ended, leaked_browsers, listeners, pid_alive
 from websockets.asyncio.client import ClientConnection, connect
 
@@ -252,7 +252,7 @@ def test_node_ends_itself_when_its_parent_is_killed(tmp_path: Path) -> None:
               "print(b.pid, b._browser.workdir, flush=True)\n"
               "time.sleep(60)\n")
     parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
-                              env={**os.environ, "TMPDIR": str(tmp_path)}, text=True)
+                              env=private_dirs(tmp_path), text=True)
     try:
         assert parent.stdout is not None
         pid_text, workdir = parent.stdout.readline().split()
@@ -430,7 +430,7 @@ def test_chromium_playwright_ended_at_interpreter_exit(tmp_path: Path) -> None:
               "b = cdpnb.launch('chromium+playwright').start_blocking()\n"
               "print(b.pid, flush=True)\n")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          env={**os.environ, "TMPDIR": str(tmp_path)}, timeout=30,
+                          env=private_dirs(tmp_path), timeout=30,
                           check=False)
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
@@ -502,3 +502,4 @@ def test_missing_chromium_is_reported_for_chromium_playwright(
     # it failed before Playwright's driver was started
     assert [t.name for t in threading.enumerate() if t not in threads] == []
     assert cdpnb_dirs(private_tmp) == []
+

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
+import subprocess
 import tempfile
 import time
 import urllib.request
@@ -14,6 +16,7 @@ import pytest
 
 import cdpnb
 import cdpnb.backends.chromium as chromium_mod
+import cdpnb.backends.process as process_mod
 
 REAL = {
     "chromium": "/usr/lib/chromium/chromium",
@@ -36,6 +39,7 @@ def private_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+    monkeypatch.setenv("CDPNB_RAM_DIR", str(tmp))  # browsers' work dirs too
     assert tempfile.gettempdir() == str(tmp)
     return tmp
 
@@ -401,7 +405,98 @@ def test_a_start_silent_twice_is_one_error_saying_both(private_tmp: Path,
         FirefoxProcess.start(stand_in, timeout=2.0)
     said = str(raised.value)
     assert "started twice" in said and "first try" in said and "second try" in said, said
+    # Each stalled start says what its threads were doing (`exec sleep 60`: one, asleep).
+    assert said.count("its 1 thread: 1 sleeping; its output so far") == 2, said
     assert time.monotonic() - began < 4.0  # within the timeout, and the 1 s floor
     assert cdpnb_dirs(private_tmp) == []
     started = [int(pid) for pid in pids.read_text().split()]
     assert len(started) == 2 and not any(pid_alive(pid) for pid in started)
+
+
+# -- browsers' profiles in RAM -------------------------------------------------------------
+
+
+def _files_under(where: Path) -> int:
+    return sum(len(files) for _, _, files in os.walk(where))
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("kind", ["firefox", "chromium", "chromium+chromedriver",
+                                  "chromium+bidi"])
+async def test_a_browsers_profile_is_written_in_ram_and_removed_on_close(
+        kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where /dev/shm has room (this machine: 24 GiB), a browser's work dir is there:
+    private to its owner, the profile the browser writes is in it (for chromedriver and
+    the mapper, the profile of the session cdpnb made), and it goes at close."""
+    monkeypatch.delenv(process_mod.RAM_DIR_ENV, raising=False)
+    assert process_mod.scratch_root() == "/dev/shm"
+    async with cdpnb.launch(kind) as backend:
+        workdir = backend._browser.workdir
+        assert workdir.parent == Path("/dev/shm")
+        assert workdir.stat().st_mode & 0o777 == 0o700
+        async with await cdpnb.Supervisor.start(backend) as sup:
+            assert await sup.evaluate("6 * 7") == 42
+            written = _files_under(workdir)
+        # A profile is many files (Chromium 156: about 60; Firefox ESR: about 40).
+        assert written > 10, sorted(os.listdir(workdir))
+    assert not workdir.exists()
+
+
+def test_the_ram_dir_is_left_for_the_temp_dir_when_it_cannot_be_used(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    temp = tempfile.gettempdir()
+    monkeypatch.delenv(process_mod.RAM_DIR_ENV, raising=False)
+    assert process_mod.scratch_root(on_ram=False) == temp  # node, deno, bun, lightpanda
+    monkeypatch.setattr(process_mod, "RAM_SCRATCH", str(tmp_path / "absent"))
+    assert process_mod.scratch_root() == temp
+    monkeypatch.setattr(process_mod, "RAM_SCRATCH", None)
+    assert process_mod.scratch_root() == temp
+    monkeypatch.setattr(process_mod, "RAM_SCRATCH", str(tmp_path))
+    assert process_mod.scratch_root() == str(tmp_path)
+    monkeypatch.setattr(process_mod, "_RAM_NEEDED", 1 << 60)  # a container's 64 MiB /dev/shm
+    assert process_mod.scratch_root() == temp
+
+
+def test_cdpnb_ram_dir_names_the_place_or_keeps_profiles_on_disk(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(process_mod.RAM_DIR_ENV, str(tmp_path))
+    assert process_mod.scratch_root() == str(tmp_path)
+    made = process_mod.new_workdir("chromium+selenium", on_ram=True)
+    assert made.parent == tmp_path and (made / process_mod.OWNER_FILE).is_file()
+    monkeypatch.setenv(process_mod.RAM_DIR_ENV, "")
+    assert process_mod.scratch_root() == tempfile.gettempdir()
+    monkeypatch.setenv(process_mod.RAM_DIR_ENV, str(tmp_path / "nowhere"))
+    with pytest.raises(cdpnb.BrowserStartError, match=r"CDPNB_RAM_DIR names .*nowhere"):
+        process_mod.scratch_root()
+
+
+def test_the_sweep_clears_stale_work_dirs_in_both_places(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    disk, ram = tmp_path / "disk", tmp_path / "ram"
+    disk.mkdir()
+    ram.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(disk))
+    monkeypatch.setenv(process_mod.RAM_DIR_ENV, str(ram))
+    dead = {"owner": 2**22 + 12345, "owner_start": "1", "pgid": None, "pgid_start": None,
+            "pid_namespace": os.readlink("/proc/self/ns/pid")}
+    stale = []
+    for place in (disk, ram):
+        left = place / "cdpnb-chromium-stale"
+        left.mkdir()
+        (left / process_mod.OWNER_FILE).write_text(json.dumps(dead))
+        stale.append(left)
+    assert sorted(process_mod.sweep_stale_workdirs()) == sorted(stale)
+    assert not any(left.exists() for left in stale)
+
+
+def test_threads_at_work_says_what_a_process_is_doing() -> None:
+    sleeper = subprocess.Popen(["sleep", "30"])
+    try:
+        deadline = time.monotonic() + 5
+        while (said := process_mod.threads_at_work(sleeper.pid)) != "1 thread: 1 sleeping":
+            assert time.monotonic() < deadline, said
+            time.sleep(0.01)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert process_mod.threads_at_work(sleeper.pid) == ""  # gone: /proc cannot tell

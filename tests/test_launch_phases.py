@@ -26,6 +26,7 @@ def private_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+    monkeypatch.setenv("CDPNB_RAM_DIR", str(tmp))  # browsers' work dirs too
     return tmp
 
 

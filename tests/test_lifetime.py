@@ -68,7 +68,7 @@ def _launch_in_a_child(kinds: list[str], tmp: Path | None = None) -> tuple[
         subprocess.Popen[str], list[dict[str, Any]]]:
     env = dict(os.environ)
     if tmp is not None:
-        env["TMPDIR"] = str(tmp)
+        env["TMPDIR"] = env["CDPNB_RAM_DIR"] = str(tmp)
     child = subprocess.Popen([sys.executable, "-c", CHILD, *kinds], cwd=ROOT, env=env,
                              stdout=subprocess.PIPE, text=True)
     assert child.stdout is not None
@@ -185,6 +185,7 @@ def test_what_a_killed_reaper_left_is_swept_by_the_next_launch(
     process_mod._write_owner(mine, None)
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+    monkeypatch.setenv("CDPNB_RAM_DIR", str(tmp))  # browsers' work dirs too
     with cdpnb.launch("headless-shell") as backend:  # its start sweeps stale work dirs
         assert backend.running
         assert [pid for pid in browser["pids"] if _alive(pid)] == []

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import cdpnb_dirs, open_two_site
+from conftest import cdpnb_dirs, open_two_site, private_dirs
 from test_launch import pid_alive, session_members, wait_until_gone
 from websockets.asyncio.client import ClientConnection, connect
 
@@ -365,7 +365,7 @@ def test_dies_with_its_owner(tmp_path: Path, kind: str) -> None:
     """The Python that launched it is SIGKILLed (no atexit runs): its reaper ends the
     program's whole process group and removes its work dir."""
     parent = subprocess.Popen([sys.executable, "-c", _OWNER, kind], stdout=subprocess.PIPE,
-                              env={**os.environ, "TMPDIR": str(tmp_path)}, text=True)
+                              env=private_dirs(tmp_path), text=True)
     members: list[int] = []
     try:
         assert parent.stdout is not None
@@ -667,3 +667,4 @@ async def test_lightpanda_through_the_supervisor(site: ScenarioServer) -> None:
             assert await sup.evaluate("document.title") == "two sites"
         finally:
             await sup.stop()
+

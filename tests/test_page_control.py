@@ -17,12 +17,14 @@ import pytest
 
 import cdpnb
 from cdpnb import ClosePageResult, NavigateResult, SetContentResult
+from cdpnb.drivers.cdp.driver import CDPDriver
 from cdpnb.probes import ScenarioServer
 from cdpnb.probes.checks import user_activation
 from cdpnb.protocol import Event, Note
 from cdpnb.state import BrowserState, fold
 from cdpnb.state.changes import PageClosed
 from cdpnb.state.pages import CLOSED_ON_REQUEST
+from cdpnb.supervisor import page_control
 from cdpnb.testing import HOLD, ScriptedBiDiBrowser, ScriptedBrowser, ScriptedCommand
 from tests.conftest import settle
 
@@ -443,6 +445,39 @@ async def test_over_bidi_a_dismissed_close_returns_though_its_command_never_repl
         done = await sup.close_page(timeout=5)  # at once, this time
         assert done == ClosePageResult(own, closed=True)
         assert sup.state.page_gone == CLOSED_ON_REQUEST and sup.hints == []
+    finally:
+        await sup.stop()
+
+
+async def test_a_trapped_page_whose_navigation_failed_too_is_navigated_afresh(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both sides of navigate()'s race had failed by the time it looked (chromium, a
+    dialog loop's reload beside two busy processes, 1 run in 72): the recovery had
+    replaced the trapped page and the navigation it held failed as its frame went away.
+    The trap is the cause: the call goes on with the fresh page instead of failing."""
+    async def trapped_at_once(self: page_control._OldDocumentWatch) -> None:
+        raise page_control._Trapped("cdpnb's recovery replaced it meanwhile", freed=True)
+
+    navigated: list[str] = []
+    real = CDPDriver.navigate_page
+
+    async def navigate_page(self: CDPDriver, url: str, page: Any,
+                            timeout: float) -> NavigateResult:
+        navigated.append(url)
+        if len(navigated) == 1:  # fails at once: done as the race looks, as the watch is
+            raise cdpnb.NavigationError(f"frame {page.target_id} went away")
+        return await real(self, url, page, timeout)
+
+    monkeypatch.setattr(page_control._OldDocumentWatch, "run", trapped_at_once)
+    monkeypatch.setattr(CDPDriver, "navigate_page", navigate_page)
+    browser = ScriptedBrowser()
+    sup = await cdpnb.Supervisor.start(browser)
+    try:
+        done = await sup.navigate("http://a.test/next", timeout=5)
+        assert done.url == "http://a.test/next"
+        assert navigated == ["http://a.test/next"] * 2
+        assert [c.params["url"] for c in browser.commands("Page.navigate")] == [
+            "http://a.test/next"]
     finally:
         await sup.stop()
 

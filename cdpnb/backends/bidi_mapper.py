@@ -82,7 +82,7 @@ class ChromiumBidiProcess(LocalProcess):
         env["BROWSER_BIN"] = browser
         started = spawn("chromium+bidi", node, build_args, port_in_output(_LISTENING),
                         "'cdpnb: chromium-bidi listening on ws://127.0.0.1:…' on stderr",
-                        timeout, env)
+                        timeout, env, on_ram=True)  # (the Chromiums' profiles are in it)
         port = started.ready
         process = cls.adopt(started, kind="chromium+bidi", executable=node, port=port,
                             cdp_url=f"ws://127.0.0.1:{port}/session", protocol="bidi",

@@ -165,7 +165,7 @@ class BrowserProcess(LocalProcess):
             return (int(port), rest[0].strip()) if rest and port.strip().isdigit() else None
 
         started = spawn(kind, binary, build_args, port_and_path,
-                        "profile/DevToolsActivePort", timeout)
+                        "profile/DevToolsActivePort", timeout, on_ram=True)
         port, path = started.ready
         return cls.adopt(started, kind=kind, executable=binary, port=port,
                          cdp_url=f"ws://127.0.0.1:{port}{path}",

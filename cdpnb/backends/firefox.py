@@ -230,7 +230,7 @@ class FirefoxProcess(LocalProcess):
             version = pool.submit(firefox_version, binary)
             started = spawn("firefox", binary, build_args, port_in_output(_LISTENING),
                             "'WebDriver BiDi listening on ws://127.0.0.1:…' on stderr",
-                            timeout, env, restart_stalled_after=timeout / 2)
+                            timeout, env, restart_stalled_after=timeout / 2, on_ram=True)
         port = started.ready
         process = cls.adopt(started, kind="firefox", executable=binary, port=port,
                             cdp_url=f"ws://127.0.0.1:{port}/session", protocol="bidi",

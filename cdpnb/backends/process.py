@@ -1,7 +1,8 @@
 """What every program cdpnb starts has in common, whatever it is (Chromium, node).
 
 Each runs in a session of its own, with a fresh temporary work directory that holds its
-log, serves DevTools on loopback only, and is ended by its own pid or process group
+log (a browser's, which also holds its profile, in RAM: :func:`scratch_root`), serves
+DevTools on loopback only, and is ended by its own pid or process group
 (never by name) — by
 ``close()``, at interpreter exit, or by its reaper when this Python dies without
 either (SIGKILL, the OOM killer). A work directory whose owner is dead and whose reaper
@@ -30,15 +31,33 @@ from typing import Any, Generic, NamedTuple, Self, TypeVar
 from cdpnb.backends import reaper
 from cdpnb.errors import BrowserNotFound, BrowserStartError
 
-__all__ = ["OWNER_FILE", "WORKDIR_PREFIX", "Executable", "LocalProcess", "Reaper", "Spawned",
-           "chosen_binary", "found_binary", "guard_started", "new_workdir", "port_in_output",
-           "read_output", "spawn", "sweep_stale_workdirs", "uncoloured", "without_ansi",
+__all__ = ["OWNER_FILE", "RAM_DIR_ENV", "RAM_SCRATCH", "WORKDIR_PREFIX", "Executable",
+           "LocalProcess", "Reaper", "Spawned", "chosen_binary", "found_binary",
+           "guard_started", "new_workdir", "port_in_output", "read_output", "scratch_root",
+           "spawn", "sweep_stale_workdirs", "threads_at_work", "uncoloured", "without_ansi",
            "ws_url_in_output"]
 
 #: In each work directory: who owns it and which process group lives in it (JSON).
 OWNER_FILE = "cdpnb-owner.json"
-#: Every work directory is named ``cdpnb-<kind>-<random>`` in the temp dir.
+#: Every work directory is named ``cdpnb-<kind>-<random>`` in the temp dir, or for a
+#: browser in :func:`scratch_root`.
 WORKDIR_PREFIX = "cdpnb-"
+#: Where a browser's work dir (its profile) goes when this is a writable directory with
+#: ``_RAM_NEEDED`` free (None: never). Why RAM: a browser waits on its profile's disk
+#: before it says where it listens. Firefox ESR 153 calls fsync about 200 times first
+#: (strace: sqlite, IndexedDB, prefs, the profile dir), some on its main thread, and
+#: Chromium writes its profile on the path of a navigation. With the disk throttled to
+#: 3 write IOPS for the browser alone (a blkio cgroup), Firefox stayed silent 10 s, twice,
+#: with 3 of its 57 threads waiting on the disk (the CI failure this reproduces), and 7
+#: of 8 Chromium navigations to a page with an OOPIF got no reply in 30 s. With the
+#: profile in /dev/shm and the same throttle: Firefox up in 0.75 s, the navigations
+#: 0.11-0.21 s, as on an idle disk.
+RAM_SCRATCH: str | None = "/dev/shm"
+#: Names another directory for browsers' work dirs; set empty, keeps them in the temp dir
+#: (a long crawl whose HTTP cache should not use RAM).
+RAM_DIR_ENV = "CDPNB_RAM_DIR"
+#: Below this much free space (a container's 64 MiB /dev/shm), profiles stay on disk.
+_RAM_NEEDED = 1 << 30
 
 T = TypeVar("T")
 #: What a backend's ``start`` takes as ``executable``: a binary the caller chose, or None
@@ -270,6 +289,81 @@ class Reaper:
             self.process.wait(5.0)
 
 
+def scratch_root(on_ram: bool = True) -> str:
+    """The directory a new work dir goes in: for a browser (``on_ram``) ``$CDPNB_RAM_DIR``
+    when set (empty: the temp dir), else :data:`RAM_SCRATCH` when it is a writable
+    directory with 1 GiB free, else the temp dir, where every other program's goes.
+
+    A ``$CDPNB_RAM_DIR`` that is no writable directory is an error naming it: the caller
+    asked for that place."""
+    temp = tempfile.gettempdir()
+    if not on_ram:
+        return temp
+    chosen = os.environ.get(RAM_DIR_ENV)
+    if chosen is not None:
+        if not chosen:
+            return temp
+        if not (os.path.isdir(chosen) and os.access(chosen, os.W_OK | os.X_OK)):
+            raise BrowserStartError(f"${RAM_DIR_ENV} names {chosen!r}, which is not a "
+                                    "directory this process can write in (set it empty to "
+                                    "keep browser profiles in the temp dir)")
+        return chosen
+    if RAM_SCRATCH is None:
+        return temp
+    try:
+        room = os.statvfs(RAM_SCRATCH)
+    except OSError:
+        return temp
+    if not (os.path.isdir(RAM_SCRATCH) and os.access(RAM_SCRATCH, os.W_OK | os.X_OK)) \
+            or room.f_bavail * room.f_frsize < _RAM_NEEDED:
+        return temp
+    return RAM_SCRATCH
+
+
+def _workdir_in(kind: str, on_ram: bool) -> Path:
+    """A fresh work dir (mode 0700, ``mkdtemp``'s), owned by this process."""
+    workdir = Path(tempfile.mkdtemp(prefix=f"{WORKDIR_PREFIX}{kind}-",
+                                    dir=scratch_root(on_ram)))
+    _write_owner(workdir, None)
+    return workdir
+
+
+#: /proc's one-letter thread states, as a person reads them.
+_THREAD_STATES = {"R": "running", "S": "sleeping", "D": "waiting on the disk",
+                  "T": "stopped", "t": "stopped", "Z": "zombie", "I": "idle"}
+
+
+def threads_at_work(pid: int) -> str:
+    """What the threads of ``pid`` are doing, from /proc: ``57 threads: 54 sleeping,
+    3 waiting on the disk (in folio_wait_bit, submit_bio_wait)``. What a start that stays
+    silent says, so the next stall names its cause; ``""`` when /proc cannot tell."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return ""
+    counts: dict[str, int] = {}
+    waits: list[str] = []
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/stat", "rb") as stat:
+                # The state follows the command name's closing parenthesis.
+                state = stat.read().rpartition(b")")[2].split()[0].decode()
+        except (OSError, IndexError):
+            continue
+        name = _THREAD_STATES.get(state, state)
+        counts[name] = counts.get(name, 0) + 1
+        if state == "D":
+            with contextlib.suppress(OSError), \
+                    open(f"/proc/{pid}/task/{task}/wchan") as wchan:
+                waits.append(wchan.read().strip() or "?")
+    if not counts:
+        return ""
+    total = sum(counts.values())
+    parts = ", ".join(f"{n} {name}" for name, n in sorted(counts.items(), key=lambda i: -i[1]))
+    where = f" (in {', '.join(sorted(set(waits)))})" if waits else ""
+    return f"{total} thread{'s' if total != 1 else ''}: {parts}{where}"
+
+
 class _NotReadyInTime(BrowserStartError):
     """The program runs but has not said where it listens within the time it was given."""
 
@@ -284,6 +378,7 @@ def spawn(
     env: Mapping[str, str] | None = None,
     *,
     restart_stalled_after: float | None = None,
+    on_ram: bool = False,
 ) -> Spawned[T]:
     """Start ``build_args(workdir)`` in a fresh work dir and poll ``ready(log_path)`` until
     it returns something, which says where DevTools listens.
@@ -296,9 +391,12 @@ def spawn(
     and started once more, in a fresh work dir, within what is left of ``timeout``
     (the first one's output goes to the log, and into the error if the second fails
     too).
+
+    ``on_ram``: the work dir goes in :func:`scratch_root` (a browser's, whose profile
+    writes must not wait on a slow disk).
     """
     def start(within: float) -> Spawned[T]:
-        return _spawn_once(kind, binary, build_args, ready, evidence, within, env)
+        return _spawn_once(kind, binary, build_args, ready, evidence, within, env, on_ram)
 
     if restart_stalled_after is None or restart_stalled_after >= timeout:
         return start(timeout)
@@ -325,9 +423,9 @@ def _spawn_once(
     evidence: str,
     timeout: float,
     env: Mapping[str, str] | None,
+    on_ram: bool,
 ) -> Spawned[T]:
-    workdir = Path(tempfile.mkdtemp(prefix=f"{WORKDIR_PREFIX}{kind}-"))
-    _write_owner(workdir, None)
+    workdir = _workdir_in(kind, on_ram)
     log_path = workdir / "output.log"
     began = time.monotonic()
     try:
@@ -366,12 +464,10 @@ def _spawn_once(
     return Spawned(process, workdir, args, value, ready_at - began, guard, spawned_at, ready_at)
 
 
-def new_workdir(kind: str) -> Path:
+def new_workdir(kind: str, *, on_ram: bool = False) -> Path:
     """A fresh work dir for a program another library starts (Selenium's chromedriver),
-    owned by this process, as ``spawn`` makes one."""
-    workdir = Path(tempfile.mkdtemp(prefix=f"{WORKDIR_PREFIX}{kind}-"))
-    _write_owner(workdir, None)
-    return workdir
+    owned by this process, as ``spawn`` makes one (``on_ram`` as there)."""
+    return _workdir_in(kind, on_ram)
 
 
 def guard_started(process: subprocess.Popen[bytes], workdir: Path) -> Reaper:
@@ -420,12 +516,22 @@ def _alive(pid: Any, started: Any) -> bool:
 
 
 def sweep_stale_workdirs(where: str | os.PathLike[str] | None = None) -> list[Path]:
-    """Remove the work directories (under ``where``, default the temp dir) whose owner
-    process is dead, after ending whatever process group still runs in them: what a
-    reaper could not clean up (it was killed too, or the machine lost power). A
-    directory with no owner file, or an owner still alive, is left alone. Returns the
-    directories removed."""
-    base = Path(tempfile.gettempdir() if where is None else where)
+    """Remove the work directories (under ``where``, default both places work dirs go:
+    the temp dir and :func:`scratch_root`) whose owner process is dead, after ending
+    whatever process group still runs in them: what a reaper could not clean up (it was
+    killed too, or the machine lost power). A directory with no owner file, or an owner
+    still alive, is left alone. Returns the directories removed."""
+    if where is None:
+        try:
+            ram = scratch_root(on_ram=True)
+        except BrowserStartError:
+            ram = tempfile.gettempdir()  # (a bad $CDPNB_RAM_DIR is the launch's to say)
+        places = dict.fromkeys((tempfile.gettempdir(), ram))
+        return [removed for place in places for removed in _sweep_in(Path(place))]
+    return _sweep_in(Path(where))
+
+
+def _sweep_in(base: Path) -> list[Path]:
     removed: list[Path] = []
     here = _pid_namespace()
     # Plain paths and scandir, not pathlib: the temp dir may hold many other cdpnb-*
@@ -472,8 +578,10 @@ def _wait_until_ready(process: subprocess.Popen[bytes], log_path: Path,
         # endpoint is known 2.5 ms sooner on average than at the 10 ms steps before.
         time.sleep(0.005)
     err = read_output(log_path).decode(errors="replace")[-800:]
+    threads = threads_at_work(process.pid)
     raise _NotReadyInTime(f"{binary} did not open DevTools within {timeout:g} s "
-                          f"(waited for {evidence}); its output so far:\n{err}")
+                          f"(waited for {evidence}); "
+                          f"{f'its {threads}; ' if threads else ''}its output so far:\n{err}")
 
 
 def _end(process: subprocess.Popen[bytes], leader_start: str | None) -> None:

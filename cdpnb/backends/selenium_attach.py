@@ -81,7 +81,7 @@ class SeleniumProcess(LocalProcess):
             raise BrowserNotFound(f"the selenium package is not importable ({exc}); install "
                                   f"it with `{INSTALL_HINT}`") from exc
         began = time.monotonic()
-        workdir = new_workdir("chromium+selenium")
+        workdir = new_workdir("chromium+selenium", on_ram=True)  # (the profile is in it)
         guards: list[Reaper] = []
 
         class WatchedService(Service):

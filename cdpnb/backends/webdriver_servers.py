@@ -215,7 +215,7 @@ class WebKitWebDriverProcess(LocalProcess):
                             *extra_args)
 
                 started = spawn("webkit", binary, build_args, _leader_port,
-                                "its listening port (/proc)", timeout, env)
+                                "its listening port (/proc)", timeout, env, on_ram=True)
             except BaseException:
                 xvfb.close()
                 raise
@@ -281,7 +281,7 @@ class ChromedriverProcess(LocalProcess):
             try:
                 started = spawn(kind, binary, build_args, _STARTED,
                                 "'ChromeDriver was started successfully on port …' on stdout",
-                                timeout)
+                                timeout, on_ram=True)  # (its sessions' profiles are in it)
             except BrowserStartError as exc:
                 if PORT_TAKEN not in str(exc):
                     raise
@@ -289,7 +289,7 @@ class ChromedriverProcess(LocalProcess):
                          "once more, on a new port", PORT_TAKEN)
                 started = spawn(kind, binary, build_args, _STARTED,
                                 "'ChromeDriver was started successfully on port …' on stdout",
-                                timeout)
+                                timeout, on_ram=True)  # (its sessions' profiles are in it)
         port = started.ready
         url = f"http://127.0.0.1:{port}"
         process = cls.adopt(started, kind=kind, executable=binary, port=port, cdp_url=url,

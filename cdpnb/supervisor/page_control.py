@@ -359,6 +359,15 @@ class _OldDocumentWatch:
                            f"browser kept open {TRAP_GRACE_S:g} s")
 
 
+def _trapped_by(watch: asyncio.Future[None]) -> _Trapped | None:
+    """The _Trapped ``watch`` ended with, if it did."""
+    if watch.done() and not watch.cancelled():
+        error = watch.exception()
+        if isinstance(error, _Trapped):
+            return error
+    return None
+
+
 class PageControl:
     """navigate / reload / set_content / close_page for one supervisor."""
 
@@ -420,11 +429,19 @@ class PageControl:
         try:
             # (A second past the navigation's own budget: its own timeout says more.)
             return await _unless(navigation(), watching, timeout + 1.0)
-        except TimeoutError as exc:
-            if isinstance(exc, CdpnbError):
-                raise
-            raise WaitTimeout(f"navigating page {page.target_id} did not finish within "
-                              f"{timeout:g} s") from None
+        except Exception as exc:
+            trapped = _trapped_by(watching)
+            if trapped is not None:
+                # Both had failed by the time the race looked (chromium, reload of a
+                # dialog loop beside two busy processes, 1 run in 72): the recovery had
+                # replaced the trapped page, and the navigation it held failed because
+                # its frame went away. The watch names the cause, and the caller goes
+                # on with the fresh page.
+                raise trapped from exc
+            if isinstance(exc, TimeoutError) and not isinstance(exc, CdpnbError):
+                raise WaitTimeout(f"navigating page {page.target_id} did not finish "
+                                  f"within {timeout:g} s") from None
+            raise
         finally:
             if not watching.done():
                 watching.cancel()
