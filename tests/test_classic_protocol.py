@@ -3,6 +3,7 @@ the reducers over exact message sequences (what the polls say, what the answers 
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Callable
 from typing import Any
 
@@ -20,6 +21,7 @@ from cdpnb.protocol.classic import (
     Request,
     Response,
     Session,
+    error_message,
     frame_id_of,
     frame_path,
     plan,
@@ -417,6 +419,56 @@ def test_a_poll_or_an_answer_for_another_window_switches_there_first() -> None:
     assert [r.path for r in sent] == ["/alert/text"]
 
 
+def test_a_poll_that_finds_the_dialog_it_was_shown_gone_reads_the_top_document() -> None:
+    """``shown``: the window was known to show a dialog. Gone, the poll reads where the
+    window's top document is and when it began, into the error's data (chromedriver 156
+    closes an iframe's alert when its page navigates itself: only this reading tells
+    the browser's close from someone else's)."""
+    def server(request: Request) -> Response:
+        if request.path == "/alert/text":
+            return error("no such alert")
+        if request.path == "/url":
+            return ok("http://a/next")
+        if request.path == "/execute/sync":
+            return ok(1_765_000_000_123.5)
+        return ok()
+
+    session = Session("W1")
+    with pytest.raises(ClassicFailure) as failed:
+        run("classic.getAlertText", {"window": "W1", "shown": True}, server, session)
+    assert failed.value.error == "no such alert"
+    assert failed.value.details == {"url": "http://a/next", "time_origin_ms": 1_765_000_000_123.5}
+    reply = error_message(7, failed.value)
+    assert reply["error"]["data"] == {"url": "http://a/next",
+                                      "time_origin_ms": 1_765_000_000_123.5,
+                                      "error": "no such alert"}
+    assert pickle.loads(pickle.dumps(failed.value)).details == failed.value.details
+    # Without shown (nothing was known open), a gone dialog is a plain "no such alert".
+    _, sent = run_failing("classic.getAlertText", {"window": "W1"}, server, session)
+    assert [r.path for r in sent] == ["/alert/text"]
+    # What cannot be read is left out: a document still loading answers "timeout".
+    def loading(request: Request) -> Response:
+        return error("timeout", status=500) if request.path == "/execute/sync" \
+            else server(request)
+    with pytest.raises(ClassicFailure) as failed:
+        run("classic.getAlertText", {"window": "W1", "shown": True}, loading, session)
+    assert failed.value.details == {"url": "http://a/next"}
+
+
+def run_failing(method: str, params: dict[str, Any], serve: Serve,
+                session: Session) -> tuple[ClassicFailure, list[Request]]:
+    """Drive a plan that fails: its failure and the requests it made."""
+    sent: list[Request] = []
+
+    def recorded(request: Request) -> Response:
+        sent.append(request)
+        return serve(request)
+
+    with pytest.raises(ClassicFailure) as failed:
+        run(method, params, recorded, session)
+    return failed.value, sent
+
+
 def test_a_budget_bounds_the_command_on_the_server_and_on_the_wire() -> None:
     """A command's budget (``timeout``) is the session's pageLoad and script timeouts
     (set once, when they differ) and each request's wait for its answer, a little
@@ -530,6 +582,28 @@ def test_a_dialog_gone_without_our_answer_is_someone_elses_close() -> None:
     assert closed.record.closed_by == "remote"
 
 
+@pytest.mark.parametrize(("read", "closed_by"), [
+    ({"url": "http://a/elsewhere", "time_origin_ms": 1500.0}, ("browser", "navigation")),
+    ({"url": "http://a/", "time_origin_ms": 2500.0}, ("browser", "navigation")),  # reload
+    ({"url": "http://a/", "time_origin_ms": 1500.0}, ("remote", None)),  # the same document
+    ({"url": "http://a/"}, ("remote", None)),  # its beginning unread: nothing says it moved
+    ({}, ("remote", None)),
+])
+def test_a_dialog_gone_as_its_top_document_moved_on_is_the_browsers_close(
+        read: dict[str, Any], closed_by: tuple[str, str | None]) -> None:
+    """The poll's reading of the top document (after a gone dialog it was shown): its
+    address changed, or it began after the dialog was seen (at 2.0 s here) — the page
+    navigated itself and the browser closed the dialog it left."""
+    state = fold(supervised(), poll("hi", 2.0)).state
+    gone = ErrorReply(9, "classic.getAlertText", 404, "no such alert",
+                      {**read, "error": "no such alert"}, None, {"window": W, "shown": True},
+                      3.0)
+    folded = fold(state, gone)
+    (closed,) = [c for c in folded.changes if isinstance(c, DialogClosed)]
+    assert (closed.record.closed_by, closed.record.reason) == closed_by
+    assert folded.state.pending_dialogs == ()
+
+
 def test_a_new_message_while_one_is_open_is_a_new_dialog() -> None:
     state = fold(supervised(), poll("first", 2.0)).state
     folded = fold(state, poll("second", 2.5))
@@ -641,6 +715,10 @@ def test_a_replay_answers_a_poll_with_the_state_where_it_is() -> None:
     assert isinstance(at, Reply) and at.result["value"] == "hi"
     at = script.read_answer("classic.getAlertText", None, {"window": W}, len(script.steps))
     assert isinstance(at, ErrorReply) and at.message == "no such alert"
+    # What the caller knew (``shown``) is no part of what it asked: the same answers.
+    shown = {"window": W, "shown": True}
+    assert script.read_answer("classic.getAlertText", None, shown, gates[1]) == \
+        script.read_answer("classic.getAlertText", None, {"window": W}, gates[1])
 
 
 def test_the_matrix_says_seen_frame_unknown_in_words_everywhere_it_is_shown() -> None:

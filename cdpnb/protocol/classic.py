@@ -41,6 +41,11 @@ command (the trace has the command and its outcome, not each request):
   (``expect``): classic answers whatever dialog is open in the window, so a dialog that
   replaced the one named is refused, never answered. Its reply says what the window
   shows right after (``after``: a message, or None), as a poll would.
+* **Polls**: ``classic.getAlertText`` reads the window's dialog. One sent with ``shown``
+  (the window was known to show one) that finds none open reads the window's top
+  document too, ``url`` and ``time_origin_ms``, into the error's ``data``: a browser
+  closes a dialog the page's own navigation leaves, and only that reading tells it from
+  someone else's close.
 
 Measured on WebKitWebDriver 2.50.6 (MiniBrowser) and chromedriver 156, sessions with
 ``unhandledPromptBehavior`` "ignore": ``GET /alert/text`` gives the message of the
@@ -334,6 +339,8 @@ return answer(value);""".replace("KEPT", str(KEPT))
 #: The value the call keyed ``arguments[0]`` kept, once its script has ended (waited
 #: for while it runs): ``{"done": ...}``, or ``{"missing": true}`` when the document
 #: holds no such call (it navigated away, or the value was read or dropped).
+#: When the current document began (ms since the epoch, the browser's clock).
+TIME_ORIGIN_SCRIPT = "return performance.timeOrigin"
 READ_BACK_SCRIPT = _BOX + """
 const key = arguments[0];
 return new Promise(resolve => {
@@ -393,13 +400,17 @@ class Response:
 
 
 class ClassicFailure(PicklesWhole):
-    """A command failed: the W3C error code, the server's message, the HTTP status."""
+    """A command failed: the W3C error code, the server's message, the HTTP status, and
+    what the plan read to explain it (``details``: it travels in the error reply's
+    ``data``, so a fold of the recording decides as the live one did)."""
 
-    def __init__(self, error: str, message: str = "", status: int = 500) -> None:
+    def __init__(self, error: str, message: str = "", status: int = 500,
+                 details: Mapping[str, Any] | None = None) -> None:
         super().__init__(f"{error}: {message}" if message else error)
         self.error = error
         self.message = message
         self.status = status
+        self.details = dict(details or {})
 
 
 Plan = Generator[Request, Response, dict[str, Any]]
@@ -441,13 +452,13 @@ def _is_segment(value: Any) -> bool:
         isinstance(value, str) and _SHADOW_SEGMENT.fullmatch(value) is not None)
 
 
-def _check(response: Response) -> Any:
+def _check(response: Response, details: Mapping[str, Any] | None = None) -> Any:
     error = response.error
     if error is not None:
         value = response.value
         message = value.get("message") if isinstance(value, dict) else ""
         raise ClassicFailure(error, message if isinstance(message, str) else "",
-                             response.status)
+                             response.status, details)
     return response.value
 
 
@@ -618,6 +629,8 @@ def _plan(method: str, params: Mapping[str, Any], where: _Where) -> Plan:
         # The poll reads its window's dialog (whichever of its frames opened it).
         yield from _to_window(params, where)
         response = yield Request("GET", "/alert/text")
+        if response.error == "no such alert" and params.get("shown") is True:
+            _check(response, (yield from _top_document(where)))
         return {"value": _check(response), "window": where.window}
     if method not in COMMANDS:
         raise ClassicFailure("unknown command", f"cdpnb has no WebDriver classic command "
@@ -649,6 +662,31 @@ def _plan(method: str, params: Mapping[str, Any], where: _Where) -> Plan:
     if method == "classic.navigateTo" or method == "classic.refresh":
         where.frame = []  # a navigation of the top-level context resets the current frame
     return {"value": value}
+
+
+def _top_document(where: _Where) -> Generator[Request, Response, dict[str, Any]]:
+    """Where the window's top document is (``url``) and when it began (``time_origin_ms``,
+    its ``performance.timeOrigin``): what a poll that finds the dialog it was shown gone
+    reads (``params.shown``), so the fold can tell the browser's close of a dialog a
+    navigation left from someone else's. Measured on chromedriver 156: a page that
+    navigates or reloads itself while its cross-site iframe shows an alert has the
+    browser close the alert, and the poll alone read that as ``remote``. What cannot be
+    read is left out."""
+    read: dict[str, Any] = {}
+    url = yield Request("GET", "/url")
+    if url.error is None and isinstance(url.value, str):
+        read["url"] = url.value
+    where.frame = None  # (unknown until the switch is answered)
+    to_top = yield Request("POST", "/frame", {"id": None})
+    if to_top.error is None:
+        where.frame = []
+        began = yield Request("POST", "/execute/sync", {"script": TIME_ORIGIN_SCRIPT,
+                                                        "args": []})
+        value = began.value
+        if began.error is None and isinstance(value, int | float) \
+                and not isinstance(value, bool):
+            read["time_origin_ms"] = float(value)
+    return read
 
 
 def _routed(params: Mapping[str, Any], where: _Where) -> Generator[Request, Response, None]:
@@ -805,7 +843,7 @@ def error_message(command_id: int, failure: ClassicFailure) -> dict[str, Any]:
     ``classic_error_name`` reads back), ``code`` is the HTTP status."""
     text = f"{failure.error}: {failure.message}" if failure.message else failure.error
     return {"id": command_id, "error": {"code": failure.status, "message": text,
-                                        "data": {"error": failure.error}}}
+                                        "data": {**failure.details, "error": failure.error}}}
 
 
 def classic_error_name(message: str, data: Any) -> str:

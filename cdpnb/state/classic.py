@@ -121,9 +121,12 @@ def polled(state: BrowserState, msg: Reply, out: Out) -> BrowserState:
         # Another message: the one we knew closed unseen and a new one opened.
         state = closed_natively(state, shown, page.session_id, msg.wall, None, None, out)
     seq = state.dialog_seq + 1
+    # (the window's address as last walked: the page's own is set only once it changes)
+    top = state.frames.get(page.session_id)
     dialog = PendingDialog(
         id=f"d-{seq}", type="unknown", message=text, frame_id=None,
-        session_id=page.session_id, url=page.url, opened_at=msg.wall,
+        session_id=page.session_id, url=page.url or (top.url if top is not None else ""),
+        opened_at=msg.wall,
         has_browser_handler=browser_handler_of(state), page_session_id=page.session_id)
     out.append(DialogOpened(dialog))
     return state.evolve(dialog_seq=seq, pending_dialogs=(*state.pending_dialogs, dialog))
@@ -131,7 +134,9 @@ def polled(state: BrowserState, msg: Reply, out: Out) -> BrowserState:
 
 def poll_failed(state: BrowserState, msg: ErrorReply, out: Out) -> BrowserState:
     """``classic.getAlertText`` said "no such alert": a dialog open for the window has
-    closed (by our answer if one was under way: its reply may come after this poll's)."""
+    closed (by our answer if one was under way: its reply may come after this poll's;
+    by the browser when the top document the poll read is another one: see
+    ``_navigated_since``)."""
     if msg.method != "classic.getAlertText" or classic_error_name(
             msg.message, msg.data) != "no such alert":
         return state
@@ -139,7 +144,26 @@ def poll_failed(state: BrowserState, msg: ErrorReply, out: Out) -> BrowserState:
     shown = _open_in(state, window or "")
     if shown is None:
         return state
+    if shown.answering is None and _navigated_since(shown, msg.data):
+        return close_dialogs_of(state, [shown], msg.wall, "browser", "navigation", out)
     return closed_natively(state, shown, shown.page_session_id, msg.wall, None, None, out)
+
+
+def _navigated_since(dialog: PendingDialog, read: Any) -> bool:
+    """Whether the window's top document, as the poll read it (``url``,
+    ``time_origin_ms``), is not the one that showed ``dialog``: its address changed, or
+    it began after the dialog was seen. Measured on chromedriver 156: a page that
+    navigates or reloads itself while its cross-site iframe shows an alert has the
+    browser close the alert (WebKit 2.50 instead holds the page's timer until it is
+    answered). Limit: someone else's close followed by a navigation before the next poll
+    (25 ms) reads as the navigation's."""
+    if not isinstance(read, dict):
+        return False
+    url, began = read.get("url"), read.get("time_origin_ms")
+    if isinstance(url, str) and dialog.url and url != dialog.url:
+        return True
+    return isinstance(began, int | float) and not isinstance(began, bool) \
+        and began / 1000 > dialog.opened_at
 
 
 def answered(state: BrowserState, msg: Reply, out: Out) -> BrowserState:

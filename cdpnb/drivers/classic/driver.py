@@ -295,8 +295,13 @@ class ClassicDriver(ProtocolDriver):
     async def _ask(self, window: str) -> bool:
         """Poll ``window`` (the reply is folded); False when it did not answer within the
         budget (its renderer is paused or busy)."""
+        # (shown: should it be gone, the poll reads what the top document did meanwhile)
+        shown = {"shown": True} if any(
+            d.via == "native" and d.page_session_id == window and d.answering is None
+            for d in self.core.state.pending_dialogs) else {}
         try:
-            await self.core.send("classic.getAlertText", {"window": window, **self._background()},
+            await self.core.send("classic.getAlertText",
+                                 {"window": window, **shown, **self._background()},
                                  timeout=BACKGROUND_WAIT_S)
         except CommandTimeout:
             return False
