@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -52,7 +53,7 @@ class TraceTruncatedWarning(UserWarning):
     """The trace ends mid-line (the recorder was killed); everything before it loaded."""
 
 
-def _lines(path: Path, kind: str) -> Iterator[tuple[bytes, bool]]:
+def _lines(path: Path, kind: str) -> Iterator[tuple[bytes | bytearray, bool]]:
     """Lines of the file at ``path`` (decompressed as the scan decompresses it), and
     whether each ended with a newline.
 
@@ -62,17 +63,28 @@ def _lines(path: Path, kind: str) -> Iterator[tuple[bytes, bool]]:
     member, raise ``Damaged`` with its byte offset found, after every whole line that
     came out before the bad byte.
     """
-    pending = b""
+    # A line is handed on with no name here holding it, so the reader can let its bytes
+    # go before it parses them; one that spans blocks grows in one buffer (joining its
+    # parts held two copies: a 300 MiB line peaked at 600 MiB here, now 300).
+    pending = bytearray()
     try:
         for block in blocks(path, kind, locate=True):
-            lines = block.split(b"\n")
-            lines[0] = pending + lines[0]
-            pending = lines.pop()
-            for line in lines:
-                yield line, True
+            first_end = block.find(b"\n")
+            if first_end < 0:
+                pending += block
+                continue
+            lines: deque[bytes | bytearray] = deque(block.split(b"\n"))
+            del block
+            if pending:
+                pending += lines.popleft()
+                lines.appendleft(pending)  # (a bytearray: the reader reads it as bytes)
+                pending = bytearray()
+            pending += lines.pop()
+            while lines:
+                yield lines.popleft(), True
     except Damaged as damage:
         pending += damage.good
-        yield from ((line, True) for line in pending.split(b"\n")[:-1])
+        yield from ((line, True) for line in bytes(pending).split(b"\n")[:-1])
         raise
     if pending:
         yield pending, False
@@ -143,7 +155,7 @@ class _Reader:
         self.problems.append(f"damaged at byte {damage.offset} of {size}: {damage.detail}; "
                              f"what followed line {self.number} is lost")
 
-    def read(self, lines: Iterator[tuple[bytes, bool]], gz: bool) -> None:
+    def read(self, lines: Iterator[tuple[bytes | bytearray, bool]], gz: bool) -> None:
         first = next(lines, None)
         self.number = 1
         if first is None or not first[0].strip():
@@ -159,7 +171,7 @@ class _Reader:
         for text, complete in lines:
             self.number += 1
             number = self.number
-            if not text.strip():
+            if not text or text.isspace():  # (not strip(): that copies the line)
                 continue
             where = f"{self.path.name} line {number}"
             copy = integrity.copy_of_previous(text, number)
@@ -174,11 +186,14 @@ class _Reader:
                 out_of_order = integrity.sequence(text)
                 if out_of_order is not None:
                     self.damage(f"{where} {out_of_order}")
+            length = len(text)
             try:
-                item = decode_record(text.decode("utf-8"), where, decoder)
+                decoded = text.decode("utf-8")
+                del text  # (its bytes go before the parse: a long line is not held thrice)
+                item = decode_record(decoded, where, decoder)
             except (TraceFormatError, UnicodeDecodeError) as exc:
                 if not complete and integrity.footer_at is None:
-                    self.cut_short(number, len(text))
+                    self.cut_short(number, length)
                     break
                 failure = (str(exc) if isinstance(exc, TraceFormatError)
                            else f"{where}: invalid UTF-8 ({exc})")
@@ -196,7 +211,7 @@ class _Reader:
 
     compressed = False
 
-    def blame_the_stream(self, lines: Iterator[tuple[bytes, bool]], bad: str) -> None:
+    def blame_the_stream(self, lines: Iterator[tuple[bytes | bytearray, bool]], bad: str) -> None:
         """A bad line in a gzip (or zstd) file is most often a damaged stream inflating to garbage
         (a flipped bit rarely stops inflation at once; the checksum at the end catches
         it). Read on to the stream's end: if it is damaged, that is the error to name."""
