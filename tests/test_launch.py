@@ -429,10 +429,12 @@ async def test_a_browsers_profile_is_written_in_ram_and_removed_on_close(
     private to its owner, the profile the browser writes is in it (for chromedriver and
     the mapper, the profile of the session cdpnb made), and it goes at close."""
     monkeypatch.delenv(process_mod.RAM_DIR_ENV, raising=False)
-    assert process_mod.scratch_root() == "/dev/shm"
+    shm = os.statvfs("/dev/shm")
+    roomy = shm.f_bavail * shm.f_frsize >= 1 << 30  # (a container's 64 MiB one is not)
+    assert process_mod.scratch_root() == ("/dev/shm" if roomy else tempfile.gettempdir())
     async with cdpnb.launch(kind) as backend:
         workdir = backend._browser.workdir
-        assert workdir.parent == Path("/dev/shm")
+        assert workdir.parent == Path(process_mod.scratch_root())
         assert workdir.stat().st_mode & 0o777 == 0o700
         async with await cdpnb.Supervisor.start(backend) as sup:
             assert await sup.evaluate("6 * 7") == 42
