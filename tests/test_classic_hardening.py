@@ -366,8 +366,11 @@ async def test_a_page_that_navigates_itself_over_its_iframes_alert(
     waits behind its iframe's alert (one process), so the alert stays open until it is
     answered, and the page navigates then. Either way the page is usable after."""
     key = f"navigated-{how}-{time.monotonic_ns()}"
-    child = site.add(f"/{key}-child", "<!doctype html><title>child</title><script>"
-                                      "alert('from the child frame')</script>")
+    # (after its load: chromedriver waits for a frame's pending load before it answers
+    # GET /alert/text, and an alert in a loading document holds that load)
+    child = site.add(f"/{key}-child", "<!doctype html><title>child</title><script>onload ="
+                                      " () => setTimeout(() => alert('from the child "
+                                      "frame'), 50)</script>")
     child = site.url(f"/{key}-child", "b")  # cross-site: an OOPIF where there are any
     landing = site.add(f"/{key}-landing", "<!doctype html><title>landing</title><p>here")
     moving_on = "location.reload()" if how == "reload" else f"location.href = {json.dumps(landing)}"
@@ -375,8 +378,8 @@ async def test_a_page_that_navigates_itself_over_its_iframes_alert(
         if (sessionStorage.getItem({json.dumps(key)}) === null) {{
           sessionStorage.setItem({json.dumps(key)}, '1');
           const f = document.createElement('iframe'); f.src = {json.dumps(child)};
+          f.onload = () => setTimeout(() => {{ {moving_on}; }}, 2000);
           document.body.append(f);
-          setTimeout(() => {{ {moving_on}; }}, 1500);
         }} else document.title = 'again';</script>""")
     expected_title = "again" if how == "reload" else "landing"
     async with await cdpnb.Supervisor.start(classic_path, dialog_timeout_s=60) as sup:
@@ -384,7 +387,7 @@ async def test_a_page_that_navigates_itself_over_its_iframes_alert(
         dialog = await sup.wait_for_dialog(timeout=15)
         assert dialog.message == "from the child frame"
         if classic_path.kind == "webkit":
-            await asyncio.sleep(2.0)  # past the page's timer: it waits behind the alert
+            await asyncio.sleep(3.0)  # past the page's timer: it waits behind the alert
             assert dialog.id in {d.id for d in sup.state.pending_dialogs}
             await sup.respond("accept", dialog_id=dialog.id)
             closed_by = ("agent", None)
