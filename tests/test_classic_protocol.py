@@ -583,10 +583,15 @@ def test_a_dialog_gone_without_our_answer_is_someone_elses_close() -> None:
 
 
 @pytest.mark.parametrize(("read", "closed_by"), [
-    ({"url": "http://a/elsewhere", "time_origin_ms": 1500.0}, ("browser", "navigation")),
+    ({"url": "http://a/elsewhere", "time_origin_ms": 2500.0}, ("browser", "navigation")),
     ({"url": "http://a/", "time_origin_ms": 2500.0}, ("browser", "navigation")),  # reload
     ({"url": "http://a/", "time_origin_ms": 1500.0}, ("remote", None)),  # the same document
-    ({"url": "http://a/"}, ("remote", None)),  # its beginning unread: nothing says it moved
+    # the same document at another address (pushState): its beginning decides
+    ({"url": "http://a/elsewhere", "time_origin_ms": 1500.0}, ("remote", None)),
+    # its beginning unread: the address decides, without its fragment
+    ({"url": "http://a/elsewhere"}, ("browser", "navigation")),
+    ({"url": "http://a/#section"}, ("remote", None)),
+    ({"url": "http://a/"}, ("remote", None)),
     ({}, ("remote", None)),
 ])
 def test_a_dialog_gone_as_its_top_document_moved_on_is_the_browsers_close(
@@ -602,6 +607,19 @@ def test_a_dialog_gone_as_its_top_document_moved_on_is_the_browsers_close(
     (closed,) = [c for c in folded.changes if isinstance(c, DialogClosed)]
     assert (closed.record.closed_by, closed.record.reason) == closed_by
     assert folded.state.pending_dialogs == ()
+
+
+def test_a_dialog_gone_while_our_answer_was_on_its_way_is_ours_whatever_the_page_did(
+        ) -> None:
+    state = fold(supervised(), poll("hi", 2.0)).state
+    dialog = state.pending_dialogs[0]
+    state = fold(state, Note("cdpnb.dialogAnswering", {
+        "dialog_id": dialog.id, "accept": True, "closed_by": "agent"}, None, 2.1)).state
+    gone = ErrorReply(9, "classic.getAlertText", 404, "no such alert",
+                      {"url": "http://a/next", "time_origin_ms": 2500.0,
+                       "error": "no such alert"}, None, {"window": W, "shown": True}, 3.0)
+    (closed,) = [c for c in fold(state, gone).changes if isinstance(c, DialogClosed)]
+    assert closed.record.closed_by == "agent"
 
 
 def test_a_new_message_while_one_is_open_is_a_new_dialog() -> None:

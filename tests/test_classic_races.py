@@ -96,3 +96,34 @@ async def test_an_auto_policy_answers_each_polled_dialog_once(peer: ClassicPeer)
         await asyncio.sleep(0.2)  # (more polls: none answers twice)
         assert peer.answers == [("accept", f"alert {n}", None) for n in range(3)]
         assert [r.closed_by for r in sup.state.recent_dialogs] == ["auto_policy"] * 3
+
+
+@pytest.mark.parametrize("browser", ["chrome", "MiniBrowser"])
+@pytest.mark.parametrize("how", ["someone else", "reload", "elsewhere"])
+async def test_a_dialog_gone_as_the_page_navigated_over_it_is_the_browsers_close(
+        peer: ClassicPeer, browser: str, how: str) -> None:
+    """chromedriver 156 closes a frame's dialog when its page navigates or reloads
+    itself: where a server's browser does so, a poll that finds a shown dialog gone
+    reads the top document (its address, its ``performance.timeOrigin``), and a new
+    document is the browser's close; someone else's close stays theirs. WebKit 2.50
+    holds the page behind the dialog, and its ``execute/sync`` in a loading document can
+    wedge it: there nothing is read and every close is someone else's."""
+    peer.browser_name = browser
+    async with await cdpnb.Supervisor.start(peer.url, dialog_timeout_s=60) as sup:
+        peer.open("hello", prompt=False)
+        dialog = await sup.wait_for_dialog(timeout=10)
+        await asyncio.sleep(FAST_REMOTE_MS / 1000 * 2)  # (not an auto-dismisser's close)
+        peer.requests.clear()
+        if how == "someone else":
+            peer.close_by_someone_else()
+        else:
+            peer.navigate_over_dialogs("http://fake.test/next" if how == "elsewhere"
+                                       else None)
+        await sup.wait_for(lambda s: not s.pending_dialogs, 10)
+        record = next(r for r in sup.state.recent_dialogs if r.id == dialog.id)
+        navigated = how != "someone else" and browser == "chrome"
+        assert (record.closed_by, record.reason) == (
+            ("browser", "navigation") if navigated else ("remote", None))
+        read = ("GET", f"/session/{peer.session_id}/url") in peer.requests
+        assert read == (browser == "chrome")
+        assert sup.hints == []

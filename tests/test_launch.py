@@ -472,23 +472,47 @@ def test_cdpnb_ram_dir_names_the_place_or_keeps_profiles_on_disk(
         process_mod.scratch_root()
 
 
-def test_the_sweep_clears_stale_work_dirs_in_both_places(
+_DEAD_OWNER = {"owner": 2**22 + 12345, "owner_start": "1", "pgid": None, "pgid_start": None}
+
+
+def _stale(place: Path, name: str = "cdpnb-chromium-stale") -> Path:
+    left = place / name
+    left.mkdir()
+    (left / process_mod.OWNER_FILE).write_text(json.dumps(
+        {**_DEAD_OWNER, "pid_namespace": os.readlink("/proc/self/ns/pid")}))
+    return left
+
+
+def test_the_sweep_clears_stale_work_dirs_in_every_place_one_may_be(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    disk, ram = tmp_path / "disk", tmp_path / "ram"
-    disk.mkdir()
-    ram.mkdir()
+    """The temp dir, the RAM dir and $CDPNB_RAM_DIR, whether a launch would put a work
+    dir there today or not: a RAM dir that has since filled up still holds them."""
+    disk, ram, chosen = tmp_path / "disk", tmp_path / "ram", tmp_path / "chosen"
+    for place in (disk, ram, chosen):
+        place.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(disk))
-    monkeypatch.setenv(process_mod.RAM_DIR_ENV, str(ram))
-    dead = {"owner": 2**22 + 12345, "owner_start": "1", "pgid": None, "pgid_start": None,
-            "pid_namespace": os.readlink("/proc/self/ns/pid")}
-    stale = []
-    for place in (disk, ram):
-        left = place / "cdpnb-chromium-stale"
-        left.mkdir()
-        (left / process_mod.OWNER_FILE).write_text(json.dumps(dead))
-        stale.append(left)
+    monkeypatch.setattr(process_mod, "RAM_SCRATCH", str(ram))
+    monkeypatch.setattr(process_mod, "_RAM_NEEDED", 1 << 60)  # no room there now
+    monkeypatch.setenv(process_mod.RAM_DIR_ENV, str(chosen))
+    stale = [_stale(place) for place in (disk, ram, chosen)]
     assert sorted(process_mod.sweep_stale_workdirs()) == sorted(stale)
     assert not any(left.exists() for left in stale)
+
+
+def test_the_sweep_never_judges_another_users_dir_or_a_link(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """/dev/shm and /tmp are everyone's: an owner file another user planted there (a
+    dead owner, a process group of ours) must not make the sweep end our processes, and
+    a link must not make it remove what it points to."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(process_mod, "RAM_SCRATCH", None)
+    monkeypatch.delenv(process_mod.RAM_DIR_ENV, raising=False)
+    theirs = _stale(tmp_path, "cdpnb-chromium-theirs")
+    os.chown(theirs, 12345, 12345)  # (the suite runs as root)
+    target = _stale(tmp_path, "elsewhere")
+    (tmp_path / "cdpnb-chromium-link").symlink_to(target)
+    assert process_mod.sweep_stale_workdirs() == []
+    assert theirs.is_dir() and target.is_dir()
 
 
 def test_threads_at_work_says_what_a_process_is_doing() -> None:

@@ -18,6 +18,7 @@ import logging
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -307,7 +308,7 @@ def scratch_root(on_ram: bool = True) -> str:
             raise BrowserStartError(f"${RAM_DIR_ENV} names {chosen!r}, which is not a "
                                     "directory this process can write in (set it empty to "
                                     "keep browser profiles in the temp dir)")
-        return chosen
+        return os.path.abspath(chosen)  # (mkdtemp keeps a relative dir relative)
     if RAM_SCRATCH is None:
         return temp
     try:
@@ -522,13 +523,17 @@ def sweep_stale_workdirs(where: str | os.PathLike[str] | None = None) -> list[Pa
     killed too, or the machine lost power). A directory with no owner file, or an owner
     still alive, is left alone. Returns the directories removed."""
     if where is None:
-        try:
-            ram = scratch_root(on_ram=True)
-        except BrowserStartError:
-            ram = tempfile.gettempdir()  # (a bad $CDPNB_RAM_DIR is the launch's to say)
-        places = dict.fromkeys((tempfile.gettempdir(), ram))
-        return [removed for place in places for removed in _sweep_in(Path(place))]
+        return [removed for place in _scratch_places() for removed in _sweep_in(place)]
     return _sweep_in(Path(where))
+
+
+def _scratch_places() -> list[Path]:
+    """Every place a work dir may have been put, whether a launch would put one there
+    today or not (a /dev/shm that has since filled up still holds what dead owners
+    left): the temp dir, :data:`RAM_SCRATCH` and ``$CDPNB_RAM_DIR``, each once."""
+    places = [tempfile.gettempdir(), RAM_SCRATCH, os.environ.get(RAM_DIR_ENV)]
+    found = dict.fromkeys(os.path.abspath(p) for p in places if p and os.path.isdir(p))
+    return [Path(p) for p in found]
 
 
 def _sweep_in(base: Path) -> list[Path]:
@@ -543,8 +548,11 @@ def _sweep_in(base: Path) -> list[Path]:
     except OSError:
         return removed
     for path in candidates:
+        if not _made_by_this_user(path):
+            continue  # another user's (or a link planted in a shared dir): never judged
         try:
-            with open(os.path.join(path, OWNER_FILE), "rb") as owner_file:
+            descriptor = os.open(os.path.join(path, OWNER_FILE), os.O_RDONLY | os.O_NOFOLLOW)
+            with open(descriptor, "rb") as owner_file:
                 owner = json.loads(owner_file.read())
         except (OSError, ValueError):
             continue  # not ours to judge: being created right now, or not cdpnb's
@@ -560,6 +568,17 @@ def _sweep_in(base: Path) -> list[Path]:
         reaper.remove_workdir(str(workdir))
         removed.append(workdir)
     return removed
+
+
+def _made_by_this_user(path: str) -> bool:
+    """A real directory (not a link to one) owned by this process's user: the temp dir
+    and /dev/shm are everyone's, and an owner file another user planted there must not
+    make the sweep end our processes or remove what a link points to."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid()
 
 
 def _wait_until_ready(process: subprocess.Popen[bytes], log_path: Path,

@@ -74,15 +74,16 @@ CommandKey = tuple[str, str | None, str]
 
 #: Params that say how long the caller waits, not what it asks for.
 BUDGET_PARAMS = frozenset({"timeout"})
-#: Params that say what the caller knew, not what it asks for: a classic poll's
-#: ``shown`` (the window was known to show a dialog) changes only what the poll reads
-#: once that dialog is gone, and the recorded answer holds that reading.
-KNOWN_PARAMS = frozenset({"shown"})
-_UNMATCHED_PARAMS = BUDGET_PARAMS | KNOWN_PARAMS
+#: Params that say what the caller knew, not what it asks for, by method: a classic
+#: poll's ``shown`` (the window was known to show a dialog) changes only what the poll
+#: reads once that dialog is gone, and the recorded answer holds that reading.
+KNOWN_PARAMS = {"classic.getAlertText": frozenset({"shown"})}
+_NONE: frozenset[str] = frozenset()
 
 
 def command_key(method: str, session_id: str | None, params: dict[str, Any]) -> CommandKey:
-    asked = {k: v for k, v in params.items() if k not in _UNMATCHED_PARAMS}
+    known = KNOWN_PARAMS.get(method, _NONE)
+    asked = {k: v for k, v in params.items() if k not in BUDGET_PARAMS and k not in known}
     return method, session_id, json.dumps(asked, sort_keys=True, separators=(",", ":"))
 
 

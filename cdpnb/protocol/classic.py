@@ -336,11 +336,11 @@ try { then = awaitPromise && value !== null && (typeof value === "object"
 if (typeof then === "function") return Promise.resolve(value).then(answer, thrown);
 return answer(value);""".replace("KEPT", str(KEPT))
 
+#: When the current document began (ms since the epoch, the browser's clock).
+TIME_ORIGIN_SCRIPT = "return performance.timeOrigin"
 #: The value the call keyed ``arguments[0]`` kept, once its script has ended (waited
 #: for while it runs): ``{"done": ...}``, or ``{"missing": true}`` when the document
 #: holds no such call (it navigated away, or the value was read or dropped).
-#: When the current document began (ms since the epoch, the browser's clock).
-TIME_ORIGIN_SCRIPT = "return performance.timeOrigin"
 READ_BACK_SCRIPT = _BOX + """
 const key = arguments[0];
 return new Promise(resolve => {

@@ -155,15 +155,21 @@ def _navigated_since(dialog: PendingDialog, read: Any) -> bool:
     it began after the dialog was seen. Measured on chromedriver 156: a page that
     navigates or reloads itself while its cross-site iframe shows an alert has the
     browser close the alert (WebKit 2.50 instead holds the page's timer until it is
-    answered). Limit: someone else's close followed by a navigation before the next poll
-    (25 ms) reads as the navigation's."""
+    answered). Limit: classic does not tell which frame showed the dialog, so a close by
+    someone else followed at once by a navigation (``alert(); location = …``, or a
+    navigation before the next poll, 25 ms) reads as the navigation's too."""
     if not isinstance(read, dict):
         return False
     url, began = read.get("url"), read.get("time_origin_ms")
-    if isinstance(url, str) and dialog.url and url != dialog.url:
-        return True
-    return isinstance(began, int | float) and not isinstance(began, bool) \
-        and began / 1000 > dialog.opened_at
+    if isinstance(began, int | float) and not isinstance(began, bool):
+        # The document's beginning decides when it was read: the address alone can
+        # change without a new document (a fragment, pushState; the dialog's url is the
+        # window's as last walked). Both clocks are the machine's (cdpnb's wall clock,
+        # the browser's timeOrigin): a server on another host whose clock is ahead
+        # would make a close read as a navigation's.
+        return began / 1000 > dialog.opened_at
+    return isinstance(url, str) and bool(dialog.url) \
+        and url.partition("#")[0] != dialog.url.partition("#")[0]
 
 
 def answered(state: BrowserState, msg: Reply, out: Out) -> BrowserState:

@@ -58,9 +58,11 @@ from cdpnb.errors import (
     CDPError,
     CdpnbError,
     CommandTimeout,
+    ConnectionLost,
     DialogError,
     EvaluateTimeout,
     NavigationError,
+    SupervisorStopped,
     TargetGone,
     UnknownFrame,
     UnknownPage,
@@ -431,12 +433,13 @@ class PageControl:
             return await _unless(navigation(), watching, timeout + 1.0)
         except Exception as exc:
             trapped = _trapped_by(watching)
-            if trapped is not None:
+            if trapped is not None and trapped is not exc \
+                    and not isinstance(exc, ConnectionLost | SupervisorStopped):
                 # Both had failed by the time the race looked (chromium, reload of a
                 # dialog loop beside two busy processes, 1 run in 72): the recovery had
                 # replaced the trapped page, and the navigation it held failed because
                 # its frame went away. The watch names the cause, and the caller goes
-                # on with the fresh page.
+                # on with the fresh page. (Not when the connection ended: no page is.)
                 raise trapped from exc
             if isinstance(exc, TimeoutError) and not isinstance(exc, CdpnbError):
                 raise WaitTimeout(f"navigating page {page.target_id} did not finish "

@@ -14,13 +14,19 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
-from cdpnb.protocol.classic import EVALUATE_SCRIPT, FRAME_TREE_SCRIPT, READ_BACK_SCRIPT
+from cdpnb.protocol.classic import (
+    EVALUATE_SCRIPT,
+    FRAME_TREE_SCRIPT,
+    READ_BACK_SCRIPT,
+    TIME_ORIGIN_SCRIPT,
+)
 from cdpnb.protocol.js_values import Undefined
 
 __all__ = ["WINDOW", "ClassicPeer", "Opens", "remote"]
@@ -110,6 +116,10 @@ class ClassicPeer:
         #: ``execute/sync``'s value for an expression cdpnb evaluates (its first arg).
         self.evaluate: Callable[[Any], Any] = lambda expression: expression
         self.session_id = "session-1"
+        #: The top document's address (``GET /url``) and when it began (its
+        #: ``performance.timeOrigin``, ms since the epoch): ``navigate_over_dialogs``.
+        self.address = "http://fake.test/"
+        self.time_origin_ms = time.time() * 1000
         #: Answers given instead of the W3C ones: (HTTP method, path, the session's prefix
         #: left out) → (status, value), for a server that speaks in the wrong shapes.
         self.misspoken: dict[tuple[str, str], tuple[int, Any]] = {}
@@ -131,6 +141,15 @@ class ClassicPeer:
     def close_by_someone_else(self, window: str = WINDOW) -> None:
         with self.lock:
             self.dialogs[window] = None
+
+    def navigate_over_dialogs(self, address: str | None = None) -> None:
+        """The page navigates itself (``address``) or reloads (None) while one of its
+        frames shows a dialog, which the browser closes with the document it leaves
+        (chromedriver 156, measured)."""
+        with self.lock:
+            self.dialogs[WINDOW] = None
+            self.address = address or self.address
+            self.time_origin_ms = time.time() * 1000
 
     def popup(self, handle: str, *, shares_renderer: bool = True) -> None:
         """A new window (opened by the first): sharing its renderer, as a
@@ -278,11 +297,22 @@ class ClassicPeer:
         self.current = None
         return 200, list(self.windows)
 
+    def _url(self, request: _Request) -> tuple[int, Any]:
+        return 200, self.address
+
+    def _to_top_frame(self, request: _Request) -> tuple[int, Any]:
+        """One window, no frames: only the top frame (``id`` null) can be switched to."""
+        if request.body.get("id") is not None:
+            return 404, {"error": "no such frame", "message": "the peer has no frames"}
+        return 200, None
+
     def _execute(self, request: _Request) -> tuple[int, Any]:
         script = request.body.get("script")
         args = request.body.get("args") or [None]
         if script == FRAME_TREE_SCRIPT:
-            return 200, ["http://fake.test/", 0, ""]
+            return 200, [self.address, 0, ""]
+        if script == TIME_ORIGIN_SCRIPT:
+            return 200, self.time_origin_ms
         if script == READ_BACK_SCRIPT:
             if self.kept.get(args[0]) is None:
                 return 200, {"missing": True}
@@ -377,7 +407,9 @@ _STAGES: tuple[tuple[_Routes, _Guard | None], ...] = (
       (None, "/alert/*"): ClassicPeer._answer_alert},
      ClassicPeer._no_dialog),
     ({("DELETE", "/window"): ClassicPeer._close_window,
-      (None, "/execute/sync"): ClassicPeer._execute},
+      (None, "/execute/sync"): ClassicPeer._execute,
+      ("GET", "/url"): ClassicPeer._url,
+      ("POST", "/frame"): ClassicPeer._to_top_frame},
      None),
 )
 

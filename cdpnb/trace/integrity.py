@@ -21,7 +21,7 @@ import json
 from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -94,10 +94,14 @@ def _counts(counts: Mapping[str, int]) -> str:
 LONG_LINE = 1 << 20
 
 
-def _digest(text: bytes | bytearray) -> bytes:
-    # (a digest is never 16 bytes of a line: those are at least LONG_LINE long, and
-    # short lines are kept as they are, so a line and a digest never compare equal)
-    return b"\0blake2b:" + hashlib.blake2b(text, digest_size=16).digest()
+class _Digest(NamedTuple):
+    """A long line as the copy check remembers it (never equal to a line's bytes)."""
+
+    blake2b: bytes
+
+
+def _digest(text: bytes | bytearray) -> _Digest:
+    return _Digest(hashlib.blake2b(text, digest_size=16).digest())
 
 
 class LineIntegrity:
@@ -105,7 +109,7 @@ class LineIntegrity:
 
     def __init__(self) -> None:
         #: The last line, or for a long one its digest (see ``copy_of_previous``).
-        self.previous: bytes | bytearray = b""
+        self.previous: bytes | bytearray | _Digest = b""
         self.sent: dict[int, int] = {}  # command id -> its line, this connection
         self.answered: dict[int, int] = {}
         #: line of the cdpnb.connected note just read (None once anything follows it)

@@ -87,7 +87,9 @@ def _lines(path: Path, kind: str) -> Iterator[tuple[bytes | bytearray, bool]]:
         yield from ((line, True) for line in bytes(pending).split(b"\n")[:-1])
         raise
     if pending:
-        yield pending, False
+        last = [pending]  # (handed on unheld, as every other line)
+        del pending
+        yield last.pop(), False
 
 
 def check_path(path: Path) -> Path:
@@ -163,7 +165,7 @@ class _Reader:
         head = header_of(first[0], self.path, gz)
         head, bad = check_fields(TraceHeader, head, f"{self.path.name} line 1 (header)")
         self.head = head
-        self.integrity.previous = first[0]
+        self.integrity.copy_of_previous(first[0], 1)  # (remembered as any line is)
         for message in bad:
             self.damage(message)
         decoder = LineDecoder()

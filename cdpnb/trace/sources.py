@@ -81,8 +81,10 @@ class LineBlocks:
                 if size == len(buffer):  # a line longer than the buffer
                     # Twice as long, but never past what the file has left: a 300 MiB
                     # line doubled it to 512 MiB (Trace.load peaked at 2.7x the file).
+                    # (A file whose size says nothing more, growing or not a regular
+                    # file, gets a block's worth: an empty read is the end, not this.)
                     left = os.fstat(raw.fileno()).st_size - raw.tell()
-                    buffer += bytes(min(len(buffer), max(left, 0)))
+                    buffer += bytes(min(len(buffer), left) if left > 0 else CHUNK)
                 got = raw.readinto(memoryview(buffer)[size:])
                 if not got:
                     self.tail = bytes(buffer[:size])

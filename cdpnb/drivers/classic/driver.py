@@ -112,6 +112,13 @@ WALK_BACKOFF_S = 2.0
 #: (measured: chromedriver 156). Others (WebKitWebDriver's "MiniBrowser", unknown ones)
 #: are never asked to: WebKitWebDriver 2.50 never answers it.
 SWITCHES_TO_DIALOGS = frozenset({"chrome", "chrome-headless-shell", "chromium"})
+#: The ``browserName`` of servers whose page can navigate itself while one of its
+#: cross-site frames shows a dialog, the browser then closing it (measured: chromedriver
+#: 156). There a poll that finds a dialog gone reads the top document
+#: (``protocol.classic``, ``shown``). Not WebKit 2.50: the page's timer waits behind its
+#: frame's alert (one process), and its ``execute/sync`` in a loading document can
+#: wedge the server.
+NAVIGATES_OVER_DIALOGS = frozenset({"chrome", "chrome-headless-shell", "chromium"})
 #: Every this many polls, the session's windows are listed (popups join, closed ones
 #: leave) and the current one's frames walked again (classic tells no frame's
 #: navigation: a frame that moved by itself is seen at the next walk). A walk of the
@@ -158,6 +165,9 @@ class ClassicDriver(ProtocolDriver):
         #: Whether the server answers a switch to a window showing a dialog (see the
         #: module's doc): then other windows are polled too.
         self.sweeps = False
+        #: A poll of a window known to show a dialog says so (``shown``): see
+        #: ``NAVIGATES_OVER_DIALOGS``.
+        self.reads_gone_dialogs = False
         #: When a frame walk may run again (loop time), after one ran out of budget.
         self._walk_after = 0.0
         #: The window last said not to answer (WebKit), so that it is said once, and the
@@ -179,6 +189,7 @@ class ClassicDriver(ProtocolDriver):
         capabilities: dict[str, Any] = getattr(session, "capabilities", {}) or {}
         name = str(capabilities.get("browserName", ""))
         self.sweeps = name in SWITCHES_TO_DIALOGS
+        self.reads_gone_dialogs = name in NAVIGATES_OVER_DIALOGS
         version = str(capabilities.get("browserVersion", ""))
         product = f"{name}/{version}" if name else version
         self.browser_version = {"product": product, "browserName": name,
@@ -296,7 +307,7 @@ class ClassicDriver(ProtocolDriver):
         """Poll ``window`` (the reply is folded); False when it did not answer within the
         budget (its renderer is paused or busy)."""
         # (shown: should it be gone, the poll reads what the top document did meanwhile)
-        shown = {"shown": True} if any(
+        shown = {"shown": True} if self.reads_gone_dialogs and any(
             d.via == "native" and d.page_session_id == window and d.answering is None
             for d in self.core.state.pending_dialogs) else {}
         try:
