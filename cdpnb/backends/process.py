@@ -304,21 +304,19 @@ def scratch_root(on_ram: bool = True) -> str:
     if chosen is not None:
         if not chosen:
             return temp
-        if not (os.path.isdir(chosen) and os.access(chosen, os.W_OK | os.X_OK)):
+        if not _writable_dir(chosen):
             raise BrowserStartError(f"${RAM_DIR_ENV} names {chosen!r}, which is not a "
                                     "directory this process can write in (set it empty to "
                                     "keep browser profiles in the temp dir)")
         return os.path.abspath(chosen)  # (mkdtemp keeps a relative dir relative)
-    if RAM_SCRATCH is None:
+    if RAM_SCRATCH is None or not _writable_dir(RAM_SCRATCH):
         return temp
-    try:
-        room = os.statvfs(RAM_SCRATCH)
-    except OSError:
-        return temp
-    if not (os.path.isdir(RAM_SCRATCH) and os.access(RAM_SCRATCH, os.W_OK | os.X_OK)) \
-            or room.f_bavail * room.f_frsize < _RAM_NEEDED:
-        return temp
-    return RAM_SCRATCH
+    room = os.statvfs(RAM_SCRATCH)
+    return RAM_SCRATCH if room.f_bavail * room.f_frsize >= _RAM_NEEDED else temp
+
+
+def _writable_dir(path: str) -> bool:
+    return os.path.isdir(path) and os.access(path, os.W_OK | os.X_OK)
 
 
 def _workdir_in(kind: str, on_ram: bool) -> Path:

@@ -34,7 +34,7 @@ from cdpnb.state.dialogs import browser_handler_of, close_dialogs_of, closed_nat
 from cdpnb.state.frames import descendants, ident
 from cdpnb.state.models import BrowserState, FrameInfo, PageInfo, PendingDialog
 
-__all__ = ["answer_refused", "answered", "frame_tree", "poll_failed", "polled",
+__all__ = ["answer_refused", "answered", "frame_tree", "open_in", "poll_failed", "polled",
            "window_opened", "windows"]
 
 Out = list[Change]
@@ -102,7 +102,8 @@ def _window_of(msg: Reply | ErrorReply) -> str | None:
     return window if isinstance(window, str) else None
 
 
-def _open_in(state: BrowserState, window: str) -> PendingDialog | None:
+def open_in(state: BrowserState, window: str) -> PendingDialog | None:
+    """The native dialog ``window`` is known to show (classic shows one a window)."""
     return next((d for d in state.pending_dialogs
                  if d.via == "native" and d.page_session_id == window), None)
 
@@ -114,7 +115,7 @@ def polled(state: BrowserState, msg: Reply, out: Out) -> BrowserState:
     page = state.pages.get(window or "")
     if page is None or not isinstance(text, str):
         return state
-    shown = _open_in(state, page.session_id)
+    shown = open_in(state, page.session_id)
     if shown is not None:
         if shown.message == text:
             return state  # the same dialog, still open
@@ -141,7 +142,7 @@ def poll_failed(state: BrowserState, msg: ErrorReply, out: Out) -> BrowserState:
             msg.message, msg.data) != "no such alert":
         return state
     window = _window_of(msg)
-    shown = _open_in(state, window or "")
+    shown = open_in(state, window or "")
     if shown is None:
         return state
     if shown.answering is None and _navigated_since(shown, msg.data):
@@ -176,7 +177,7 @@ def answered(state: BrowserState, msg: Reply, out: Out) -> BrowserState:
     """``classic.answerAlert`` succeeded: the dialog it was for closed by that answer
     (a prompt's type is learnt here: text was taken, or refused by an alert/confirm)."""
     window = _window_of(msg)
-    shown = _open_in(state, window or "")
+    shown = open_in(state, window or "")
     if shown is None or shown.answering is None:
         return state
     accept = msg.params.get("accept")
@@ -203,7 +204,7 @@ def answer_refused(state: BrowserState, msg: ErrorReply, out: Out) -> BrowserSta
     if msg.method != "classic.answerAlert":
         return state
     window = _window_of(msg)
-    shown = _open_in(state, window or "")
+    shown = open_in(state, window or "")
     if shown is None or classic_error_name(msg.message, msg.data) != "no such alert":
         return state
     return close_dialogs_of(state, [shown], msg.wall, "remote", None, out)

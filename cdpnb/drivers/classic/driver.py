@@ -72,6 +72,7 @@ from cdpnb.session.core import Core
 from cdpnb.session.driver import Command, Navigated, PageSender, ProtocolDriver
 from cdpnb.session.results import ClickResult, NavigateResult
 from cdpnb.state import PageInfo, PendingDialog
+from cdpnb.state.classic import open_in
 
 __all__ = ["POLL_S", "ClassicDriver"]
 
@@ -111,14 +112,16 @@ WALK_BACKOFF_S = 2.0
 #: The ``browserName`` of servers that answer a switch to a window showing a dialog
 #: (measured: chromedriver 156). Others (WebKitWebDriver's "MiniBrowser", unknown ones)
 #: are never asked to: WebKitWebDriver 2.50 never answers it.
-SWITCHES_TO_DIALOGS = frozenset({"chrome", "chrome-headless-shell", "chromium"})
+#: The ``browserName`` chromedriver's sessions give (the Chromium servers).
+_CHROMIUMS = frozenset({"chrome", "chrome-headless-shell", "chromium"})
+SWITCHES_TO_DIALOGS = _CHROMIUMS
 #: The ``browserName`` of servers whose page can navigate itself while one of its
 #: cross-site frames shows a dialog, the browser then closing it (measured: chromedriver
 #: 156). There a poll that finds a dialog gone reads the top document
 #: (``protocol.classic``, ``shown``). Not WebKit 2.50: the page's timer waits behind its
 #: frame's alert (one process), and its ``execute/sync`` in a loading document can
 #: wedge the server.
-NAVIGATES_OVER_DIALOGS = frozenset({"chrome", "chrome-headless-shell", "chromium"})
+NAVIGATES_OVER_DIALOGS = _CHROMIUMS
 #: Every this many polls, the session's windows are listed (popups join, closed ones
 #: leave) and the current one's frames walked again (classic tells no frame's
 #: navigation: a frame that moved by itself is seen at the next walk). A walk of the
@@ -307,9 +310,9 @@ class ClassicDriver(ProtocolDriver):
         """Poll ``window`` (the reply is folded); False when it did not answer within the
         budget (its renderer is paused or busy)."""
         # (shown: should it be gone, the poll reads what the top document did meanwhile)
-        shown = {"shown": True} if self.reads_gone_dialogs and any(
-            d.via == "native" and d.page_session_id == window and d.answering is None
-            for d in self.core.state.pending_dialogs) else {}
+        open_here = open_in(self.core.state, window)
+        shown = {"shown": True} if self.reads_gone_dialogs and open_here is not None \
+            and open_here.answering is None else {}
         try:
             await self.core.send("classic.getAlertText",
                                  {"window": window, **shown, **self._background()},
