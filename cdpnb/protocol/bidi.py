@@ -113,7 +113,9 @@ class BiDiConnection(CommandBook):
         if isinstance(data, TransportFault):
             return self._fault(data.kind, data.detail, bytes(data), wall, mono)
         try:
-            msg = loads(data)
+            msg = self._read_own_way(data)
+            if msg is None:
+                msg = loads(data)
         except (ValueError, RecursionError) as exc:
             return self._fault("malformed-json", str(exc), data, wall, mono)
         if not isinstance(msg, dict):

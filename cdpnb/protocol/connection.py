@@ -9,15 +9,20 @@ from __future__ import annotations
 
 import sys
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 from cdpnb.errors import CDPError
 from cdpnb.protocol.codec import loads, wire_text
+from cdpnb.protocol.deep_values import TYPED_REPLY_MIN_BYTES, reply_id
 from cdpnb.protocol.messages import Command, ErrorReply, Event, Fault, Reply, TransportFault
 
-__all__ = ["CDPConnection", "CommandBook", "Received", "error_of"]
+__all__ = ["CDPConnection", "CommandBook", "Received", "ReplyReader", "error_of"]
 
 Received = Reply | ErrorReply | Event | Fault
+#: Reads a large reply frame as its JSON object in a form of its own (typed nodes:
+#: ``cdpnb.protocol.deep_values``), or None to have it read as JSON.
+ReplyReader = Callable[[str | bytes | bytearray | memoryview], dict[str, Any] | None]
 
 #: Replies that arrive after their caller gave up are still matched (and folded)
 #: for this many abandoned commands; beyond that they count as unknown.
@@ -43,6 +48,8 @@ class CommandBook:
         self._next_id = first_id
         self._pending: dict[int, Command] = {}
         self._abandoned: OrderedDict[int, Command] = OrderedDict()
+        #: Pending commands whose large reply is read by a reader of its own.
+        self._reply_readers: dict[int, ReplyReader] = {}
 
     #: What a method name looks like, in the error that names a bad one.
     METHOD_SHAPE = "'Domain.command'"
@@ -55,8 +62,11 @@ class CommandBook:
         *,
         wall: float = 0.0,
         mono: float = 0.0,
+        reply_reader: ReplyReader | None = None,
     ) -> tuple[Command, str]:
-        """Allocate an id, remember the command, and return it with its wire text."""
+        """Allocate an id, remember the command, and return it with its wire text.
+        ``reply_reader`` reads its reply if that is large (``TYPED_REPLY_MIN_BYTES``):
+        a frame it does not take is read as JSON."""
         if not isinstance(method, str) or "." not in method:
             raise ValueError(f"method must look like {self.METHOD_SHAPE}, got {method!r}")
         if params is not None and not isinstance(params, dict):
@@ -77,6 +87,8 @@ class CommandBook:
         cmd = Command(self._next_id, method, params, session_id, wall, mono)
         self._next_id += 1
         self._pending[cmd.id] = cmd
+        if reply_reader is not None:
+            self._reply_readers[cmd.id] = reply_reader
         return cmd, text
 
     def adopt(self, command: Command) -> None:
@@ -95,6 +107,7 @@ class CommandBook:
 
     def _answered(self, command_id: int) -> Command | None:
         """The command a reply answers (pending, else abandoned: a late reply)."""
+        self._reply_readers.pop(command_id, None)
         cmd = self._pending.pop(command_id, None)
         if cmd is None:
             cmd = self._abandoned.pop(command_id, None)
@@ -102,6 +115,7 @@ class CommandBook:
 
     def abandon(self, command_id: int) -> None:
         """The caller stopped waiting; a late reply is still matched, then dropped."""
+        self._reply_readers.pop(command_id, None)
         cmd = self._pending.pop(command_id, None)
         if cmd is None:
             return
@@ -114,11 +128,22 @@ class CommandBook:
         pending = list(self._pending.values())
         self._pending.clear()
         self._abandoned.clear()
+        self._reply_readers.clear()
         return pending
 
     @property
     def pending(self) -> int:
         return len(self._pending)
+
+    def _read_own_way(self, data: str | bytes | bytearray | memoryview
+                      ) -> dict[str, Any] | None:
+        """A large frame that answers a command with a reader of its own, as that
+        reader reads it; else None (read it as JSON)."""
+        if not self._reply_readers or len(data) < TYPED_REPLY_MIN_BYTES:
+            return None
+        cid = reply_id(data)
+        reader = None if cid is None else self._reply_readers.get(cid)
+        return None if reader is None else reader(data)
 
     def _fault(self, kind: str, detail: str, raw: str | bytes | bytearray | memoryview,
                wall: float, mono: float) -> Fault:
@@ -193,7 +218,9 @@ class CDPConnection(CommandBook):
         if isinstance(data, TransportFault):
             return self._fault(data.kind, data.detail, _excerpt(data), wall, mono)
         try:
-            msg = loads(data)
+            msg = self._read_own_way(data)
+            if msg is None:
+                msg = loads(data)
         except (ValueError, RecursionError) as exc:
             if isinstance(data, bytes | bytearray | memoryview):
                 # A text frame's payload as the wire gave it (binary frames come as

@@ -18,7 +18,20 @@ import math
 from dataclasses import dataclass
 from typing import Any, Final, NamedTuple
 
+import msgspec
+from msgspec import UNSET
+
 from cdpnb.errors import EvaluateError
+from cdpnb.protocol.deep_values import (
+    DEEP_NODES,
+    DeepArray,
+    DeepBoolean,
+    DeepNull,
+    DeepNumber,
+    DeepObject,
+    DeepString,
+    DeepUndefined,
+)
 from cdpnb.terminal_text import inert
 
 __all__ = [
@@ -136,6 +149,8 @@ def _unserializable(raw: str) -> Any:
 
 def _from_deep(node: Any) -> Any:
     if not isinstance(node, dict):
+        if isinstance(node, DEEP_NODES):
+            return _from_typed(node)
         raise _NotData(node)
     kind = node.get("type")
     if kind == "undefined":
@@ -161,6 +176,27 @@ def _from_deep(node: Any) -> Any:
     raise _NotData(kind)
 
 
+def _from_typed(node: Any) -> Any:
+    """``_from_deep`` of a typed node (``cdpnb.protocol.deep_values``): the same value
+    as from the dicts the same JSON would be (a property test holds them equal)."""
+    kind = type(node)
+    if kind is DeepNumber:
+        value = node.value
+        return _number(value) if isinstance(value, str) else (
+            None if value is UNSET else value)
+    if kind is DeepArray:
+        return [_from_typed(item) for item in node.value]
+    if kind is DeepObject:
+        return {key: _from_typed(item) for key, item in node.value}
+    if kind is DeepString or kind is DeepBoolean:
+        return None if node.value is UNSET else node.value
+    if kind is DeepUndefined:
+        return Undefined
+    if kind is DeepNull:
+        return None
+    return int(str(None if node.value is UNSET else node.value))  # DeepBigInt
+
+
 def from_remote_value(value: dict[str, Any], context: str | None) -> Any:
     """A WebDriver BiDi ``script.RemoteValue`` as a Python value, or a RemoteObject.
 
@@ -171,6 +207,8 @@ def from_remote_value(value: dict[str, Any], context: str | None) -> Any:
         return _from_deep(value)
     except _NotData:
         pass
+    if isinstance(value, DEEP_NODES):  # (a typed node that is no data after all: "x" as
+        value = msgspec.to_builtins(value)  # a number; described from its JSON)
     kind = str(value.get("type", "object"))
     inner = value.get("value")
     description = None

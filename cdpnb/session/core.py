@@ -51,6 +51,7 @@ from cdpnb.protocol import (
     error_of,
     protocol_spec,
 )
+from cdpnb.protocol.connection import ReplyReader
 from cdpnb.protocol.credentials import redact_url
 from cdpnb.protocol.specs import CDP
 from cdpnb.runtime.engine import engine
@@ -386,8 +387,11 @@ class Core:
         params: dict[str, Any] | None = None,
         session_id: str | None = None,
         timeout: float | None = None,
+        *,
+        reply_reader: ReplyReader | None = None,
     ) -> dict[str, Any]:
-        """Send one command and await its result; errors become CDPError."""
+        """Send one command and await its result; errors become CDPError.
+        ``reply_reader`` reads a large reply its own way (``CommandBook.command``)."""
         loop = asyncio.get_running_loop()
         # A blocking call on its thread's private loop (cdpnb.sync from a script) waits
         # for the reply by blocking that thread: nothing else runs on that loop, and a
@@ -396,14 +400,15 @@ class Core:
         limit = self.command_timeout_s if timeout is None else timeout
         if engine.blocks_here():
             blocked = BlockedReply()
-            command_id, transport = self._write(method, params, session_id, blocked)
+            command_id, transport = self._write(method, params, session_id, blocked,
+                                                reply_reader)
             return self._wait_blocked(blocked, transport, command_id, method, session_id, limit)
         future: asyncio.Future[dict[str, Any]] = loop.create_future()
         # This loop's turn to read is taken before the command goes out, so a quick
         # reply cannot wake the reader thread first (4% of replies did under load).
         end_turn = self._take_turn(self._transport, loop)
         try:
-            command_id, _ = self._write(method, params, session_id, future)
+            command_id, _ = self._write(method, params, session_id, future, reply_reader)
         except BaseException:
             if end_turn is not None:
                 end_turn()
@@ -456,7 +461,7 @@ class Core:
 
     def _write(self, method: str, params: dict[str, Any] | None, session_id: str | None,
                future: asyncio.Future[dict[str, Any]] | BlockedReply | ReplyCallback,
-               ) -> tuple[int, Transport]:
+               reply_reader: ReplyReader | None = None) -> tuple[int, Transport]:
         """Record, fold and write one command whose reply will settle ``future``."""
         if self.stopping:
             raise SupervisorStopped(f"supervisor for {redact_url(self.url)} is stopped; "
@@ -471,7 +476,7 @@ class Core:
         conn = self._conn
         with self._lock:
             cmd, text = conn.command(method, params, session_id, wall=time.time(),
-                                     mono=time.monotonic())
+                                     mono=time.monotonic(), reply_reader=reply_reader)
             data = text.encode()
             self._replies[cmd.id] = future
             self._apply(cmd, data)

@@ -30,6 +30,7 @@ import math
 from collections.abc import Collection
 from typing import Annotated, Any
 
+import msgspec
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from cdpnb.protocol import (
@@ -186,10 +187,19 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
+def _as_json(value: Any) -> Any:
+    """What the encoder writes for a value JSON has no spelling for: a typed node of a
+    large script reply (``cdpnb.protocol.deep_values``) as the JSON it was read from;
+    anything else as its repr."""
+    if isinstance(value, msgspec.Struct):
+        return msgspec.to_builtins(value)
+    return repr(value)
+
+
 # ASCII escapes keep every line valid UTF-8, whatever the page sent: a lone surrogate
 # from JS ('\ud800') cannot be written as UTF-8 and would be lost. One encoder for
 # every line: json.dumps with options builds a new one per call, a cost per message.
-_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=True, default=repr)
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=True, default=_as_json)
 
 
 def dumps(obj: dict[str, Any]) -> str:

@@ -43,6 +43,7 @@ from cdpnb.errors import (
 )
 from cdpnb.protocol import bidi_error_name
 from cdpnb.protocol.credentials import redact_url
+from cdpnb.protocol.deep_values import read_bidi_script_reply
 from cdpnb.protocol.js_values import MAX_DEPTH, RemoteObject, Undefined, from_remote_value
 from cdpnb.runtime.threads import in_own_thread
 from cdpnb.session.budget import Budget
@@ -255,7 +256,8 @@ class BiDiSession:
                                   "it could be sent", budget=budget.seconds,
                                   elapsed=budget.elapsed(), ended_by="not sent")
         try:
-            reply = await self.core.send(method, params, timeout=budget.left())
+            reply = await self.core.send(method, params, timeout=budget.left(),
+                                         reply_reader=read_bidi_script_reply)
         except CommandTimeout:
             self.core.note("cdpnb.evaluateTimedOut", {})
             dialog = _blocking_prompt(self.core.state, context)

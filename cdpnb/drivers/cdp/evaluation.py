@@ -40,6 +40,8 @@ from cdpnb.errors import (
     EvaluateTimeout,
     SupervisorStopped,
 )
+from cdpnb.protocol.connection import ReplyReader
+from cdpnb.protocol.deep_values import read_script_reply
 from cdpnb.protocol.js_values import (
     MAX_DEPTH,
     NeedsValue,
@@ -142,7 +144,8 @@ class Evaluator:
         if self.deep:
             try:
                 return await self._guarded(method, {**params, "serializationOptions": _DEEP},
-                                           session, budget, in_page)
+                                           session, budget, in_page,
+                                           reply_reader=read_script_reply)
             except CDPError as exc:
                 # -32602: the endpoint validates params and lacks deep serialisation;
                 # nothing ran, so sending again without it is safe.
@@ -153,7 +156,8 @@ class Evaluator:
         return await self._guarded(method, params, session, budget, in_page)
 
     async def _guarded(self, method: str, params: dict[str, Any], session: str | None,
-                       budget: Budget, in_page: bool | None) -> dict[str, Any]:
+                       budget: Budget, in_page: bool | None, *,
+                       reply_reader: ReplyReader | None = None) -> dict[str, Any]:
         if budget.left() <= 0:
             raise EvaluateTimeout(
                 f"{method}: the {budget.seconds:g} s budget was spent before it could be sent "
@@ -164,7 +168,8 @@ class Evaluator:
             params = {**params, "timeout": in_page_ms}
         sent_at = time.monotonic()
         try:
-            return await self.core.send(method, params, session, budget.left())
+            return await self.core.send(method, params, session, budget.left(),
+                                        reply_reader=reply_reader)
         except CommandTimeout:
             ended_by, how = await self._end_script(session)
             self.core.note("cdpnb.evaluateTimedOut", {}, session)
