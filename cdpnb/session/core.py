@@ -167,6 +167,8 @@ def settle(future: asyncio.Future[T] | BlockedReply | ReplyCallback, value: T | 
 
 
 _NO_KINDS: frozenset[type] = frozenset()
+#: How many (method, kinds of change) the subscriptions' lookup remembers.
+_WANTED_MEMORY = 4096
 
 
 @dataclass(slots=True)
@@ -219,6 +221,10 @@ class Core:
         #: What listeners asked to run after the message being folded (a fold's own).
         self._after: list[Callable[[], None]] | None = None
         self._subscriptions: list[_Subscription] = []
+        #: The subscriptions that want a message, by its method and its kinds of change:
+        #: each message asked every subscription (8 on a page's supervisor: 24 checks an
+        #: evaluate), now one lookup. Emptied when the subscriptions change.
+        self._wanted: dict[tuple[str | None, frozenset[type]], tuple[_Subscription, ...]] = {}
         #: Futures of callers waiting on the stream; they end at once on stop or loss.
         self._waiters: set[asyncio.Future[Any]] = set()
         self._tasks: set[ThreadFuture[Any]] = set()
@@ -600,10 +606,12 @@ class Core:
                             frozenset(changes) if changes is not None else None, now)
         with self._lock:
             self._subscriptions = [*self._subscriptions, sub]
+            self._wanted = {}
 
         def unsubscribe() -> None:
             with self._lock:
                 self._subscriptions = [s for s in self._subscriptions if s is not sub]
+                self._wanted = {}
 
         return unsubscribe
 
@@ -723,9 +731,7 @@ class Core:
         kinds = frozenset(map(type, changes)) if changes else _NO_KINDS
         outer, self._after = self._after, []
         try:
-            for sub in self._subscriptions:
-                if not sub.wants(method, kinds):
-                    continue
+            for sub in self._wanting(method, kinds):
                 if sub.now:
                     self._call(sub.listener, message, changes)
                 else:
@@ -742,6 +748,19 @@ class Core:
                 if method != "cdpnb.listenerFailed":
                     self.note("cdpnb.listenerFailed", {"method": method})
         return changes
+
+    def _wanting(self, method: str | None, kinds: frozenset[type]
+                 ) -> tuple[_Subscription, ...]:
+        """The subscriptions that want a message of ``method`` with changes of ``kinds``,
+        in the order they subscribed (under the fold lock)."""
+        key = (method, kinds)
+        wanted = self._wanted.get(key)
+        if wanted is None:
+            wanted = tuple(s for s in self._subscriptions if s.wants(method, kinds))
+            if len(self._wanted) >= _WANTED_MEMORY:  # (methods a hostile endpoint makes up)
+                self._wanted = {}
+            self._wanted[key] = wanted
+        return wanted
 
     def after_this_message(self, then: Callable[[], None]) -> None:
         """From a listener called ``now``: run ``then`` once every listener has been
