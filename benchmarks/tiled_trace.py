@@ -15,7 +15,14 @@ every check it makes; ``bench_trace.py`` says whether the scan vouched for it):
   tile's number added to their last eight digits (so each tile's frames and sessions
   are new ones, as in a long run, and the ``session_id`` categories grow with it);
 - cdpnb's dialog ids (``"dialog_id":"d-N"``) go on from the dialogs the tiles before
-  opened (the fold numbers dialogs over the whole run, not per connection).
+  opened (the fold numbers dialogs over the whole run, not per connection);
+- the connections' generations (``"generation":N`` in ``cdpnb.connected``,
+  ``connectionReady``, ``disconnected``) go on from the tiles before, as one
+  supervisor's reconnects number them: the fold takes a connection whose generation is
+  not newer for an old one's late news and keeps the state it has, so tiles that all
+  said 1 piled every earlier tile's pages and frames into the state (83 pages and 119
+  frames after 200k lines, where a run holds its own), and each navigation's scan of
+  the frame table cost 3-4× a real one's.
 
 Command ids are left as they are: each recording starts with a ``cdpnb.connected``
 note, and ids restart with a connection. Payloads are otherwise the bytes the browsers
@@ -44,6 +51,7 @@ BROWSING_TILES = 3
 _PREFIX = re.compile(rb'\{"seq":\d+,"t":([^,]+),"wall":([^,]+),"dir":"(send|recv|note|fault)"')
 _HEX_ID = re.compile(rb'"([0-9A-F]{24})([0-9A-F]{8})"')
 _DIALOG_ID = re.compile(rb'"dialog_id":"d-(\d+)"')
+_GENERATION = re.compile(rb'"generation":(\d+)')
 #: Seconds between one tile's last line and the next one's first.
 _GAP = 0.05
 
@@ -59,6 +67,7 @@ class Recording:
     direction: list[str]
     rest: bytes  # each line after its "wall" field, newline-separated
     dialogs: int  # how many dialogs its fold opens
+    generations: int  # how many connections it holds (its last generation)
 
     def __len__(self) -> int:
         return len(self.mono)
@@ -87,9 +96,11 @@ def recordings(protocol: str = "cdp") -> list[Recording]:
             direction.append(match[3].decode())
             rests.append(line[match.end(2):])
         dialogs = Trace.load(path).final_state().dialog_seq
+        rest = b"\n".join(rests)
+        generations = max((int(g) for g in _GENERATION.findall(rest)), default=0)
         found.append(Recording(path.name, protocol, [t - mono[0] for t in mono],
-                               [w - wall[0] for w in wall], direction, b"\n".join(rests),
-                               dialogs))
+                               [w - wall[0] for w in wall], direction, rest, dialogs,
+                               generations))
     return found
 
 
@@ -111,7 +122,7 @@ def write_tiled(path: Path, messages: int, protocol: str = "cdp") -> dict[str, i
     counts of its footer."""
     sources = recordings(protocol)
     counts: Counter[str] = Counter()
-    seq, mono, wall, dialogs = 0, 10_000.0, 1_795_000_000.0, 0
+    seq, mono, wall, dialogs, generations = 0, 10_000.0, 1_795_000_000.0, 0, 0
     with open(path, "wb") as out:
         out.write(json.dumps({
             "cdpnb_trace": 2, "protocol": protocol, "cdpnb": "bench", "started_at": wall,
@@ -119,7 +130,7 @@ def write_tiled(path: Path, messages: int, protocol: str = "cdp") -> dict[str, i
             "meta": {"tiled_from": [s.name for s in sources]}},
             separators=(",", ":")).encode() + b"\n")
         for tile, source, take in _tiles(sources, messages):
-            rest = _renamed(source.rest, tile, dialogs)
+            rest = _renamed(source.rest, tile, dialogs, generations)
             lines = rest.split(b"\n", take)[:take]
             out.write(b"".join(
                 b'{"seq":%d,"t":%r,"wall":%r' % (seq + i + 1, mono + t, wall + w) + line + b"\n"
@@ -130,16 +141,19 @@ def write_tiled(path: Path, messages: int, protocol: str = "cdp") -> dict[str, i
             mono += source.mono[take - 1] + _GAP
             wall += source.wall[take - 1] + _GAP
             dialogs += source.dialogs
+            generations += source.generations
         footer = {"cdpnb_trace_end": 2, "ended_at": wall, "counts": dict(counts)}
         out.write(json.dumps(footer, separators=(",", ":")).encode() + b"\n")
     return dict(counts)
 
 
-def _renamed(rest: bytes, tile: int, dialogs: int) -> bytes:
-    """A tile's lines with its own ids (see the module's docstring)."""
+def _renamed(rest: bytes, tile: int, dialogs: int, generations: int) -> bytes:
+    """A tile's lines with its own ids and generations (see the module's docstring)."""
     if tile:
         rest = _HEX_ID.sub(lambda m: b'"%s%08X"' % (m[1], (int(m[2], 16) + tile) & 0xFFFFFFFF),
                            rest)
     if dialogs:
         rest = _DIALOG_ID.sub(lambda m: b'"dialog_id":"d-%d"' % (int(m[1]) + dialogs), rest)
+    if generations:
+        rest = _GENERATION.sub(lambda m: b'"generation":%d' % (int(m[1]) + generations), rest)
     return rest
