@@ -16,8 +16,10 @@ undefined, null, strings, booleans, numbers, bigints, arrays and plain objects),
 each knows every field it may carry: any other type (a node, a Map, a function) or
 field, a reply that is an error or holds an exception, does not fit, and the frame is
 read as JSON as any other (``None`` from the reader). A node that fits is the whole of
-what the wire said (:func:`msgspec.to_builtins` gives back the JSON value), so a trace
-written from it, a replay or a redacted line, is what the browser sent.
+what the wire said (:func:`as_json` gives back the JSON value), so a trace line
+encoded from it (with ``redact=``: the others are the wire's bytes) holds the same JSON
+as the browser sent, its keys perhaps in another order; while such a line is encoded,
+the value is dicts again.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from msgspec import UNSET, Struct, UnsetType
 
 __all__ = ["DEEP_NODES", "TYPED_REPLY_MIN_BYTES", "DeepArray", "DeepBigInt", "DeepBoolean",
            "DeepData", "DeepNull", "DeepNumber", "DeepObject", "DeepString", "DeepUndefined",
-           "read_bidi_script_reply", "read_script_reply", "reply_id"]
+           "as_json", "read_bidi_script_reply", "read_script_reply", "reply_id"]
 
 #: Frames from this size on that answer a command asking for it are read typed; below
 #: it the dicts cost little, and one reading for every frame keeps the common path one.
@@ -130,7 +132,7 @@ def reply_id(frame: str | bytes | bytearray | memoryview) -> int | None:
     rest of the frame is skipped over, not built)."""
     try:
         found = _READ_ID(frame).id
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    except ValueError:  # (msgspec's errors; a str with a lone surrogate, UnicodeEncodeError)
         return None
     return found if isinstance(found, int) and not isinstance(found, bool) else None
 
@@ -141,7 +143,7 @@ def read_script_reply(frame: str | bytes | bytearray | memoryview) -> dict[str, 
     when it does not fit (read it as JSON)."""
     try:
         reply = _READ_REPLY(frame)
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    except ValueError:
         return None
     remote = reply.result.result
     fields = {name: getattr(remote, name) for name in remote.__struct_fields__}
@@ -161,9 +163,17 @@ def read_bidi_script_reply(frame: str | bytes | bytearray | memoryview
     None when it does not fit (read it as JSON)."""
     try:
         reply = _READ_BIDI_REPLY(frame)
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    except ValueError:
         return None
     result: dict[str, Any] = {"type": "success", "result": reply.result.result}
     if reply.result.realm is not UNSET:
         result["realm"] = reply.result.realm
     return {"type": "success", "id": reply.id, "result": result}
+
+
+def as_json(value: Any) -> Any:
+    """A JSON encoder's ``default``: a typed node as the JSON value it was read from
+    (lists and dicts); anything else JSON has no spelling for as its repr."""
+    if isinstance(value, Struct):
+        return msgspec.to_builtins(value)
+    return repr(value)

@@ -43,6 +43,8 @@ from typing import Any
 import msgspec
 import numpy as np
 
+from cdpnb.protocol.deep_values import as_json
+
 __all__ = ["Edits", "canonical_buffer", "edits", "encode_json", "escape_surrogates"]
 
 Bytes = np.ndarray[Any, np.dtype[np.uint8]]
@@ -257,7 +259,8 @@ def _spelled(token: bytes) -> bytes | None:
 _SURROGATE = re.compile("[\ud800-\udfff]")
 #: The text the tables show for a JSON value: compact, Unicode kept. One encoder for
 #: every payload: json.dumps with options builds a new one per call.
-encode_json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=repr).encode
+encode_json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False,
+                               default=as_json).encode
 
 
 def escape_surrogates(text: str) -> str:

@@ -30,7 +30,6 @@ import math
 from collections.abc import Collection
 from typing import Annotated, Any
 
-import msgspec
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from cdpnb.protocol import (
@@ -44,6 +43,7 @@ from cdpnb.protocol import (
     opens_connection,
 )
 from cdpnb.protocol.bidi import error_reply, is_bidi_message
+from cdpnb.protocol.deep_values import as_json
 from cdpnb.trace.replies import ReplyMatcher
 
 __all__ = [
@@ -187,19 +187,10 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def _as_json(value: Any) -> Any:
-    """What the encoder writes for a value JSON has no spelling for: a typed node of a
-    large script reply (``cdpnb.protocol.deep_values``) as the JSON it was read from;
-    anything else as its repr."""
-    if isinstance(value, msgspec.Struct):
-        return msgspec.to_builtins(value)
-    return repr(value)
-
-
 # ASCII escapes keep every line valid UTF-8, whatever the page sent: a lone surrogate
 # from JS ('\ud800') cannot be written as UTF-8 and would be lost. One encoder for
 # every line: json.dumps with options builds a new one per call, a cost per message.
-_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=True, default=_as_json)
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=True, default=as_json)
 
 
 def dumps(obj: dict[str, Any]) -> str:
