@@ -622,6 +622,33 @@ def test_a_dialog_gone_while_our_answer_was_on_its_way_is_ours_whatever_the_page
     assert closed.record.closed_by == "agent"
 
 
+@pytest.mark.parametrize("poll_first", [True, False])
+def test_a_refused_answer_closes_only_the_dialog_it_was_for(poll_first: bool) -> None:
+    """The agent answers "name?"; the page has shown "password?" instead. Whichever of
+    the poll's reading and the refusal is folded first, "name?" is closed by someone
+    else and "password?" is one dialog, open (the refusal closed it when the poll came
+    first, and the next poll opened it again as a third)."""
+    state = fold(supervised(), poll("name?", 2.0)).state
+    named = state.pending_dialogs[0]
+    state = fold(state, Note("cdpnb.dialogAnswering", {
+        "dialog_id": named.id, "accept": True, "prompt_text": "ada",
+        "closed_by": "agent"}, None, 2.1)).state
+    refused = ErrorReply(10, "classic.answerAlert", 404, "no such alert",
+                         {"error": "no such alert"}, None,
+                         {"window": W, "accept": True, "text": "ada", "expect": "name?"}, 2.3)
+    # (as the supervisor does: the refusal is said by a note after its reply)
+    failed = Note("cdpnb.dialogAnswered", {"dialog_id": named.id, "ok": False,
+                                           "error": "no such alert"}, None, 2.35)
+    for message in ([poll("password?", 2.2), refused, failed] if poll_first else
+                    [refused, failed, poll("password?", 2.2)]):
+        state = fold(state, message).state
+    state = fold(state, poll("password?", 2.4)).state
+    assert [d.message for d in state.pending_dialogs] == ["password?"]
+    assert [(r.id, r.message, r.closed_by) for r in state.recent_dialogs] == [
+        (named.id, "name?", "remote")]
+    assert state.pending_dialogs[0].id == "d-2"
+
+
 def test_a_new_message_while_one_is_open_is_a_new_dialog() -> None:
     state = fold(supervised(), poll("first", 2.0)).state
     folded = fold(state, poll("second", 2.5))

@@ -200,12 +200,21 @@ def answered(state: BrowserState, msg: Reply, out: Out) -> BrowserState:
 def answer_refused(state: BrowserState, msg: ErrorReply, out: Out) -> BrowserState:
     """``classic.answerAlert`` failed "no such alert": nothing is open, or another dialog
     is (its message differs): the dialog it was for was closed before our answer, by
-    someone else (a page cannot close its own dialog: its script is blocked in it)."""
+    someone else (a page cannot close its own dialog: its script is blocked in it).
+
+    Only the dialog the answer was for: one our answer is on its way to, showing the
+    message it expected. A poll may have seen the other message first (the refusal's
+    reply comes after it): that poll closed the answered dialog and opened the one now
+    shown, which the refusal leaves open (it was closed as someone else's, and then
+    seen again as a third dialog: 1 run in 20, scripted)."""
     if msg.method != "classic.answerAlert":
         return state
     window = _window_of(msg)
     shown = open_in(state, window or "")
     if shown is None or classic_error_name(msg.message, msg.data) != "no such alert":
+        return state
+    expected = msg.params.get("expect")
+    if shown.answering is None or (isinstance(expected, str) and shown.message != expected):
         return state
     return close_dialogs_of(state, [shown], msg.wall, "remote", None, out)
 
