@@ -345,6 +345,24 @@ async def test_wait_for_keeps_asyncio_wait_fors_outcomes() -> None:
 
     assert await wait_for(ignores_cancellation(), 0.01) == "finished anyway"
 
+    # A plain future is awaited directly (no asyncio.wait): the same outcomes.
+    settled = loop.create_future()
+    loop.call_later(0.01, settled.set_result, "set")
+    assert await wait_for(settled, 5) == "set"
+    failed = loop.create_future()
+    loop.call_soon(failed.set_exception, KeyError("k"))
+    with pytest.raises(KeyError):
+        await wait_for(failed, 5)
+    done_already = loop.create_future()
+    done_already.set_result(3)
+    assert await wait_for(done_already, 0) == 3
+    with pytest.raises(TimeoutError):
+        await wait_for(loop.create_future(), 0)
+    cancelled_by_someone = loop.create_future()
+    loop.call_soon(cancelled_by_someone.cancel)
+    with pytest.raises(asyncio.CancelledError):  # not a timeout: someone else's cancel
+        await wait_for(cancelled_by_someone, 5)
+
 
 def test_wait_for_needs_no_task_where_a_driven_call_has_none() -> None:
     drive = ThreadDrive()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable
-from typing import TypeVar
+from typing import TypeVar, cast
 
 __all__ = ["wait_for"]
 
@@ -23,7 +23,9 @@ async def wait_for(awaitable: Awaitable[T], timeout: float | None) -> T:
     end, as ``asyncio.wait_for`` does."""
     if timeout is None:
         return await awaitable
-    future = asyncio.ensure_future(awaitable)
+    if isinstance(awaitable, asyncio.Future) and not isinstance(awaitable, asyncio.Task):
+        return await _future_for(cast("asyncio.Future[T]", awaitable), timeout)
+    future: asyncio.Future[T] = asyncio.ensure_future(awaitable)
     timed_out = False
     try:
         done, _ = await asyncio.wait({future}, timeout=max(0.0, timeout))
@@ -41,3 +43,27 @@ async def wait_for(awaitable: Awaitable[T], timeout: float | None) -> T:
     if future.cancelled():
         raise TimeoutError(f"no result within {timeout:g} s")
     return future.result()  # it finished anyway, ignoring the cancellation
+
+
+async def _future_for(future: asyncio.Future[T], timeout: float) -> T:
+    """``wait_for`` of a plain future (a waiter: nothing of its own to clean up), awaited
+    directly under a timer that cancels it. ``asyncio.wait`` took one more turn of the
+    loop after the future was set (its callback sets a waiter, which then wakes the
+    task): an agent's ``wait_for_dialog`` paid it on every dialog."""
+    expired = False
+
+    def expire() -> None:
+        nonlocal expired
+        if not future.done():
+            expired = True
+            future.cancel()
+
+    timer = asyncio.get_running_loop().call_later(max(0.0, timeout), expire)
+    try:
+        return await future
+    except asyncio.CancelledError:
+        if expired:
+            raise TimeoutError(f"no result within {timeout:g} s") from None
+        raise  # the wait was cancelled: the future with it (as awaiting cancels it)
+    finally:
+        timer.cancel()
