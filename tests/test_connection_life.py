@@ -200,3 +200,35 @@ async def test_giving_up_is_a_phase_the_core_reads_why_from() -> None:
     finally:
         await sup.stop()
     assert core.connection.phase == "gave_up"
+
+
+def test_the_subscriptions_a_message_wants_are_its_own_in_order_after_each_change() -> None:
+    """``Core`` looks up the subscriptions a message wants by its method and kinds of
+    change (remembered): the same ones, in the order they subscribed, as asking each;
+    one that subscribes or leaves counts from the next message on."""
+    from cdpnb.session.core import Core
+
+    core = Core("ws://127.0.0.1:9/x", command_timeout_s=1, connect_timeout_s=1)
+    heard: list[str] = []
+
+    def listener(name: str) -> Any:
+        return lambda message, changes: heard.append(f"{name}:{message.method}")
+
+    core.subscribe(listener("a"), methods=["cdpnb.clicked"], now=True)
+    leave_b = core.subscribe(listener("b"), changes=[Counted], now=True)
+    core.subscribe(listener("c"), now=True)
+
+    def note(method: str) -> None:
+        heard.clear()
+        core.apply(Note(method, {}, None, time.time(), time.monotonic()))
+
+    note("cdpnb.clicked")  # (counted: a, b and c)
+    assert heard == ["a:cdpnb.clicked", "b:cdpnb.clicked", "c:cdpnb.clicked"]
+    note("cdpnb.somethingElse")  # (no change: c only)
+    assert heard == ["c:cdpnb.somethingElse"]
+    leave_b()
+    note("cdpnb.clicked")
+    assert heard == ["a:cdpnb.clicked", "c:cdpnb.clicked"]
+    core.subscribe(listener("d"), changes=[Counted], now=True)
+    note("cdpnb.clicked")
+    assert heard == ["a:cdpnb.clicked", "c:cdpnb.clicked", "d:cdpnb.clicked"]
