@@ -25,9 +25,9 @@ from hypothesis import strategies as st
 from cdpnb.protocol import BiDiConnection, CDPConnection, Reply
 from cdpnb.protocol.codec import loads
 from cdpnb.protocol.deep_values import (
-    DEEP_NODES,
     TYPED_REPLY_MIN_BYTES,
     DeepArray,
+    DeepNode,
     DeepNumber,
     read_bidi_script_reply,
     read_script_reply,
@@ -90,7 +90,7 @@ def test_typed_nodes_give_the_value_and_the_json_the_dicts_give(deep: dict[str, 
     assert read is not None
     generic = loads(frame)
     typed_remote, generic_remote = read["result"]["result"], generic["result"]["result"]
-    assert isinstance(typed_remote["deepSerializedValue"], DEEP_NODES)
+    assert isinstance(typed_remote["deepSerializedValue"], DeepNode)
     assert _same(decode(typed_remote, "S"), decode(generic_remote, "S"))
     # Nothing of the wire is lost: written back, it is the JSON the browser sent.
     assert loads(msgspec.json.encode(read)) == generic
@@ -108,7 +108,7 @@ def _bidi_frame(value: dict[str, Any], cid: int = 5, kind: str = "success") -> b
 def test_bidi_remote_values_read_typed_give_the_same_values(deep: dict[str, Any]) -> None:
     frame = _bidi_frame(deep)
     read = read_bidi_script_reply(frame)
-    assert read is not None and isinstance(read["result"]["result"], DEEP_NODES)
+    assert read is not None and isinstance(read["result"]["result"], DeepNode)
     assert _same(from_remote_value(read["result"]["result"], "C"),
                  from_remote_value(loads(frame)["result"]["result"], "C"))
     assert loads(msgspec.json.encode(read)) == loads(frame)
@@ -252,7 +252,7 @@ def test_a_typed_reply_is_recorded_as_the_browser_sent_it(tmp_path: Path) -> Non
     frame = _frame({"type": "object", "value": [["a", {"type": "number", "value": "NaN"}],
                                                 ["b", BIG]]}, cmd.id)
     reply = conn.receive(frame)
-    assert isinstance(_deep_of(reply), DEEP_NODES)
+    assert isinstance(_deep_of(reply), DeepNode)
     for redact in (None, ["typed_text"]):  # the wire's bytes, and a line encoded again
         path = tmp_path / f"t{redact is None}.jsonl"
         recorder = Recorder(path, backend={"kind": "test"}, redact=redact)

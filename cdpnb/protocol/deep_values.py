@@ -31,8 +31,8 @@ from typing import Any, Literal, Union
 import msgspec
 from msgspec import UNSET, Struct, UnsetType
 
-__all__ = ["DEEP_NODES", "TYPED_REPLY_MIN_BYTES", "DeepArray", "DeepBigInt", "DeepBoolean",
-           "DeepData", "DeepNull", "DeepNumber", "DeepObject", "DeepString", "DeepUndefined",
+__all__ = ["TYPED_REPLY_MIN_BYTES", "DeepArray", "DeepBigInt", "DeepBoolean", "DeepData",
+           "DeepNode", "DeepNull", "DeepNumber", "DeepObject", "DeepString", "DeepUndefined",
            "as_json", "read_bidi_script_reply", "read_script_reply", "reply_id"]
 
 #: Frames from this size on that answer a command asking for it are read typed; below
@@ -40,49 +40,46 @@ __all__ = ["DEEP_NODES", "TYPED_REPLY_MIN_BYTES", "DeepArray", "DeepBigInt", "De
 TYPED_REPLY_MIN_BYTES = 64 * 1024
 
 
-class _Node(Struct, tag_field="type", forbid_unknown_fields=True, gc=False):
+class DeepNode(Struct, tag_field="type", forbid_unknown_fields=True, gc=False):
     """One deep-serialised value (no reference cycles: a cycle is a back reference
     without ``value``, which does not fit; ``gc=False`` saves each node 16 bytes)."""
 
 
-class DeepUndefined(_Node, tag="undefined"):
+class DeepUndefined(DeepNode, tag="undefined"):
     pass
 
 
-class DeepNull(_Node, tag="null"):
+class DeepNull(DeepNode, tag="null"):
     pass
 
 
-class DeepString(_Node, tag="string"):
+class DeepString(DeepNode, tag="string"):
     value: Any = UNSET
 
 
-class DeepBoolean(_Node, tag="boolean"):
+class DeepBoolean(DeepNode, tag="boolean"):
     value: Any = UNSET
 
 
-class DeepNumber(_Node, tag="number"):
+class DeepNumber(DeepNode, tag="number"):
     #: A number, or ``"NaN"``, ``"-0"``, ``"Infinity"``, ``"-Infinity"``.
     value: Any = UNSET
 
 
-class DeepBigInt(_Node, tag="bigint"):
+class DeepBigInt(DeepNode, tag="bigint"):
     value: Any = UNSET
 
 
-class DeepArray(_Node, tag="array"):
+class DeepArray(DeepNode, tag="array"):
     value: list[DeepData]
 
 
-class DeepObject(_Node, tag="object"):
+class DeepObject(DeepNode, tag="object"):
     value: list[tuple[str, DeepData]]
 
 
 DeepData = Union[DeepUndefined, DeepNull, DeepString, DeepBoolean, DeepNumber,  # noqa: UP007
                  DeepBigInt, DeepArray, DeepObject]
-#: Every node class, for ``isinstance``.
-DEEP_NODES: tuple[type[Struct], ...] = (DeepUndefined, DeepNull, DeepString, DeepBoolean,
-                                        DeepNumber, DeepBigInt, DeepArray, DeepObject)
 
 
 class _RemoteObject(Struct, forbid_unknown_fields=True, gc=False):

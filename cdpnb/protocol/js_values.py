@@ -23,9 +23,9 @@ from msgspec import UNSET
 
 from cdpnb.errors import EvaluateError
 from cdpnb.protocol.deep_values import (
-    DEEP_NODES,
     DeepArray,
     DeepBoolean,
+    DeepNode,
     DeepNull,
     DeepNumber,
     DeepObject,
@@ -149,7 +149,7 @@ def _unserializable(raw: str) -> Any:
 
 def _from_deep(node: Any) -> Any:
     if not isinstance(node, dict):
-        if isinstance(node, DEEP_NODES):
+        if isinstance(node, DeepNode):
             return _from_typed(node)
         raise _NotData(node)
     kind = node.get("type")
@@ -207,7 +207,7 @@ def from_remote_value(value: dict[str, Any], context: str | None) -> Any:
         return _from_deep(value)
     except _NotData:
         pass
-    if isinstance(value, DEEP_NODES):  # (a typed node that is no data after all: "x" as
+    if isinstance(value, DeepNode):  # (a typed node that is no data after all: "x" as
         value = msgspec.to_builtins(value)  # a number; described from its JSON)
     kind = str(value.get("type", "object"))
     inner = value.get("value")
