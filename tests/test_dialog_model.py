@@ -15,6 +15,7 @@ from cdpnb.state.changes import (
     BridgeRequestRefused,
     CapabilityMissing,
     ConsoleError,
+    Counted,
     DialogClosed,
     DialogOpened,
     DialogUnanswerable,
@@ -25,7 +26,7 @@ from cdpnb.state.changes import (
     PageOpened,
 )
 from cdpnb.state.dialogs import answerable_dialog
-from cdpnb.state.reducer import CONSOLE_ONLY
+from cdpnb.state.reducer import CONSOLE_ONLY, COUNTS_ONLY
 from tests.test_state import (
     CS,
     MAIN,
@@ -458,3 +459,31 @@ def test_console_only_rules_change_nothing_but_the_console(msgs: list[Message],
     assert after.model_dump(exclude=mine) == before.model_dump(exclude=mine)
     assert {k: v for k, v in after.counters.items() if before.counters.get(k) != v} \
         .keys() <= {f"malformed:{console.method}"}
+
+
+def counting_note() -> st.SearchStrategy[Message]:
+    """Notes of every shape the COUNTS_ONLY rules meet: each such note with its usual
+    params, with odd ones (a duration that is no whole number, ids that are no list),
+    over BiDi's evaluate note without a duration."""
+    odd = st.one_of(st.none(), st.booleans(), st.integers(-3, 20_000), st.text(max_size=3),
+                    st.lists(st.integers(), max_size=3))
+    params = st.one_of(st.just({}), st.fixed_dictionaries({"ms": odd}),
+                       st.fixed_dictionaries({"ids": odd, "why": st.text(max_size=3)}),
+                       st.fixed_dictionaries({"method": st.text(max_size=5)}))
+    return st.builds(lambda method, p: Note(method, p, None, T0),
+                     st.sampled_from(sorted(COUNTS_ONLY)), params)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(dialog_life(), max_size=12), counting_note())
+def test_counts_only_rules_change_nothing_but_the_counters(msgs: list[Message],
+                                                           note: Message) -> None:
+    """``Trace.dialogs`` and ``Trace.frames`` fold without the COUNTS_ONLY notes: they
+    may because those rules move counters only, and report nothing but Counted and
+    Malformed."""
+    assert isinstance(note, Note) and note.method in COUNTS_ONLY
+    assert {"cdpnb.evaluated", "cdpnb.commandsOrphaned"} < COUNTS_ONLY
+    before, _ = run(oopif_state(), *msgs)
+    after, changes = fold(before, note)
+    assert {type(c) for c in changes} <= {Counted, Malformed}
+    assert after.model_dump(exclude={"counters"}) == before.model_dump(exclude={"counters"})

@@ -1382,3 +1382,32 @@ def test_chromium_behind_bidi_follows_chromiums_dialog_model() -> None:
     assert state.pages == {} and state.page_session_id is None and state.page_gone is None
     assert [(r.closed_by, r.reason) for r in state.recent_dialogs] == [
         ("cdpnb", "page_replaced")]
+
+
+def test_evolve_gives_what_model_copy_gives_and_refuses_a_name_that_is_no_field() -> None:
+    """Reducers copy with ``evolve`` (a dict copy and four slots, not pydantic's
+    ``model_copy``): the copy must be the same model by every public measure, the
+    original untouched, and a misspelt field an error rather than a stray attribute."""
+    from cdpnb.state.models import DialogAnswer, FrameInfo, PendingDialog
+
+    state = page_state()
+    assert state.frames and state.pages
+    changes: dict[str, Any] = {"dialog_seq": 7, "counters": {"x": 1}, "page_gone": "closed"}
+    mine, theirs = state.evolve(**changes), state.model_copy(update=changes)
+    assert mine == theirs and type(mine) is BrowserState
+    assert mine.model_dump() == theirs.model_dump()
+    assert mine.model_fields_set == theirs.model_fields_set
+    assert BrowserState.model_validate(mine.model_dump()) == mine
+    assert (state.dialog_seq, state.page_gone) == (0, None)  # the original is not changed
+    assert mine.__pydantic_extra__ is None and mine.__pydantic_private__ is None
+    assert copy.deepcopy(mine) == mine and hash(FrameInfo(frame_id="F").evolve(url="u"))
+    with pytest.raises(Exception, match="frozen"):
+        mine.dialog_seq = 8  # type: ignore[misc]
+    dialog = PendingDialog(id="d1", type="prompt", message="m", opened_at=T0)
+    answered = dialog.evolve(answering=DialogAnswer(accept=True, prompt_text="p"))
+    assert answered.answering == DialogAnswer(accept=True, prompt_text="p")
+    assert dialog.answering is None and answered.id == "d1"
+    with pytest.raises(TypeError, match="BrowserState has no field dialog_sequence"):
+        state.evolve(dialog_sequence=1)
+    with pytest.raises(TypeError, match="FrameInfo has no field colour, size"):
+        FrameInfo(frame_id="F").evolve(size=1, colour="red")

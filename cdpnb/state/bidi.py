@@ -278,7 +278,7 @@ def page_navigating(state: BrowserState, msg: Note, out: Out) -> BrowserState:
 
 def _closed_by_the_navigation(state: BrowserState, closing: set[str],
                               out: Out) -> BrowserState:
-    changed = [d.model_copy(update={"unanswerable": "navigation"})
+    changed = [d.evolve(unanswerable="navigation")
                for d in state.pending_dialogs
                if d.id in closing and d.via == "native" and d.type != "beforeunload"
                and d.unanswerable not in BROWSER_CLOSES]
@@ -301,7 +301,7 @@ def navigated(state: BrowserState, msg: Event, out: Out) -> BrowserState:
         committed = page_of_context(state, cid)
         if committed is not None:
             state = state.evolve(pages={**state.pages, committed.session_id:
-                                        committed.model_copy(update={"last_commit": msg.wall})})
+                                        committed.evolve(last_commit=msg.wall)})
         if cid in state.pages:
             # The left document's prompts are closed by the browser. Firefox ESR 153
             # sends no ``navigationStarted`` for a reload away from a document whose
@@ -325,12 +325,12 @@ def navigated(state: BrowserState, msg: Event, out: Out) -> BrowserState:
     parent = state.frames.get(old.parent_frame_id or "")
     if not origin and parent is not None:
         origin = parent.origin  # about:blank and about:srcdoc run with their parent's
-    frame = old.model_copy(update={"url": url, "origin": origin})
+    frame = old.evolve(url=url, origin=origin)
     out.append(FrameNavigated(frame))
     state = state.evolve(frames={**state.frames, cid: frame})
     page = state.pages.get(cid)
     if page is not None:
-        state = state.evolve(pages={**state.pages, cid: page.model_copy(update={"url": url})})
+        state = state.evolve(pages={**state.pages, cid: page.evolve(url=url)})
     return state
 
 
@@ -360,7 +360,7 @@ def _top_document_loading(state: BrowserState, cid: str,
         update = {"stray_load_at": msg.wall}
     else:
         update = {"loaded_navigation": navigation}
-    return (state.evolve(pages={**state.pages, cid: page.model_copy(update=update)}),
+    return (state.evolve(pages={**state.pages, cid: page.evolve(**update)}),
             "stray_load_at" in update)
 
 
@@ -468,7 +468,7 @@ def realm_created(state: BrowserState, msg: Event, out: Out) -> BrowserState:
     origin = str(p.get("origin", ""))
     if origin and origin != "null" and origin != frame.origin:
         state = state.evolve(frames={**state.frames,
-                                     cid: frame.model_copy(update={"origin": origin})})
+                                     cid: frame.evolve(origin=origin)})
     return state
 
 

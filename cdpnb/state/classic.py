@@ -73,17 +73,15 @@ def frame_tree(state: BrowserState, msg: Reply, out: Out) -> BrowserState:
         if old is None or not url or url == old.url:
             continue
         parent = state.frames.get(old.parent_frame_id or "")
-        frame = old.model_copy(update={"url": url, "name": names.get(cid),
-                                       "origin": origin_of(url) or (parent.origin if parent
-                                                                  else "")})
+        frame = old.evolve(url=url, name=names.get(cid),
+                           origin=origin_of(url) or (parent.origin if parent else ""))
         out.append(FrameNavigated(frame))
         state = state.evolve(frames={**state.frames, cid: frame})
         page = state.pages.get(cid)
         if page is not None:
-            state = state.evolve(pages={**state.pages, cid: page.model_copy(
-                update={"url": url})})
+            state = state.evolve(pages={**state.pages, cid: page.evolve(url=url)})
     state = add_context(state, _entered(top, state.frames), None, out)
-    renamed = {cid: state.frames[cid].model_copy(update={"name": name})
+    renamed = {cid: state.frames[cid].evolve(name=name)
                for cid, name in names.items()
                if cid in state.frames and state.frames[cid].name != name}
     return state.evolve(frames={**state.frames, **renamed}) if renamed else state
@@ -184,7 +182,7 @@ def answered(state: BrowserState, msg: Reply, out: Out) -> BrowserState:
     text = msg.params.get("text") if msg.result.get("prompt") else None
     prompt: Any = msg.result.get("prompt")
     if prompt is True:
-        shown = shown.model_copy(update={"type": "prompt"})
+        shown = shown.evolve(type="prompt")
     state = closed_natively(state, shown, shown.page_session_id, msg.wall,
                             accept if isinstance(accept, bool) else None,
                             text if isinstance(text, str) else None, out)

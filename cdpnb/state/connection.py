@@ -73,7 +73,7 @@ def _move(state: BrowserState, news: News, out: Out, *, generation: int | None =
             update["reason"] = reason
     if not update:
         return state
-    moved = life.model_copy(update=update)
+    moved = life.evolve(**update)
     out.append(PhaseChanged(moved))
     state = state.evolve(connection=moved)
     counter = COUNTED_MOVES.get((life.phase, moved.phase))

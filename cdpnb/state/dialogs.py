@@ -239,9 +239,9 @@ def native_dialog_opened(state: BrowserState, dialog: PendingDialog, out: Out) -
         overlapped = True
         if older_becomes == "handle_taken" and d.unanswerable is not None:
             continue  # it lost the handle before; nothing new
-        changed.append(d.model_copy(update={"unanswerable": older_becomes}))
+        changed.append(d.evolve(unanswerable=older_becomes))
     if overlapped:
-        dialog = dialog.model_copy(update={"unanswerable": newer_becomes})
+        dialog = dialog.evolve(unanswerable=newer_becomes)
     state = _replace(state, changed)
     state = state.evolve(dialog_seq=state.dialog_seq + 1,
                          pending_dialogs=(*state.pending_dialogs, dialog))
@@ -347,8 +347,7 @@ def _close(state: BrowserState, dialog: PendingDialog, record: DialogRecord,
         # A close_page(run_beforeunload=True) the page asked about and was told no: the
         # page stays (measured: Chromium 156 and Firefox ESR 153 keep it, and its later
         # end is no longer the close asked for).
-        state = state.evolve(pages={**state.pages, page.session_id: page.model_copy(
-            update={"closing": False})})
+        state = state.evolve(pages={**state.pages, page.session_id: page.evolve(closing=False)})
     out.append(DialogClosed(record))
     return state
 
@@ -401,8 +400,7 @@ def closed_natively(state: BrowserState, dialog: PendingDialog, page_session: st
         if dialog.type == "alert" and accepted is not None and accepted != answer.accept:
             # One button, closed by our answer: the record holds the answer given, and the
             # browser's other word beside it (Firefox's every-alert-accepted).
-            record = record.model_copy(update={"accepted": answer.accept,
-                                               "browser_accepted": accepted})
+            record = record.evolve(accepted=answer.accept, browser_accepted=accepted)
         return _close(state, dialog, record, out)
     if dialog.unanswerable in BROWSER_CLOSES:
         return _close(state, dialog, _record(dialog, at, "browser", accepted,
@@ -427,8 +425,8 @@ def closed_natively(state: BrowserState, dialog: PendingDialog, page_session: st
         # The browser answered the dialog it held the handle of, not the one we named:
         # a newer dialog opened while our answer was on its way (headless-shell).
         sent = meant_for.answering
-        state = _replace(state, [meant_for.model_copy(
-            update={"answering": sent.model_copy(update={"delivered_to": dialog.id})})])
+        state = _replace(state, [meant_for.evolve(
+            answering=sent.evolve(delivered_to=dialog.id))])
         state = count(state, "answers-misdelivered", out)
         return _close(state, dialog, _record(dialog, at, sent.closed_by, accepted,
                                              prompt_text, "misdelivered", meant_for.id), out)
@@ -468,7 +466,7 @@ def dialog_answering(state: BrowserState, msg: Note, out: Out) -> BrowserState:
     answer = DialogAnswer(accept=bool(p["accept"]), prompt_text=p.get("prompt_text"),
                           closed_by=p.get("closed_by", "agent"),
                           reason=str(reason) if reason else None)
-    return _replace(state, [dialog.model_copy(update={"answering": answer})])
+    return _replace(state, [dialog.evolve(answering=answer)])
 
 
 def dialog_answered(state: BrowserState, msg: Note, out: Out) -> BrowserState:
@@ -486,7 +484,7 @@ def dialog_answered(state: BrowserState, msg: Note, out: Out) -> BrowserState:
         if answer.delivered_to is not None:
             # The browser took the answer, for another dialog: this one is still open,
             # and (the newer one holding the handle) can no longer be answered.
-            updated = dialog.model_copy(update={"answering": None})
+            updated = dialog.evolve(answering=None)
             if not updated.answerable:
                 out.append(DialogUnanswerable(updated))
             return _replace(state, [updated])
@@ -502,7 +500,7 @@ def dialog_answered(state: BrowserState, msg: Note, out: Out) -> BrowserState:
     update: dict[str, Any] = {"answering": None}
     if lost is not None and dialog.via == "native" and dialog.unanswerable is None:
         update["unanswerable"] = lost
-    updated = dialog.model_copy(update=update)
+    updated = dialog.evolve(**update)
     if not updated.answerable:
         # Said again when it was already so: nothing of ours is on its way any more.
         out.append(DialogUnanswerable(updated))
@@ -515,8 +513,8 @@ def _reattribute_to_remote(state: BrowserState, dialog_id: str, out: Out) -> Bro
     for i, record in enumerate(records):
         if record.id == dialog_id and record.closed_by not in ("remote", "browser"):
             prompt_text = record.prompt_text if record.accepted else None
-            records[i] = record.model_copy(update={"closed_by": "remote", "reason": None,
-                                                   "prompt_text": prompt_text})
+            records[i] = record.evolve(closed_by="remote", reason=None,
+                                       prompt_text=prompt_text)
             out.append(DialogAmended(records[i]))
             return state.evolve(recent_dialogs=tuple(records))
     return state
@@ -596,7 +594,7 @@ def dialogs_gone_with_frames(state: BrowserState, gone: set[str], at: float, rea
                       "that frame went; Chromium 156 keeps a dangling dialog and crashes "
                       "(SIGSEGV) at this page's next native dialog, navigation, reload or "
                       "close")
-            page = page.model_copy(update={"hazard": hazard})
+            page = page.evolve(hazard=hazard)
             state = state.evolve(pages={**state.pages, page.session_id: page})
             out.append(PageHazard(page))
             state = count(state, "pages-hazardous", out)
@@ -639,7 +637,7 @@ def navigation_started(state: BrowserState, msg: Event, out: Out) -> BrowserStat
     page = state.pages.get(msg.session_id or "")
     if page is None or frame_id != page.target_id:
         return state
-    changed = [d.model_copy(update={"unanswerable": NAVIGATION[d.has_browser_handler]})
+    changed = [d.evolve(unanswerable=NAVIGATION[d.has_browser_handler])
                for d in _native_on(state, page.session_id)
                if d.type != "beforeunload" and d.unanswerable not in BROWSER_CLOSES]
     out.extend(DialogUnanswerable(d) for d in changed)
@@ -699,7 +697,7 @@ def _closed_just_before(state: BrowserState, match: Callable[[DialogRecord], boo
         if (record.closed_by == "remote" and record.reason is None
                 and record.accepted is not True and match(record)
                 and 0.0 <= at - record.closed_at <= PAGE_CLOSE_CLOSES_S):
-            records[i] = record.model_copy(update={"closed_by": "browser", "reason": reason})
+            records[i] = record.evolve(closed_by="browser", reason=reason)
             out.append(DialogAmended(records[i]))
             amended += 1
             if record.via == "native" and record.open_ms <= FAST_REMOTE_MS:

@@ -83,9 +83,8 @@ def non_blocking_dialog(state: BrowserState, msg: Event, out: Out) -> BrowserSta
     if state.dialogs_block or not out or not isinstance(out[-1], DialogOpened):
         return state
     opened = out[-1].dialog
-    dialog = opened.model_copy(update={"unanswerable": NON_BLOCKING,
-                                       "frame_id": opened.frame_id or _frame_by_url(state,
-                                                                                     opened)})
+    dialog = opened.evolve(unanswerable=NON_BLOCKING,
+                           frame_id=opened.frame_id or _frame_by_url(state, opened))
     out[-1] = DialogOpened(dialog)
     armed = state.prearmed_answer
     state = state.evolve(
@@ -98,9 +97,8 @@ def non_blocking_dialog(state: BrowserState, msg: Event, out: Out) -> BrowserSta
         record = _record(dialog, msg.wall, "agent", armed.accept,
                          (armed.prompt_text or "") if dialog.type == "prompt" else None,
                          "prearmed")
-    record = record.model_copy(update={"page_value": page_value(dialog.type, armed),
-                                       "accepted": None if dialog.type == "alert"
-                                       else record.accepted})
+    record = record.evolve(page_value=page_value(dialog.type, armed),
+                           accepted=None if dialog.type == "alert" else record.accepted)
     return _close(state, dialog, record, out)
 
 

@@ -79,7 +79,7 @@ def _upsert(state: BrowserState, frames: dict[str, FrameInfo], session_id: str |
         if not old.origin and str(frame.get("securityOrigin", "")) not in ("", "://", "null"):
             gaps["origin"] = str(frame["securityOrigin"])
         if gaps:
-            frames[fid] = old.model_copy(update=gaps)
+            frames[fid] = old.evolve(**gaps)
         return None
     if parent is not None:
         parent_id: str | None = ident(parent, "frame.parentId")
@@ -194,7 +194,7 @@ def frame_navigated(state: BrowserState, msg: Event, out: Out) -> BrowserState:
         update: dict[str, object] = {"last_commit": msg.wall}
         if page.target_id == fid:  # the page's own top frame: its URL is the page's
             update["url"] = frames[fid].url
-        page = page.model_copy(update=update)
+        page = page.evolve(**update)
         state = state.evolve(pages={**state.pages, page.session_id: page})
     # A dialog still open in the frame's old document went with it (a Closed would
     # have come first had anyone answered it).
@@ -207,12 +207,12 @@ def navigated_within_document(state: BrowserState, msg: Event, out: Out) -> Brow
     if old is None:
         return state
     frames = dict(state.frames)
-    frames[fid] = old.model_copy(update={"url": str(msg.params.get("url", old.url))})
+    frames[fid] = old.evolve(url=str(msg.params.get("url", old.url)))
     out.append(FrameNavigated(frames[fid]))
     state = state.evolve(frames=frames)
     page = state.pages.get(page_session_of(state, msg.session_id) or "")
     if page is not None and page.target_id == fid:
-        page = page.model_copy(update={"url": frames[fid].url})
+        page = page.evolve(url=frames[fid].url)
         state = state.evolve(pages={**state.pages, page.session_id: page})
     return state
 
@@ -286,7 +286,7 @@ def detached_from_target(state: BrowserState, msg: Event, out: Out) -> BrowserSt
         elif f.is_oopif and f.session_id == sid and f.parent_frame_id in state.frames:
             # The iframe element may still be there (navigated back to its parent's
             # site); the parent session reports it again or detaches it.
-            frames[fid] = f.model_copy(update={"is_oopif": False, "session_id": parent_session})
+            frames[fid] = f.evolve(is_oopif=False, session_id=parent_session)
             rejoining.add(fid)
     contexts = {k: v for k, v in state.contexts.items() if k[0] not in gone}
     # A child's own frames vanish with it: drop frames left without a parent.
@@ -324,11 +324,11 @@ def target_info_changed(state: BrowserState, msg: Event, out: Out) -> BrowserSta
     changed = False
     for sid, s in state.sessions.items():
         if s.target_id == tid:
-            sessions[sid] = s.model_copy(update={"url": str(info.get("url", s.url))})
+            sessions[sid] = s.evolve(url=str(info.get("url", s.url)))
             changed = True
     if not changed:
         return state
-    pages = {sid: p.model_copy(update={"url": sessions[sid].url})
+    pages = {sid: p.evolve(url=sessions[sid].url)
              for sid, p in state.pages.items() if sid in sessions and p.target_id == tid}
     return state.evolve(sessions=sessions, pages={**state.pages, **pages})
 

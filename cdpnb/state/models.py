@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -39,8 +39,41 @@ CLOSED_BY: tuple[str, ...] = ("agent", "auto_policy", "watchdog", "remote", "bro
                                "client", "fault")
 
 
+_new = object.__new__
+_set = object.__setattr__
+_FIELD_NAMES: dict[type[BaseModel], frozenset[str]] = {}
+
+
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+    def evolve(self, **changes: Any) -> Self:
+        """A copy with ``changes``, not validated: reducers pass well-typed values (a
+        message's wrong types are refused where they are read, and a state built from
+        outside data, ``model_validate``, is validated whole).
+
+        Every reducer's change is one of these (44k copies in 200k real trace lines), and
+        pydantic's ``model_copy`` costs 4.4 µs a copy of ``BrowserState`` (``__copy__``
+        copies ``__dict__``, extra and fields-set through ``copy.copy``); this is 2.2 µs
+        (measured, CPython 3.11): one ``dict`` copy and the model's four slots set. The
+        copy is what ``model_copy(update=changes)`` gives (``==``, ``model_dump``,
+        ``model_fields_set``), but a name that is not a field is an error here, not an
+        attribute pydantic would keep without a word."""
+        kind = type(self)
+        names = _FIELD_NAMES.get(kind)
+        if names is None:  # (pydantic's model_fields is a property: 1.6 µs a look)
+            names = _FIELD_NAMES[kind] = frozenset(kind.model_fields)
+        if not changes.keys() <= names:
+            unknown = sorted(set(changes) - names)
+            raise TypeError(f"{kind.__name__} has no field {', '.join(unknown)}")
+        copied = _new(kind)
+        fields = self.__dict__.copy()
+        fields.update(changes)
+        _set(copied, "__dict__", fields)
+        _set(copied, "__pydantic_fields_set__", self.__pydantic_fields_set__ | changes.keys())
+        _set(copied, "__pydantic_extra__", None)
+        _set(copied, "__pydantic_private__", None)
+        return copied
 
 
 class SessionInfo(_Frozen):
@@ -285,10 +318,6 @@ class BrowserState(_Frozen):
     #: An answer armed in advance for the next non-blocking dialog
     #: (``LP.handleJavaScriptDialog``), not used yet.
     prearmed_answer: DialogAnswer | None = None
-
-    def evolve(self, **changes: Any) -> BrowserState:
-        """A copy with ``changes``; no validation, reducers pass well-typed values."""
-        return self.model_copy(update=changes)
 
     def __repr__(self) -> str:
         """One short line (``cdpnb.render.state.state_repr``): a notebook cell ending in

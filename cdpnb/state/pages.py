@@ -123,7 +123,7 @@ def page_replacing(state: BrowserState, msg: Note, out: Out) -> BrowserState:
     page = state.pages.get(sid)
     if page is None:
         return state
-    return state.evolve(pages={**state.pages, sid: page.model_copy(update={"replacing": True})})
+    return state.evolve(pages={**state.pages, sid: page.evolve(replacing=True)})
 
 
 def page_closing(state: BrowserState, msg: Note, out: Out) -> BrowserState:
@@ -135,7 +135,7 @@ def page_closing(state: BrowserState, msg: Note, out: Out) -> BrowserState:
     closing = bool(msg.params.get("closing", True))
     if page is None or page.closing == closing:
         return state
-    return state.evolve(pages={**state.pages, sid: page.model_copy(update={"closing": closing})})
+    return state.evolve(pages={**state.pages, sid: page.evolve(closing=closing)})
 
 
 def direct_target(state: BrowserState, msg: Note, out: Out) -> BrowserState:

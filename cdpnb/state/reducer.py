@@ -32,8 +32,8 @@ from cdpnb.state import (
 from cdpnb.state.changes import Change, Malformed
 from cdpnb.state.models import BrowserState
 
-__all__ = ["CONSOLE_ONLY", "ERROR_RULE", "EVENT_RULES", "NOTE_RULES", "REPLY_RULES", "Folded",
-           "fold", "fold_all"]
+__all__ = ["CONSOLE_ONLY", "COUNTS_ONLY", "ERROR_RULE", "EVENT_RULES", "NOTE_RULES",
+           "REPLY_RULES", "Folded", "fold", "fold_all"]
 
 Rule = Callable[[BrowserState, Any, list[Change]], BrowserState]
 
@@ -99,6 +99,12 @@ EVENT_RULES: dict[str, Rule] = {
 #: without them. ``tests/test_dialog_model.py`` holds each rule to it.
 CONSOLE_ONLY = frozenset({"Runtime.consoleAPICalled", "Runtime.exceptionThrown",
                           "Log.entryAdded", "log.entryAdded"})
+
+#: cdpnb's notes whose rules move counters and nothing else (``counters``; ``Counted``
+#: and ``Malformed`` changes): a question about the dialogs or the frames may fold
+#: without them too (an evaluate's note is one line in twelve that those tables fold in a
+#: real trace). ``tests/test_dialog_model.py`` holds each rule to it.
+COUNTS_ONLY = frozenset({"cdpnb.evaluated", "cdpnb.commandsOrphaned", *counting.OCCURRENCES})
 
 REPLY_RULES: dict[str, Rule] = {
     "Page.getFrameTree": frames.frame_tree,
