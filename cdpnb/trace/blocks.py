@@ -178,6 +178,16 @@ class Block:
             return self.values[i]
         return loads(memoryview(self.raw)[self.offsets[i]:self.offsets[i + 1]])
 
+    def values_of(self, rows: np.ndarray[Any, np.dtype[np.int64]]) -> list[Any]:
+        """``value`` of each of ``rows``, read together: the offsets taken out in one
+        numpy step and the buffer viewed once (row by row, a numpy scalar's index and a
+        new memoryview were 2/3 of the 3.5 µs a payload cost the fold's messages)."""
+        view, parsed = memoryview(self.raw), self.values
+        starts = self.offsets[rows].tolist()
+        ends = self.offsets[rows + 1].tolist()
+        return [parsed[i] if i in parsed else loads(view[lo:hi])
+                for i, lo, hi in zip(rows.tolist(), starts, ends, strict=True)]
+
 
 def read_block(lines: memoryview, ascii: bool, version: int,
                codes: tuple[Vocabulary, Vocabulary], where: str, first_line: int) -> Block:

@@ -259,13 +259,14 @@ class Columns:
 
     def ruled(self, without: Collection[str] = ()) -> Array:
         """The rows a reducer rule acts on: only these can change the folded state
-        (less the events with a method in ``without``)."""
+        (less the events and notes with a method in ``without``)."""
         names = self.methods.names
         size = len(names) + 1  # code -1 (no method) looks up the last entry: False
         event, note, reply = (np.zeros(size, np.bool_) for _ in range(3))
         for table, rules in ((event, EVENT_RULES), (note, NOTE_RULES), (reply, REPLY_RULES)):
             table[[self.methods[name] for name in rules if name in self.methods]] = True
-        event[[self.methods[name] for name in without if name in self.methods]] = False
+        left_out = [self.methods[name] for name in without if name in self.methods]
+        event[left_out] = note[left_out] = False
         kind, method = self.kind, self.method
         return np.flatnonzero((kind == ERROR) | ((kind == EVENT) & event[method])
                               | ((kind == NOTE) & note[method]) | ((kind == REPLY) & reply[method]))
@@ -276,34 +277,62 @@ class Columns:
             held = self.held
             yield from (held[row] for row in rows.tolist())
             return
+        if not len(rows):
+            return
         which = np.searchsorted(self.starts, rows, side="right") - 1
-        local = rows - self.starts[which]
+        cuts = (np.flatnonzero(np.diff(which)) + 1).tolist()
+        # One block's rows at a time: their payloads read together (``values_of``),
+        # and no more of them held at once than one block has.
+        for lo, hi in zip([0, *cuts], [*cuts, len(rows)], strict=True):
+            yield from self._messages_of(rows[lo:hi], int(which[lo]))
+
+    def _messages_of(self, rows: Array, b: int) -> Iterator[Any]:
+        """The records of ``rows``, all of block ``b``."""
+        block = self.blocks[b]
+        local = rows - self.starts[b]
+        kinds = self.kind[rows]
+        read = iter(block.values_of(local[kinds != ERROR]))
+        commands = self.cmd_row[rows[(kinds == REPLY) | (kinds == ERROR)]]
+        commands = commands[commands >= 0]
+        asked = dict(zip(commands.tolist(), self._values_of(commands), strict=True))
         names, sessions = self.methods.names, self.sessions.names
-        for row, b, i, k, cid, code, scode, t, w in zip(
-                rows.tolist(), which.tolist(), local.tolist(), self.kind[rows].tolist(),
+        for row, i, k, cid, code, scode, t, w in zip(
+                rows.tolist(), local.tolist(), kinds.tolist(),
                 self.ids[rows].tolist(), self.method[rows].tolist(),
                 self.session[rows].tolist(), self.mono[rows].tolist(),
                 self.wall[rows].tolist(), strict=True):
-            block = self.blocks[b]
             session = sessions[scode] if scode >= 0 else None
-            if k == FAULT:
-                value = block.value(i)
-                yield Fault(value["kind"], value["detail"], value["raw"], w, t)
-            elif k == EVENT:
-                yield Event(names[code], block.value(i), session, w, t)
+            if k == EVENT:
+                yield Event(names[code], next(read), session, w, t)
             elif k == NOTE:
-                yield Note(names[code], block.value(i), session, w, t)
+                yield Note(names[code], next(read), session, w, t)
+            elif k == REPLY:
+                command = int(self.cmd_row[row])
+                yield Reply(cid, names[code], next(read), session,
+                            asked[command] if command >= 0 else {}, w, t)
             elif k == COMMAND:
-                yield Command(cid, names[code], block.value(i), session, w, t)
+                yield Command(cid, names[code], next(read), session, w, t)
+            elif k == FAULT:
+                value = next(read)
+                yield Fault(value["kind"], value["detail"], value["raw"], w, t)
             else:
                 command = int(self.cmd_row[row])
-                params = self.value(command) if command >= 0 else {}
-                if k == REPLY:
-                    yield Reply(cid, names[code], block.value(i), session, params, w, t)
-                else:
-                    error, message, data = block.errors[i]
-                    yield ErrorReply(cid, names[code], error, message, data, session, params,
-                                     w, t)
+                error, message, data = block.errors[i]
+                yield ErrorReply(cid, names[code], error, message, data, session,
+                                 asked[command] if command >= 0 else {}, w, t)
+
+    def _values_of(self, rows: Array) -> list[Any]:
+        """The payloads of ``rows`` (in any order), each run of one block's rows read
+        together."""
+        if not len(rows):
+            return []
+        which = np.searchsorted(self.starts, rows, side="right") - 1
+        local = rows - self.starts[which]
+        cuts = np.flatnonzero(np.diff(which)) + 1
+        values: list[Any] = []
+        for part, b in zip(np.split(local, cuts), which[np.r_[0, cuts]].tolist(), strict=True):
+            values.extend(self.blocks[b].values_of(part))
+        return values
 
     def records(self) -> tuple[Any, ...]:
         if self.held is not None:
@@ -315,8 +344,8 @@ class Columns:
             tuple[Record, BrowserState, BrowserState, tuple[Change, ...]]]:
         """Each message a reducer rule acts on (``ruled``), with the state before and
         after it and the changes it made: the reducers' own fold, of every message that
-        can change the state (no other does). ``without``: events whose rules the
-        question does not need (``reducer.CONSOLE_ONLY``)."""
+        can change the state (no other does). ``without``: events and notes whose rules the
+        question does not need (``tables.NOT_FOLDED``)."""
         before = BrowserState()
         with gc_paused():  # (consumed whole by the tables and final_state, not by users)
             for message in self.messages(self.ruled(without)):

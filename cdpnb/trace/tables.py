@@ -39,7 +39,7 @@ from cdpnb.state.changes import (
 )
 from cdpnb.state.console import _describe, bidi_entry_kind, log_entry
 from cdpnb.state.dialogs import DIALOG_TYPES
-from cdpnb.state.reducer import CONSOLE_ONLY
+from cdpnb.state.reducer import CONSOLE_ONLY, COUNTS_ONLY
 from cdpnb.trace.blocks import DIRECTIONS, KIND_NAMES
 from cdpnb.trace.columnar import commands, events
 from cdpnb.trace.columns import Columns
@@ -89,8 +89,8 @@ CONSOLE_KINDS = ("console", "exception", "browser")
 CONTEXTS_ONLY = frozenset({"Runtime.executionContextCreated",
                            "Runtime.executionContextDestroyed",
                            "Runtime.executionContextsCleared"})
-#: What the dialog and frame tables leave out of their fold.
-NOT_FOLDED = CONSOLE_ONLY | CONTEXTS_ONLY
+#: What the dialog and frame tables leave out of their fold (events and notes).
+NOT_FOLDED = CONSOLE_ONLY | CONTEXTS_ONLY | COUNTS_ONLY
 
 # -- dialogs -----------------------------------------------------------------------------
 
