@@ -15,7 +15,9 @@ reading (``ru_maxrss`` growth; a fork starts its own high-water mark): the bare 
 each table "from the file" (load and table in a process that has not read the
 trace), and each table and the fold in children of a process that has loaded it
 once. It counts the payloads whose recorded text is not what the tables show (written
-again whole, or only their numbers). Prints a table against the targets and writes
+again whole, or only their numbers). Then the peers: DuckDB's ``read_json`` of the same
+file beside cdpnb's "file →" steps, round by round (``--peer-rounds``), as cdpnb ÷
+DuckDB ratios. Prints a table against the targets and writes
 ``benchmarks/results/trace.json``.
 
     python benchmarks/bench_trace.py --messages 1000000
@@ -318,6 +320,84 @@ def _bare_inflate(path: Path) -> int:
     return total
 
 
+# -- the peers: DuckDB reading the same file -------------------------------------------------
+
+#: The lines a dialog table is made of (what DuckDB selects for the dialog rows).
+DIALOG_METHODS = ("Page.javascriptDialogOpening", "Page.javascriptDialogClosed",
+                  "cdpnb.dialogAnswering", "cdpnb.dialogAnswered", "cdpnb.bridgeDialogOpening")
+#: The lines a frame table is made of.
+FRAME_METHODS = ("Target.attachedToTarget", "Target.detachedFromTarget",
+                 "Target.targetInfoChanged", "Page.frameAttached", "Page.frameNavigated",
+                 "Page.frameDetached", "Page.navigatedWithinDocument")
+_LINE = "{'seq':'BIGINT','t':'DOUBLE','wall':'DOUBLE','dir':'VARCHAR','msg':'JSON'}"
+
+
+def _duckdb(path: Path, select: str, where: str = "seq IS NOT NULL") -> pd.DataFrame:
+    """DuckDB (its own threads: all the machine's cores) reading the JSONL into a
+    DataFrame: ``select`` over each line's fields, ``msg`` kept as JSON."""
+    import duckdb
+
+    quoted = str(path).replace("'", "''")
+    source = (f"read_json('{quoted}', format='newline_delimited', columns={_LINE}, "
+              "maximum_object_size=268435456)")
+    return duckdb.connect().sql(f"SELECT {select} FROM {source} WHERE {where}").df()
+
+
+def duckdb_events(path: Path) -> pd.DataFrame:
+    """What ``events()`` holds, as DuckDB reads it: every message line, its method, id,
+    session and payload (the payload as DuckDB writes JSON again, not as recorded)."""
+    return _duckdb(path, "seq, t, wall, dir, msg->>'$.method' AS method, "
+                         "(msg->>'$.id')::BIGINT AS id, msg->>'$.sessionId' AS session_id, "
+                         "coalesce(msg->'$.params', msg->'$.result', msg->'$.error') AS payload")
+
+
+def _rows_of(path: Path, methods: tuple[str, ...]) -> pd.DataFrame:
+    names = ", ".join(f"'{m}'" for m in methods)
+    return _duckdb(path, "seq, wall, dir, msg->>'$.method' AS method, "
+                         "msg->>'$.sessionId' AS session_id, msg->'$.params' AS params",
+                   f"msg->>'$.method' IN ({names})")
+
+
+def duckdb_dialog_rows(path: Path) -> pd.DataFrame:
+    """DuckDB selecting the lines the dialog rows come from (not the rows themselves:
+    pairing an opening with its close and its answer is left undone, to DuckDB's
+    advantage)."""
+    return _rows_of(path, DIALOG_METHODS)
+
+
+def duckdb_frame_rows(path: Path) -> pd.DataFrame:
+    """DuckDB selecting the lines the frame rows come from (the frame tree not built)."""
+    return _rows_of(path, FRAME_METHODS)
+
+
+#: cdpnb's step, DuckDB's, and the target for cdpnb ÷ DuckDB (issue 40).
+PAIRS: dict[str, tuple[str, str, float]] = {
+    "events": ("file → events()", "DuckDB read_json → events", 0.4),
+    "dialogs": ("file → dialogs()", "DuckDB → the dialog lines", 0.8),
+    "frames": ("file → frames()", "DuckDB → the frame lines", 0.8),
+    "to_parquet": ("to_parquet", "DuckDB read_json → events", 0.5),
+}
+
+
+def peer_rounds(path: Path, repeats: int) -> dict[str, list[float]]:
+    """Each of cdpnb's "file →" steps and DuckDB's beside it, each a fresh child,
+    ``repeats`` rounds with the order turned every round; the seconds of each."""
+    steps: dict[str, Callable[[], Any]] = {
+        "file → events()": lambda: Trace.load(path).events(),
+        "file → dialogs()": lambda: Trace.load(path).dialogs(),
+        "file → frames()": lambda: Trace.load(path).frames(),
+        "DuckDB read_json → events": lambda: duckdb_events(path),
+        "DuckDB → the dialog lines": lambda: duckdb_dialog_rows(path),
+        "DuckDB → the frame lines": lambda: duckdb_frame_rows(path),
+    }
+    seconds: dict[str, list[float]] = {name: [] for name in steps}
+    names = list(steps)
+    for round_ in range(repeats):
+        for name in (names if round_ % 2 == 0 else names[::-1]):
+            seconds[name].append(measure(steps[name])["seconds"])
+    return seconds
+
+
 def _compressed_copies(path: Path, where: Path) -> tuple[Path, Path]:
     """The trace as .jsonl.zst (zstd level 3, as the recorder writes it) and .jsonl.gz
     (level 6; the recorder's level 9 takes ten times as long to write and inflates as
@@ -381,6 +461,30 @@ def payload_census(trace: Trace) -> dict[str, int]:
             "number_tokens_rewritten": tokens}
 
 
+def ratios(peers: dict[str, list[float]], steps: dict[str, dict[str, Any]]
+           ) -> dict[str, dict[str, Any]]:
+    """cdpnb ÷ DuckDB for each pair of ``PAIRS``: per round, median and range. A step
+    measured once (``to_parquet``, in a child of a process that has loaded the trace) is
+    set against each of DuckDB's rounds."""
+    out: dict[str, dict[str, Any]] = {}
+    for key, (mine, theirs, target) in PAIRS.items():
+        if theirs not in peers:
+            continue
+        if mine in peers:
+            own = peers[mine]
+        elif mine in steps:
+            own = [steps[mine]["seconds"]] * len(peers[theirs])
+        else:
+            continue
+        each = sorted(a / b for a, b in zip(own, peers[theirs], strict=True))
+        out[key] = {"cdpnb": mine, "duckdb": theirs, "target": target,
+                    "cdpnb_s": round(float(np.median(own)), 3),
+                    "duckdb_s": round(float(np.median(peers[theirs])), 3),
+                    "median": round(float(np.median(each)), 3),
+                    "min": round(each[0], 3), "max": round(each[-1], 3)}
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=int, default=1_000_000,
@@ -400,6 +504,9 @@ def main(argv: list[str] | None = None) -> int:
                              "trace kept there before, of as many lines, is used again")
     parser.add_argument("--dir", type=Path, default=None,
                         help="where the temporary files go (default: the system's)")
+    parser.add_argument("--peer-rounds", type=int, default=3,
+                        help="rounds of cdpnb's 'file →' steps beside DuckDB reading the "
+                             "same file (0: none)")
     args = parser.parse_args(argv)
     if args.messages < 10:
         parser.error("--messages must be at least 10")
@@ -464,6 +571,7 @@ def main(argv: list[str] | None = None) -> int:
         run("Parquet file → dialogs()", lambda: Trace.from_parquet(parquet).dialogs())
         run("bare limit: read .parquet", lambda: _bare_parquet(parquet))
         parquet_mb = parquet.stat().st_size / 1e6
+        peers = peer_rounds(path, args.peer_rounds) if args.peer_rounds > 0 else {}
 
     n = len(trace)
     for name, step in steps.items():
@@ -488,6 +596,8 @@ def main(argv: list[str] | None = None) -> int:
         "load_average": os.getloadavg()[0],
         "steps": {name: {k: (round(v, 4) if isinstance(v, float) else v)
                          for k, v in step.items()} for name, step in steps.items()},
+        "peers": {name: [round(s, 4) for s in seconds] for name, seconds in peers.items()},
+        "ratios": ratios(peers, steps),
     }
     sizes = "" if zst_mb is None else f" ({zst_mb:.0f} MB zstd, {gz_mb:.0f} MB gzip)"
     print(f"{n:,} messages ({args.trace}), {size_mb:.0f} MB JSONL{sizes}, {parquet_mb:.0f} MB "
@@ -505,6 +615,15 @@ def main(argv: list[str] | None = None) -> int:
         target = "" if step["target_s"] is None else f"{step['target_s']:.1f}"
         print(f"{name:<42}{step['seconds']:>9.2f}{step['cpu_s']:>8.2f}{target:>8}{peak:>9}"
               f"{rows:>11}")
+    if report["ratios"]:
+        print(f"beside DuckDB, {args.peer_rounds} rounds (cdpnb ÷ DuckDB, each round's pair "
+              "side by side; median and range):")
+        print(f"{'cdpnb':<20}{'DuckDB':<28}{'cdpnb s':>9}{'DuckDB s':>10}{'ratio':>7}"
+              f"{'range':>13}{'target':>8}")
+        for pair in report["ratios"].values():
+            print(f"{pair['cdpnb']:<20}{pair['duckdb']:<28}{pair['cdpnb_s']:>9.2f}"
+                  f"{pair['duckdb_s']:>10.2f}{pair['median']:>7.2f}"
+                  f"{pair['min']:>7.2f}–{pair['max']:<5.2f}{pair['target']:>8.2f}")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
     print(f"wrote {args.out}")
