@@ -379,13 +379,18 @@ PAIRS: dict[str, tuple[str, str, float]] = {
 }
 
 
+def from_the_file(path: Path, table: str) -> Callable[[], Any]:
+    """Load and ``table`` in a process that has not read the trace (a "file →" step)."""
+    return lambda: getattr(Trace.load(path), table)()
+
+
 def peer_rounds(path: Path, repeats: int) -> dict[str, list[float]]:
     """Each of cdpnb's "file →" steps and DuckDB's beside it, each a fresh child,
     ``repeats`` rounds with the order turned every round; the seconds of each."""
     steps: dict[str, Callable[[], Any]] = {
-        "file → events()": lambda: Trace.load(path).events(),
-        "file → dialogs()": lambda: Trace.load(path).dialogs(),
-        "file → frames()": lambda: Trace.load(path).frames(),
+        f"file → {table}()": from_the_file(path, table)
+        for table in ("events", "dialogs", "frames")}
+    steps |= {
         "DuckDB read_json → events": lambda: duckdb_events(path),
         "DuckDB → the dialog lines": lambda: duckdb_dialog_rows(path),
         "DuckDB → the frame lines": lambda: duckdb_frame_rows(path),
@@ -538,8 +543,8 @@ def main(argv: list[str] | None = None) -> int:
             steps["Trace.load .jsonl.gz"] = measure(lambda: Trace.load(gz))
             steps["Trace.load .jsonl.zst"] = measure(lambda: Trace.load(zst))
             # From the file: each in a process that has not read the trace.
-            steps["file → events()"] = measure(lambda: Trace.load(path).events())
-            steps["file → dialogs()"] = measure(lambda: Trace.load(path).dialogs())
+            for table in ("events", "dialogs"):
+                steps[f"file → {table}()"] = measure(from_the_file(path, table))
             steps["file → to_parquet"] = measure(lambda: Trace.load(path).to_parquet(parquet))
 
         trace = Trace.load(path)  # the children below share this copy

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal, Self
+from typing import Any, ClassVar, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -41,11 +41,18 @@ CLOSED_BY: tuple[str, ...] = ("agent", "auto_policy", "watchdog", "remote", "bro
 
 _new = object.__new__
 _set = object.__setattr__
-_FIELD_NAMES: dict[type[BaseModel], frozenset[str]] = {}
 
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
+    #: The model's field names, for ``evolve`` (pydantic's ``model_fields`` is a
+    #: property: 1.6 µs a look).
+    _field_names: ClassVar[frozenset[str]] = frozenset()
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        cls._field_names = frozenset(cls.model_fields)
 
     def evolve(self, **changes: Any) -> Self:
         """A copy with ``changes``, not validated: reducers pass well-typed values (a
@@ -60,11 +67,8 @@ class _Frozen(BaseModel):
         ``model_fields_set``), but a name that is not a field is an error here, not an
         attribute pydantic would keep without a word."""
         kind = type(self)
-        names = _FIELD_NAMES.get(kind)
-        if names is None:  # (pydantic's model_fields is a property: 1.6 µs a look)
-            names = _FIELD_NAMES[kind] = frozenset(kind.model_fields)
-        if not changes.keys() <= names:
-            unknown = sorted(set(changes) - names)
+        if not changes.keys() <= kind._field_names:
+            unknown = sorted(set(changes) - kind._field_names)
             raise TypeError(f"{kind.__name__} has no field {', '.join(unknown)}")
         copied = _new(kind)
         fields = self.__dict__.copy()

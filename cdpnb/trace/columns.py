@@ -277,14 +277,18 @@ class Columns:
             held = self.held
             yield from (held[row] for row in rows.tolist())
             return
+        # One block's rows at a time: their payloads read together (``values_of``),
+        # and no more of them held at once than one block has.
+        for part, b in self._by_block(rows):
+            yield from self._messages_of(part, b)
+
+    def _by_block(self, rows: Array) -> Iterator[tuple[Array, int]]:
+        """``rows`` (in any order) cut into runs of one block's rows, with the block."""
         if not len(rows):
             return
         which = np.searchsorted(self.starts, rows, side="right") - 1
-        cuts = (np.flatnonzero(np.diff(which)) + 1).tolist()
-        # One block's rows at a time: their payloads read together (``values_of``),
-        # and no more of them held at once than one block has.
-        for lo, hi in zip([0, *cuts], [*cuts, len(rows)], strict=True):
-            yield from self._messages_of(rows[lo:hi], int(which[lo]))
+        cuts = np.flatnonzero(np.diff(which)) + 1
+        yield from zip(np.split(rows, cuts), which[np.r_[0, cuts]].tolist(), strict=True)
 
     def _messages_of(self, rows: Array, b: int) -> Iterator[Any]:
         """The records of ``rows``, all of block ``b``."""
@@ -292,12 +296,12 @@ class Columns:
         local = rows - self.starts[b]
         kinds = self.kind[rows]
         read = iter(block.values_of(local[kinds != ERROR]))
-        commands = self.cmd_row[rows[(kinds == REPLY) | (kinds == ERROR)]]
-        commands = commands[commands >= 0]
-        asked = dict(zip(commands.tolist(), self._values_of(commands), strict=True))
+        command_rows = self.cmd_row[rows]
+        answered = command_rows[((kinds == REPLY) | (kinds == ERROR)) & (command_rows >= 0)]
+        asked = dict(zip(answered.tolist(), self._values_of(answered), strict=True))
         names, sessions = self.methods.names, self.sessions.names
-        for row, i, k, cid, code, scode, t, w in zip(
-                rows.tolist(), local.tolist(), kinds.tolist(),
+        for i, k, command, cid, code, scode, t, w in zip(
+                local.tolist(), kinds.tolist(), command_rows.tolist(),
                 self.ids[rows].tolist(), self.method[rows].tolist(),
                 self.session[rows].tolist(), self.mono[rows].tolist(),
                 self.wall[rows].tolist(), strict=True):
@@ -307,7 +311,6 @@ class Columns:
             elif k == NOTE:
                 yield Note(names[code], next(read), session, w, t)
             elif k == REPLY:
-                command = int(self.cmd_row[row])
                 yield Reply(cid, names[code], next(read), session,
                             asked[command] if command >= 0 else {}, w, t)
             elif k == COMMAND:
@@ -316,7 +319,6 @@ class Columns:
                 value = next(read)
                 yield Fault(value["kind"], value["detail"], value["raw"], w, t)
             else:
-                command = int(self.cmd_row[row])
                 error, message, data = block.errors[i]
                 yield ErrorReply(cid, names[code], error, message, data, session,
                                  asked[command] if command >= 0 else {}, w, t)
@@ -324,14 +326,9 @@ class Columns:
     def _values_of(self, rows: Array) -> list[Any]:
         """The payloads of ``rows`` (in any order), each run of one block's rows read
         together."""
-        if not len(rows):
-            return []
-        which = np.searchsorted(self.starts, rows, side="right") - 1
-        local = rows - self.starts[which]
-        cuts = np.flatnonzero(np.diff(which)) + 1
         values: list[Any] = []
-        for part, b in zip(np.split(local, cuts), which[np.r_[0, cuts]].tolist(), strict=True):
-            values.extend(self.blocks[b].values_of(part))
+        for part, b in self._by_block(rows):
+            values.extend(self.blocks[b].values_of(part - self.starts[b]))
         return values
 
     def records(self) -> tuple[Any, ...]:
