@@ -384,8 +384,12 @@ async def test_a_page_that_navigates_itself_over_its_iframes_alert(
     expected_title = "again" if how == "reload" else "landing"
     async with await cdpnb.Supervisor.start(classic_path, dialog_timeout_s=60) as sup:
         await sup.navigate(page, timeout=20)
-        # Seen, and on chromedriver perhaps closed already: navigate() returned after
-        # the page's timer once in four runs (its frame walk met the alert).
+        # Seen, and on chromedriver perhaps closed already. A walk after the navigation
+        # that enters the iframe as its alert opens waits there (the server takes one
+        # command at a time: the polls wait behind it) until its script budget,
+        # WALK_SCRIPT_S; it waited until the page's timer closed the alert before, and
+        # the alert was never seen (2 runs in 24 with the alert's delay swept 46-57 ms;
+        # 0 in 24 with the budget).
         said = "from the child frame"
         state = await sup.wait_for(
             lambda s: any(d.message == said for d in (*s.pending_dialogs,

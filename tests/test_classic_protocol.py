@@ -495,6 +495,29 @@ def test_a_budget_bounds_the_command_on_the_server_and_on_the_wire() -> None:
             run("classic.getAlertText", {"timeout": bad}, server, Session("W1"))
 
 
+def test_a_script_budget_bounds_the_scripts_alone_and_leaves_loads_their_own() -> None:
+    """``scriptTimeout`` (a frame walk's, on chromedriver) sets the session's script
+    timeout for the command, to the millisecond, and leaves ``pageLoad`` as the command
+    would have it otherwise: a load a walk waits on is not stopped at the script's
+    budget (chromedriver stops a load its ``pageLoad`` wait ran out on)."""
+    server = Windows({"W1": "x"})
+    session = Session("W1")
+    _, sent = run("classic.getAlertText", {"window": "W1", "scriptTimeout": 0.5}, server,
+                  session)
+    assert [(r.path, r.body) for r in sent] == [
+        ("/timeouts", {"script": 500, "pageLoad": 300_000}), ("/alert/text", None)]
+    _, sent = run("classic.getAlertText", {"window": "W1", "timeout": 9.2,
+                                           "scriptTimeout": 0.5}, server, session)
+    assert [(r.path, r.body, r.timeout) for r in sent] == [
+        ("/timeouts", {"script": 500, "pageLoad": 10_000}, 11.2),
+        ("/alert/text", None, 11.2)]
+    _, sent = run("classic.getAlertText", {"window": "W1"}, server, session)
+    assert sent[0].body == {"script": 30_000, "pageLoad": 300_000}  # (restored)
+    for bad in (0, -1, "5", True, float("inf")):
+        with pytest.raises(ClassicFailure, match="scriptTimeout must be a positive number"):
+            run("classic.getAlertText", {"scriptTimeout": bad}, server, Session("W1"))
+
+
 @pytest.mark.parametrize(("method", "params", "word"), [
     ("classic.nonsense", {}, "unknown command"),
     ("classic.elementClick", {}, "invalid argument"),

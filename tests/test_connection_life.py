@@ -6,6 +6,7 @@ down and when to reconnect from it (a scripted peer makes the races exact)."""
 from __future__ import annotations
 
 import asyncio
+import collections
 import time
 from typing import Any, get_args
 
@@ -232,3 +233,53 @@ def test_the_subscriptions_a_message_wants_are_its_own_in_order_after_each_chang
     core.subscribe(listener("d"), changes=[Counted], now=True)
     note("cdpnb.clicked")
     assert heard == ["a:cdpnb.clicked", "c:cdpnb.clicked", "d:cdpnb.clicked"]
+
+
+class _Written:
+    """A recorder's seat: the methods as they were written, in order."""
+
+    def __init__(self) -> None:
+        self.methods: list[str] = []
+
+    def __call__(self, message: Any, wire: bytes | None) -> None:
+        self.methods.append(message.method)
+
+    def flush(self) -> None:
+        return None
+
+
+async def test_a_note_folded_soon_is_in_the_state_and_the_trace_where_it_was_made() -> None:
+    """``note_soon`` (the ``cdpnb.evaluated`` of every evaluate) folds when the caller's
+    loop next turns, but nothing can tell: the next message comes after it in the trace,
+    and a read of the state has it, as if it had been folded at once."""
+    from cdpnb.session.core import Core
+
+    core = Core("ws://127.0.0.1:9/x", command_timeout_s=1, connect_timeout_s=1)
+    written = _Written()
+    core.recorder = written
+    core.note_soon("cdpnb.evaluated", {"ms": 3})
+    assert written.methods == []  # (not yet: the caller has its value first)
+    await asyncio.sleep(0)  # the loop turns: folded
+    assert written.methods == ["cdpnb.evaluated"]
+    core.note_soon("cdpnb.evaluated", {"ms": 12})
+    core.note("cdpnb.clicked", {})  # the next message: the note before it
+    assert written.methods == ["cdpnb.evaluated", "cdpnb.evaluated", "cdpnb.clicked"]
+    core.note_soon("cdpnb.evaluated", {"ms": 0})
+    counters = core.state.counters  # a read: folded first
+    assert counters["evaluate-calls"] == 3 and counters["evaluate-ms-total"] == 15
+    assert counters["evaluate-ms-max"] == 12 and counters["clicks"] == 1
+    assert written.methods[-1] == "cdpnb.evaluated"
+    await asyncio.sleep(0)
+    assert len(written.methods) == 4  # (folded once, not again by the loop's turn)
+    assert core.counters()["evaluate-calls"] == 3
+    with pytest.raises(ValueError, match="only count, not 'cdpnb.pageTarget'"):
+        core.note_soon("cdpnb.pageTarget", {"target_id": "T", "session_id": "S"})
+
+
+def test_a_note_folded_soon_without_a_running_loop_is_folded_at_once() -> None:
+    from cdpnb.session.core import Core
+
+    core = Core("ws://127.0.0.1:9/x", command_timeout_s=1, connect_timeout_s=1)
+    core.note_soon("cdpnb.evaluated", {"ms": 1})
+    assert core._soon == collections.deque()
+    assert core.state.counters["evaluate-calls"] == 1

@@ -157,8 +157,10 @@ COMMANDS: Mapping[str, tuple[str, str]] = {
     "classic.deleteSession": ("DELETE", ""),
 }
 
-#: cdpnb's routing keys in a command's params (never sent in a body).
-ROUTING = frozenset({"window", "frame", "elementId", "timeout"})
+#: cdpnb's routing keys in a command's params (never sent in a body). ``scriptTimeout``
+#: (seconds) sets the session's ``script`` timeout alone for the command, its
+#: ``pageLoad`` left as it is (see ``_within``).
+ROUTING = frozenset({"window", "frame", "elementId", "timeout", "scriptTimeout"})
 #: W3C's session timeouts (ms) a new session starts with: a command without a ``timeout``
 #: runs under these, or under what the user last set (``classic.setTimeouts``).
 DEFAULT_TIMEOUTS: Mapping[str, int] = {"script": 30_000, "pageLoad": 300_000}
@@ -549,10 +551,23 @@ def _timeouts_for(budget: Any) -> dict[str, int]:
     return {"script": ms, "pageLoad": ms}
 
 
+def _script_ms(seconds: Any) -> int:
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not (
+            0 < seconds < math.inf):
+        raise ClassicFailure("invalid argument", f"params.scriptTimeout must be a positive "
+                             f"number of seconds, got {seconds!r}", 400)
+    return math.ceil(seconds * 1000)
+
+
 def _within(params: Mapping[str, Any], where: _Where, steps: Plan) -> Plan:
-    """Run ``steps`` under the command's budget (see the module's doc)."""
+    """Run ``steps`` under the command's budget (see the module's doc); a
+    ``scriptTimeout`` bounds its scripts alone (a frame walk's: a script that waits
+    behind a paused frame gives up, and a load goes on)."""
     budget = params.get("timeout")
     wanted = _timeouts_for(budget) if budget is not None else where.defaults
+    script = params.get("scriptTimeout")
+    if script is not None:
+        wanted = {**wanted, "script": _script_ms(script)}
     limit = float(budget) + ANSWER_SLACK_S if budget is not None else None
     try:
         request = next(steps)  # (a command refused as it is asks the server nothing)

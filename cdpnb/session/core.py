@@ -19,6 +19,7 @@ fold lock, for quick checks that resolve a waiter (``wait_until``); it must not 
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import logging
 import threading
@@ -60,6 +61,7 @@ from cdpnb.runtime.waits import wait_for
 from cdpnb.state import BrowserState, Change, fold
 from cdpnb.state.changes import PhaseChanged
 from cdpnb.state.models import ConnectionPhase
+from cdpnb.state.reducer import COUNTS_ONLY
 from cdpnb.state.stats import stats_of
 from cdpnb.state.wire import WireTally
 from cdpnb.transport import Connector, Transport, connect_websocket
@@ -201,7 +203,10 @@ class Core:
         self.url = url
         self.ws_url: str | None = None
         self.connector: Connector = connector or connect_websocket
-        self.state = BrowserState()
+        self._state = BrowserState()
+        #: Count-only notes (``note_soon``) not folded yet: folded, in order, before
+        #: the next message and before anyone reads ``state``.
+        self._soon: collections.deque[Note] = collections.deque()
         self.command_timeout_s = command_timeout_s
         self.connect_timeout_s = connect_timeout_s
         #: Until every counted occurrence is noted where it happens (issue 26), the
@@ -594,6 +599,51 @@ class Core:
         """Fold one of cdpnb's own decisions into the stream."""
         self.apply(Note(method, params, session_id, *_now()))
 
+    def note_soon(self, method: str, params: dict[str, Any],
+                  session_id: str | None = None) -> None:
+        """``note`` for a note that only moves counters (``reducer.COUNTS_ONLY``), off
+        the caller's path: stamped now, folded when the caller's loop next turns (after
+        the call that made it has handed its caller the result), and in any case before
+        the next message and before ``state`` is read, so the trace's order and every
+        reading are as if folded now. Measured (headless-shell, one ``evaluate`` after a
+        50 ms idle moment): the ``cdpnb.evaluated`` fold costs 60-70 µs there (25 µs
+        in a row, 7 µs in a tight loop: the code is cold after the wait), ≈40% of
+        ``sup.evaluate``'s own share of the round trip. A blocking call on its thread's
+        private loop folds it now: that loop may not turn again."""
+        if method not in COUNTS_ONLY:
+            raise ValueError(f"note_soon is for notes that only count, not {method!r}")
+        note = Note(method, params, session_id, *_now())
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        if loop is None or engine.blocks_here():
+            self.apply(note)
+            return
+        self._soon.append(note)
+        loop.call_soon(self._fold_soon)
+
+    def _fold_soon(self, wait: bool = True) -> None:
+        if self._soon and self._lock.acquire(blocking=wait):
+            try:
+                while self._soon:
+                    self._apply(self._soon.popleft())
+            finally:
+                self._lock.release()
+
+    @property
+    def state(self) -> BrowserState:
+        """The folded state (frozen), the notes ``note_soon`` holds folded first. Never
+        waits: while another thread folds a message (which folds them first), the
+        state as it stands."""
+        if self._soon:
+            self._fold_soon(wait=False)
+        return self._state
+
+    @state.setter
+    def state(self, state: BrowserState) -> None:
+        self._state = state
+
     # -- receiving -------------------------------------------------------------------
 
     def subscribe(self, listener: Listener, *, methods: Sequence[str] | None = None,
@@ -715,9 +765,11 @@ class Core:
             return self._apply(message)
 
     def _apply(self, message: Message, wire: bytes | None = None) -> tuple[Change, ...]:
+        while self._soon:  # (what was noted before this message comes before it)
+            self._apply(self._soon.popleft())
         # Recording comes first so a failing reducer cannot lose the message.
         skip = self.unrecorded
-        if skip is None or not skip(message, self.state):
+        if skip is None or not skip(message, self._state):
             # Counted as the trace holds it, so that a replay of the trace counts alike.
             self._wire.add(message)
             recorder = self.recorder
@@ -725,7 +777,7 @@ class Core:
                 recorder(message, wire)
                 if not self._in_batch:  # a batch of received frames is flushed at its end
                     recorder.flush()
-        self.state, changes = fold(self.state, message)
+        self._state, changes = fold(self._state, message)
         later: list[_Subscription] = []
         method = getattr(message, "method", None)
         kinds = frozenset(map(type, changes)) if changes else _NO_KINDS

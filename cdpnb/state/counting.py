@@ -84,8 +84,9 @@ def occurred(state: BrowserState, msg: Note, out: Out) -> BrowserState:
 
 def evaluated(state: BrowserState, msg: Note, out: Out) -> BrowserState:
     """``cdpnb.evaluated {ms}``: one evaluate call ended (answered, thrown or timed out;
-    not cut short by the connection's end), with how long it took; over WebDriver BiDi
-    ``{}``, counted as it starts, with no duration."""
+    not cut short by the connection's end), with how long it took, on every protocol
+    (``cdpnb.session.evaluate_count``). ``{}``, counted with no duration, is what
+    WebDriver BiDi and classic traces recorded before 2026-12-07 hold."""
     if "ms" not in msg.params:
         return count(state, "evaluate-calls", out)
     ms = msg.params["ms"]

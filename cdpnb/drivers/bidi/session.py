@@ -49,6 +49,7 @@ from cdpnb.runtime.threads import in_own_thread
 from cdpnb.session.budget import Budget
 from cdpnb.session.core import Core
 from cdpnb.session.driver import Command, SessionHeld
+from cdpnb.session.evaluate_count import counted
 from cdpnb.state import BrowserState, PageInfo, PendingDialog
 from cdpnb.transport.webdriver_bidi import WebDriverSession
 
@@ -250,7 +251,11 @@ class BiDiSession:
 
     async def _script(self, method: str, params: dict[str, Any], context: str,
                       budget: Budget) -> Any:
-        self.core.note("cdpnb.evaluated", {})  # (no duration: counted as it starts)
+        with counted(self.core):
+            return await self._counted_script(method, params, context, budget)
+
+    async def _counted_script(self, method: str, params: dict[str, Any], context: str,
+                              budget: Budget) -> Any:
         if budget.left() <= 0:
             raise EvaluateTimeout(f"{method}: the {budget.seconds:g} s budget was spent before "
                                   "it could be sent", budget=budget.seconds,

@@ -29,16 +29,14 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from cdpnb.errors import (
     CDPError,
     CommandTimeout,
-    ConnectionLost,
     EvaluateError,
     EvaluateTimeout,
-    SupervisorStopped,
 )
 from cdpnb.protocol.connection import ReplyReader
 from cdpnb.protocol.deep_values import read_script_reply
@@ -52,6 +50,7 @@ from cdpnb.protocol.js_values import (
 )
 from cdpnb.session.budget import HEADROOM_S, Budget
 from cdpnb.session.core import Core
+from cdpnb.session.evaluate_count import counted
 from cdpnb.state import BrowserState, PendingDialog
 
 __all__ = ["HELD_PROBE_S", "OBJECT_GROUP", "SCRIPT_METHODS", "Evaluator", "context_gone"]
@@ -280,21 +279,7 @@ class Evaluator:
         self.core.spawn(self.core.send("Runtime.releaseObject", {"objectId": object_id},
                                        session), name="cdpnb-release-object")
 
-    @contextlib.contextmanager
-    def _timed(self) -> Iterator[None]:
-        """One ``cdpnb.evaluated {ms}`` note per call that ended (answered, thrown, timed
-        out); a call the connection's end or ``stop()`` cut short is not one."""
-        started = time.monotonic()
-        try:
-            yield
-        except (ConnectionLost, SupervisorStopped):
-            raise
-        except BaseException:
-            self._evaluated(started)
-            raise
-        self._evaluated(started)
-
-    def _evaluated(self, started: float) -> None:
-        ms = int((time.monotonic() - started) * 1000)
-        self.core.note("cdpnb.evaluated", {"ms": ms})
+    def _timed(self) -> contextlib.AbstractContextManager[None]:
+        """One ``cdpnb.evaluated {ms}`` note per call that ended (``session.evaluate_count``)."""
+        return counted(self.core)
 

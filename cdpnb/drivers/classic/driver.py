@@ -70,6 +70,7 @@ from cdpnb.session.bridge import NoBridge
 from cdpnb.session.budget import Budget
 from cdpnb.session.core import Core
 from cdpnb.session.driver import Command, Navigated, PageSender, ProtocolDriver
+from cdpnb.session.evaluate_count import counted
 from cdpnb.session.results import ClickResult, NavigateResult
 from cdpnb.state import PageInfo, PendingDialog
 from cdpnb.state.classic import open_in
@@ -105,6 +106,17 @@ SWEEP_EVERY = 40
 #: have seen the prompt included. WebKitWebDriver takes requests side by side, so one
 #: given up on holds nothing, and it does not stop a load its wait runs out on.
 WALK_TIMEOUT_S = 2.0
+#: The budget of each script of a frame walk on a server that sweeps (chromedriver), its
+#: loads left to the usual budget: measured (chromedriver 156, a page's cross-site
+#: iframe opening an alert 50 ms after its load, the page navigating 2 s later), the
+#: walk right after the navigation entered the iframe as the alert opened, and its
+#: ``execute/sync`` there waited on the paused frame until the navigation closed the
+#: alert, 2.0 s: the server takes one command at a time, so every poll waited behind it
+#: and the alert was never seen (2 runs in 24 with the alert's delay swept over 46-57
+#: ms; 0 in 24 with this budget, the walk giving up after 0.5 s and the next poll
+#: seeing the alert). The walk's script takes 5-10 ms there; the session's ``script``
+#: timeout is set to this for the walk alone, ``pageLoad`` untouched.
+WALK_SCRIPT_S = 0.5
 #: After a frame walk ran out of its budget (a window that does not answer), the next
 #: one waits this long; a second one that runs out, with no dialog known in the window,
 #: is said (WebKitWebDriver: a dialog of another window nothing can reach).
@@ -432,7 +444,8 @@ class ClassicDriver(ProtocolDriver):
         if self.window is None:
             return
         try:
-            await self.core.send("classic.frameTree", {"window": self.window,
+            script = {"scriptTimeout": WALK_SCRIPT_S} if self.sweeps else {}
+            await self.core.send("classic.frameTree", {"window": self.window, **script,
                                                        **self._background(walk=True)},
                                  timeout=BACKGROUND_WAIT_S)
         except CDPError as exc:
@@ -552,16 +565,17 @@ class ClassicDriver(ProtocolDriver):
         if user_gesture:
             self.require("evaluate(user_gesture=True)")
         route = self._route(frame_id)
-        core.note("cdpnb.evaluated", {})
-        if budget.left() <= 0:
-            raise EvaluateTimeout(f"evaluate: the {budget.seconds:g} s budget was spent "
-                                  "before it could be sent", budget=budget.seconds,
-                                  elapsed=budget.elapsed(), ended_by="not sent")
-        # (values as over CDP and BiDi, and a prompt's value kept: drivers.classic.values)
-        return await classic_values.evaluate(core, expression, route,
-                                             frame_id or route["window"], budget,
-                                             await_promise=await_promise,
-                                             answered=self.dialogs_answered)
+        with counted(core):
+            if budget.left() <= 0:
+                raise EvaluateTimeout(f"evaluate: the {budget.seconds:g} s budget was spent "
+                                      "before it could be sent", budget=budget.seconds,
+                                      elapsed=budget.elapsed(), ended_by="not sent")
+            # (values as over CDP and BiDi, and a prompt's value kept:
+            # drivers.classic.values)
+            return await classic_values.evaluate(core, expression, route,
+                                                 frame_id or route["window"], budget,
+                                                 await_promise=await_promise,
+                                                 answered=self.dialogs_answered)
 
     async def send_raw(self, method: str, params: dict[str, Any] | None, budget: Budget, *,
                        frame_id: str | None = None, browser: bool = False,
