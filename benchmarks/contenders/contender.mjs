@@ -1,17 +1,19 @@
 // One contender of bench_contenders.py: Puppeteer (npm puppeteer-core, the repo's
 // node_modules) in a process of its own; the same contract as contender.py:
 //
-//     node benchmarks/contenders/contender.mjs BROWSER_WS_URL TARGET_ID PAGE_URL
+//     node benchmarks/contenders/contender.mjs BROWSER_WS_URL TARGET_ID PAGE_URL [NAME]
 //
 // prints `ready`, then for each stdin line `OP K` does K operations back to back, each
 // timed with process.hrtime, and prints one JSON line of K durations in seconds (or
 // {"error": ...}); ends at `quit` or at the end of stdin.
 //   rtt:    CDPSession.send('Runtime.evaluate', {expression: '1'}) on its own session
 //   dialog: page.evaluate('alert("x"); 1'), the dialog accepted by page.on('dialog')
+// NAME puppeteer-evaluate: rtt is page.evaluate('1') instead (what its users call, as
+// sup.evaluate is cdpnb's).
 import readline from 'node:readline';
 import puppeteer from 'puppeteer-core';
 
-const [browserWSEndpoint, targetId, pageUrl] = process.argv.slice(2);
+const [browserWSEndpoint, targetId, pageUrl, name = 'puppeteer'] = process.argv.slice(2);
 if (!pageUrl) {
   console.error('usage: contender.mjs BROWSER_WS_URL TARGET_ID PAGE_URL');
   process.exit(2);
@@ -31,7 +33,9 @@ const session = await page.createCDPSession();
 page.on('dialog', (dialog) => { dialog.accept(); });
 
 const ops = {
-  rtt: () => session.send('Runtime.evaluate', { expression: '1' }),
+  rtt: name === 'puppeteer-evaluate'
+    ? () => page.evaluate('1')
+    : () => session.send('Runtime.evaluate', { expression: '1' }),
   dialog: () => page.evaluate('alert("x"); 1'),
 };
 

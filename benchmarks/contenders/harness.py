@@ -59,6 +59,7 @@ CONTENDERS = (
     Contender("bare", "cdpnb", {"rtt": "bare websockets (page socket)",
                                 "dialog": "bare websockets"}),
     Contender("bare-session", "cdpnb", {"rtt": "bare websockets, flat session"}),
+    Contender("bare-evaluate", "cdpnb", {"rtt": "bare, sup.evaluate's params"}),
     Contender("cdpnb", "cdpnb", {"rtt": "cdpnb async sup.cdp",
                                  "dialog": "cdpnb agent: wait_for_dialog+respond"}),
     Contender("cdpnb-sync", "cdpnb", {"rtt": "cdpnb.sync sup.cdp, main thread"}),
@@ -67,6 +68,7 @@ CONTENDERS = (
     Contender("cdpnb-bridge", "cdpnb", {"dialog": "cdpnb bridge, auto_accept"}),
     Contender("puppeteer", "node", {"rtt": "Puppeteer CDPSession.send",
                                     "dialog": "Puppeteer page.on('dialog')"}),
+    Contender("puppeteer-evaluate", "node", {"rtt": "Puppeteer page.evaluate('1')"}),
     Contender("playwright", "cdpnb", {"rtt": "Playwright CDPSession.send",
                                       "dialog": "Playwright page.on('dialog')"}, apart=True),
     Contender("cdp-use", "peers", {"rtt": "cdp-use send_raw"}),
@@ -109,7 +111,7 @@ def command_of(contender: Contender, args: list[str]) -> list[str] | str:
             return "no node on PATH"
         if not PUPPETEER.is_dir():
             return f"no {PUPPETEER} (scripts/setup.sh runs npm ci)"
-        return [node, str(CONTENDER_MJS), *args]
+        return [node, str(CONTENDER_MJS), *args, contender.name]
     python = PEERS_PYTHON if contender.runtime == "peers" else CDPNB_PYTHON
     if not python.exists():
         return f"no peers environment at {python}: run bash benchmarks/peers.sh"

@@ -23,13 +23,21 @@ from urllib.parse import urlsplit
 if TYPE_CHECKING:  # cdpnb's venv only; the peers' venv runs no cdpnb contender
     from cdpnb import Supervisor
 
-__all__ = ["ALERT", "EVALUATE_ONE", "AsyncContender", "SyncContender", "make_async",
-           "make_sync", "page_socket"]
+__all__ = ["ALERT", "EVALUATE_AS_CDPNB_DOES", "EVALUATE_ONE", "AsyncContender",
+           "SyncContender", "make_async", "make_sync", "page_socket"]
 
 #: The round trip's command, identical for every contender.
 EVALUATE_ONE = {"expression": "1"}
 #: The dialog operation's page script: blocks in alert() until answered, then returns 1.
 ALERT = 'alert("x"); 1'
+#: What ``sup.evaluate("1")`` sends (read off its trace, cdpnb's default 30 s budget): the
+#: same expression with the work it asks of the browser (deep serialisation, a promise
+#: awaited, an object group, the in-page timeout). A bare client sending these is the
+#: reference that leaves only cdpnb's own share of ``sup.evaluate``.
+EVALUATE_AS_CDPNB_DOES = {"expression": "1", "awaitPromise": True, "objectGroup": "cdpnb",
+                          "userGesture": False,
+                          "serializationOptions": {"serialization": "deep", "maxDepth": 100},
+                          "timeout": 29500}
 
 AsyncOp = Callable[[], Awaitable[object]]
 
@@ -128,13 +136,20 @@ async def bare(browser_url: str, target: str, page_url: str) -> AsyncContender:
         close=client.close, verify=client.verify)
 
 
-async def bare_session(browser_url: str, target: str, page_url: str) -> AsyncContender:
+async def bare_session(browser_url: str, target: str, page_url: str,
+                       params: dict[str, Any] = EVALUATE_ONE) -> AsyncContender:
     client = await BareClient.open(browser_url)
     attached = await client.send("Target.attachToTarget", {"targetId": target,
                                                            "flatten": True})
     client.session = attached["result"]["sessionId"]
-    return AsyncContender(ops={"rtt": lambda: client.send("Runtime.evaluate", EVALUATE_ONE)},
+    return AsyncContender(ops={"rtt": lambda: client.send("Runtime.evaluate", params)},
                           close=client.close)
+
+
+async def bare_evaluate(browser_url: str, target: str, page_url: str) -> AsyncContender:
+    """A bare client on a flat session (as cdpnb's) sending what ``sup.evaluate("1")``
+    sends: ``cdpnb-evaluate`` ÷ this is cdpnb's own share, the browser's work alike."""
+    return await bare_session(browser_url, target, page_url, EVALUATE_AS_CDPNB_DOES)
 
 
 def closed_by(sup: Supervisor, expected: str, via: str) -> Callable[[str, int], None]:
@@ -286,7 +301,8 @@ def cdpnb_sync(browser_url: str, target: str, page_url: str) -> SyncContender:
 AsyncMaker = Callable[[str, str, str], Awaitable[AsyncContender]]
 
 make_async: dict[str, AsyncMaker] = {
-    "bare": bare, "bare-session": bare_session, "cdpnb": cdpnb_agent,
+    "bare": bare, "bare-session": bare_session, "bare-evaluate": bare_evaluate,
+    "cdpnb": cdpnb_agent,
     "cdpnb-evaluate": cdpnb_evaluate, "cdpnb-policy": cdpnb_policy,
     "cdpnb-bridge": cdpnb_bridge, "playwright": playwright,
     "cdp-use": cdp_use, "pydoll": pydoll, "zendriver": zendriver,
