@@ -374,7 +374,7 @@ def duckdb_frame_rows(path: Path) -> pd.DataFrame:
 def pandas_events(path: Path) -> pd.DataFrame:
     """pandas' own JSONL reader (``read_json(lines=True)``, one thread) and the
     columns ``events()`` has that it does not make by itself (method, id, session)."""
-    lines = pd.read_json(path, lines=True, dtype=False, convert_dates=False)
+    lines = pd.read_json(path, lines=True, dtype=False)
     lines = lines[lines["seq"].notna()]  # (the header line; as DuckDB's WHERE)
     messages = lines["msg"]
     return lines.assign(method=messages.str.get("method"), id=messages.str.get("id"),
