@@ -40,6 +40,7 @@ from cdpnb.state.dialogs import (
     UNANSWERABLE,
     answerable_dialog,
 )
+from cdpnb.supervisor.watchdog import DialogDeadlines
 
 __all__ = ["ACTIONS", "DialogAction", "DialogControl", "explain_unanswerable"]
 
@@ -74,7 +75,8 @@ class DialogControl:
         self.bridge = bridge
         self.policy = policy
         self.dialog_timeout_s = dialog_timeout_s
-        self._watchdogs: dict[str, asyncio.TimerHandle] = {}
+        #: must_respond's watchdog (``cdpnb.supervisor.watchdog``).
+        self.deadlines = DialogDeadlines(dialog_timeout_s, self._watchdog_fires)
         #: A native answer in the endpoint's protocol (the driver's command).
         self.native_answer = native_answer
         #: Called once per fast remote close of a native dialog (an auto-dismisser).
@@ -89,11 +91,12 @@ class DialogControl:
     def on_fold(self, message: Message, changes: tuple[Change, ...]) -> None:
         """(Called ``now``, on the thread that folds the message, under the fold lock.)
         An auto policy answers an answerable dialog at once, from this thread; the rest
-        (the watchdog's timers, judging a fast remote close, the recovery of what is
-        unanswerable) runs on the engine loop, which is woken only when there is such
-        work: each wake-up runs Python beside the caller's thread as the page goes on,
-        and waking it for every dialog's opening and closing made an alert's round trip
-        5-8% slower (measured side by side, one browser, 2026-11-26)."""
+        (judging a fast remote close, the recovery of what is unanswerable, the
+        watchdog's one timer when it must be set earlier) runs on the engine loop, which
+        is woken only when there is such work: each wake-up runs Python beside the
+        caller's thread as the page goes on, and waking it for every dialog's opening
+        and closing made an alert's round trip 5-8% slower (measured side by side, one
+        browser, 2026-11-26)."""
         engine_work = False
         for change in changes:
             kind = type(change)
@@ -101,7 +104,8 @@ class DialogControl:
                 assert isinstance(change, DialogOpened)
                 dialog = change.dialog
                 if self.policy == "must_respond":
-                    engine_work = engine_work or dialog.answerable  # its watchdog
+                    if dialog.answerable:
+                        self.deadlines.open(dialog.id)  # (wakes the engine only if need be)
                 elif dialog.answerable:
                     self.core.after_this_message(functools.partial(self._answer_now, dialog))
                 # (unanswerable: DialogUnanswerable follows; the recovery takes it)
@@ -109,8 +113,7 @@ class DialogControl:
                 assert isinstance(change, DialogClosed)
                 record = change.record
                 self.on_closed(record)  # (the recovery's check: thread-safe)
-                # (A watchdog left armed fires into nothing: it answers only a dialog
-                # still open. Cancelling it woke the engine as the page went on.)
+                self.deadlines.close(record.id)
                 engine_work = engine_work or self._fast_remote(record)
             elif kind is DialogUnanswerable:
                 engine_work = True
@@ -120,22 +123,13 @@ class DialogControl:
     def _on_engine(self, message: Message, changes: tuple[Change, ...]) -> None:
         for change in changes:
             kind = type(change)
-            if kind is DialogOpened:
-                assert isinstance(change, DialogOpened)
-                self._opened_dialog(change.dialog)
-            elif kind is DialogClosed:
+            if kind is DialogClosed:
                 assert isinstance(change, DialogClosed)
                 self._closed_dialog(change.record)
             elif kind is DialogUnanswerable:
                 assert isinstance(change, DialogUnanswerable)
-                self._cancel_watchdog(change.dialog.id)
+                self.deadlines.close(change.dialog.id)
                 self.on_unanswerable(change.dialog)
-
-    def _opened_dialog(self, dialog: PendingDialog) -> None:
-        if dialog.answerable and self.policy == "must_respond":
-            loop = asyncio.get_running_loop()
-            self._watchdogs[dialog.id] = loop.call_later(
-                self.dialog_timeout_s, self._watchdog_fires, dialog.id)
 
     def _policy_answer(self, dialog: PendingDialog) -> tuple[bool, str | None]:
         accept = self.policy == "auto_accept"
@@ -163,7 +157,6 @@ class DialogControl:
             self.core.report_failure(f"cdpnb-auto-{dialog.id}", exc)
 
     def _closed_dialog(self, record: DialogRecord) -> None:
-        self._cancel_watchdog(record.id)
         if self._fast_remote(record):
             # Judged once the page had time to say it closed: a tab's close reports its
             # dialog closed first, and the record is then amended to the browser's
@@ -182,13 +175,7 @@ class DialogControl:
         if record is not None and record.closed_by == "remote":
             self.on_fast_remote(record)
 
-    def _cancel_watchdog(self, dialog_id: str) -> None:
-        handle = self._watchdogs.pop(dialog_id, None)
-        if handle is not None:
-            handle.cancel()
-
     def _watchdog_fires(self, dialog_id: str) -> None:
-        self._watchdogs.pop(dialog_id, None)
         dialog = self._pending(dialog_id)
         # Never an answer for a dialog the browser is not showing as answerable.
         if dialog is None or dialog.answering is not None or not dialog.answerable:
@@ -197,10 +184,8 @@ class DialogControl:
                         name=f"cdpnb-watchdog-{dialog_id}")
 
     def stop_watchdogs(self) -> None:
-        """Stop every watchdog (waits end with the core's waiters)."""
-        for handle in self._watchdogs.values():
-            handle.cancel()
-        self._watchdogs.clear()
+        """Stop the watchdog (waits end with the core's waiters)."""
+        self.deadlines.stop()
 
     def _pending(self, dialog_id: str) -> PendingDialog | None:
         return next((d for d in self.core.state.pending_dialogs if d.id == dialog_id), None)
