@@ -513,6 +513,12 @@ def test_a_script_budget_bounds_the_scripts_alone_and_leaves_loads_their_own() -
         ("/alert/text", None, 11.2)]
     _, sent = run("classic.getAlertText", {"window": "W1"}, server, session)
     assert sent[0].body == {"script": 30_000, "pageLoad": 300_000}  # (restored)
+    # A budget, not what is asked: a walk recorded before the key replays alike (the
+    # shipped probe traces: tests/test_probe.py replays them).
+    from cdpnb.playback.script import command_key
+
+    assert command_key("classic.frameTree", None, {"window": "W1", "scriptTimeout": 0.5}) \
+        == command_key("classic.frameTree", None, {"window": "W1"})
     for bad in (0, -1, "5", True, float("inf")):
         with pytest.raises(ClassicFailure, match="scriptTimeout must be a positive number"):
             run("classic.getAlertText", {"scriptTimeout": bad}, server, Session("W1"))

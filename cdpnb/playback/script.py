@@ -3,11 +3,11 @@
 The browser's side of a recording is a sequence of events and replies. A client
 replaying it sends commands; each is matched to the earliest unused recorded
 command with the same method, session and params, and its recorded reply goes
-back under the client's own id. A command's ``timeout`` is left out of the match: it
-is what was left of the caller's time budget when it was sent, which differs from
-run to run, not part of what was asked. Events go out in recorded order, and a reply is
-never sent before the events that preceded it in the recording (what the client
-saw before that reply, it sees again).
+back under the client's own id. A command's budget (``timeout``, a classic walk's
+``scriptTimeout``) is left out of the match: it is what was left of the caller's time
+budget when it was sent, which differs from run to run, not part of what was asked.
+Events go out in recorded order, and a reply is never sent before the events that
+preceded it in the recording (what the client saw before that reply, it sees again).
 
 WebDriver classic has no events: a client learns the browser's state by asking again
 and again (``STATE_READS``: cdpnb polls for a dialog every 25 ms), and a replay's
@@ -72,8 +72,9 @@ def is_replay_url(url: str) -> bool:
 CommandKey = tuple[str, str | None, str]
 
 
-#: Params that say how long the caller waits, not what it asks for.
-BUDGET_PARAMS = frozenset({"timeout"})
+#: Params that say how long the caller waits, not what it asks for (a classic frame
+#: walk's ``scriptTimeout`` too: traces recorded before it was sent replay alike).
+BUDGET_PARAMS = frozenset({"timeout", "scriptTimeout"})
 #: Params that say what the caller knew, not what it asks for, by method: a classic
 #: poll's ``shown`` (the window was known to show a dialog) changes only what the poll
 #: reads once that dialog is gone, and the recorded answer holds that reading.
