@@ -283,3 +283,33 @@ def test_a_note_folded_soon_without_a_running_loop_is_folded_at_once() -> None:
     core.note_soon("cdpnb.evaluated", {"ms": 1})
     assert core._soon == collections.deque()
     assert core.state.counters["evaluate-calls"] == 1
+
+
+async def test_a_read_of_the_state_never_waits_for_a_fold_under_way() -> None:
+    """While another thread folds (it holds the fold lock), ``state`` is the state as it
+    stands, at once, and the held note comes with the next read after; what ``stop()``
+    keeps, ``settled_state()``, waits for it."""
+    import threading
+
+    from cdpnb.session.core import Core
+
+    core = Core("ws://127.0.0.1:9/x", command_timeout_s=1, connect_timeout_s=1)
+    holding, release = threading.Event(), threading.Event()
+
+    def fold_under_way() -> None:
+        with core._lock:
+            holding.set()
+            release.wait(10)
+
+    other = threading.Thread(target=fold_under_way)
+    other.start()
+    try:
+        assert holding.wait(10)
+        core.note_soon("cdpnb.evaluated", {"ms": 5})
+        started = time.monotonic()
+        assert "evaluate-calls" not in core.state.counters  # (as it stands)
+        assert time.monotonic() - started < 0.5
+    finally:
+        release.set()
+        other.join(10)
+    assert core.settled_state().counters["evaluate-calls"] == 1

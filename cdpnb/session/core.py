@@ -644,6 +644,12 @@ class Core:
     def state(self, state: BrowserState) -> None:
         self._state = state
 
+    def settled_state(self) -> BrowserState:
+        """``state`` with every note ``note_soon`` holds folded, waiting for a fold under
+        way on another thread if need be (what ``stop()`` keeps)."""
+        with self._lock:
+            return self.state
+
     # -- receiving -------------------------------------------------------------------
 
     def subscribe(self, listener: Listener, *, methods: Sequence[str] | None = None,

@@ -340,14 +340,14 @@ class Supervisor:
         core = self._core
         # What the supervisor knew when asked to stop stays its state: closing its pages
         # is recorded in the trace, but a snapshot after stop shows the pages it had.
-        self._last_state = core.state
+        self._last_state = core.settled_state()
         self._reconnector.cancel()
         # Waits end before the pages close (closing one can open a beforeunload dialog).
         self._dialogs.stop_watchdogs()
         left = pages_left_open(core.state, self._context.adopted_page)  # not cdpnb's to close
         if core.connected and left:
             await let_go_of_dialogs(core.state, self._dialogs, left)
-            self._last_state = core.state
+            self._last_state = core.settled_state()
         core.fail_waiters(SupervisorStopped(
             f"supervisor for {redact_url(self.endpoint)} stopped while waiting"))
         if core.connected:
