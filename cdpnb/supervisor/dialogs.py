@@ -74,7 +74,6 @@ class DialogControl:
         self.core = core
         self.bridge = bridge
         self.policy = policy
-        self.dialog_timeout_s = dialog_timeout_s
         #: must_respond's watchdog (``cdpnb.supervisor.watchdog``).
         self.deadlines = DialogDeadlines(dialog_timeout_s, self._watchdog_fires)
         #: A native answer in the endpoint's protocol (the driver's command).

@@ -27,7 +27,6 @@ script) brings that reply when the script ends, if nothing else does first.
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections.abc import Callable
 from typing import Any
@@ -110,7 +109,7 @@ class Evaluator:
                                   "objectGroup": OBJECT_GROUP, "userGesture": user_gesture}
         if context is not None:
             params["contextId"] = context
-        with self._timed():
+        with counted(self.core):  # (one cdpnb.evaluated {ms} per call)
             reply = await self._script("Runtime.evaluate", params, session, budget)
             return await self._value(reply, session, budget)
 
@@ -120,7 +119,7 @@ class Evaluator:
         params: dict[str, Any] = {"functionDeclaration": function, "objectId": object_id,
                                   "arguments": arguments, "awaitPromise": await_promise,
                                   "objectGroup": OBJECT_GROUP, "userGesture": user_gesture}
-        with self._timed():
+        with counted(self.core):  # (one cdpnb.evaluated {ms} per call)
             reply = await self._script("Runtime.callFunctionOn", params, session, budget)
             return await self._value(reply, session, budget)
 
@@ -278,8 +277,4 @@ class Evaluator:
         """Release one handle, off the caller's path (the value is already in hand)."""
         self.core.spawn(self.core.send("Runtime.releaseObject", {"objectId": object_id},
                                        session), name="cdpnb-release-object")
-
-    def _timed(self) -> contextlib.AbstractContextManager[None]:
-        """One ``cdpnb.evaluated {ms}`` note per call that ended (``session.evaluate_count``)."""
-        return counted(self.core)
 

@@ -301,11 +301,12 @@ class ClassicDriver(ProtocolDriver):
             await asyncio.sleep(POLL_S)
 
     def _background(self, walk: bool = False) -> dict[str, Any]:
-        """A background command's budget, where it is needed (see ``BACKGROUND`` and
-        ``WALK_TIMEOUT_S``)."""
+        """A background command's budget, where it is needed (see ``BACKGROUND``,
+        ``WALK_TIMEOUT_S`` and ``WALK_SCRIPT_S``)."""
         if walk and not self.sweeps:
             return {"timeout": WALK_TIMEOUT_S}
-        return BACKGROUND if len(self.core.state.pages) > 1 else {}
+        budget = BACKGROUND if len(self.core.state.pages) > 1 else {}
+        return {**budget, "scriptTimeout": WALK_SCRIPT_S} if walk else budget
 
     def _poll_target(self) -> str | None:
         """The window to poll: one known to show a dialog (to see it close), where the
@@ -444,8 +445,7 @@ class ClassicDriver(ProtocolDriver):
         if self.window is None:
             return
         try:
-            script = {"scriptTimeout": WALK_SCRIPT_S} if self.sweeps else {}
-            await self.core.send("classic.frameTree", {"window": self.window, **script,
+            await self.core.send("classic.frameTree", {"window": self.window,
                                                        **self._background(walk=True)},
                                  timeout=BACKGROUND_WAIT_S)
         except CDPError as exc:

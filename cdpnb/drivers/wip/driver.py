@@ -20,6 +20,7 @@ from cdpnb.errors import CDPError, CommandTimeout
 from cdpnb.protocol import wip
 from cdpnb.session.budget import HEADROOM_S, Budget
 from cdpnb.session.core import Core
+from cdpnb.session.evaluate_count import counted
 
 __all__ = ["WIPDriver", "WIPEvaluator"]
 
@@ -61,7 +62,7 @@ class WIPEvaluator(Evaluator):
                                   "userGesture": user_gesture}
         if context is not None:
             params["contextId"] = context
-        with self._timed():
+        with counted(self.core):  # (one cdpnb.evaluated {ms} per call)
             reply = await self._guarded("Runtime.evaluate",
                                         wip.script_params("Runtime.evaluate", params),
                                         session, budget, None)
@@ -82,7 +83,7 @@ class WIPEvaluator(Evaluator):
         params: dict[str, Any] = {"functionDeclaration": function, "objectId": object_id,
                                   "arguments": arguments, "awaitPromise": await_promise,
                                   "objectGroup": OBJECT_GROUP, "userGesture": user_gesture}
-        with self._timed():
+        with counted(self.core):  # (one cdpnb.evaluated {ms} per call)
             reply = await self._guarded("Runtime.callFunctionOn",
                                         wip.script_params("Runtime.callFunctionOn", params),
                                         session, budget, None)
