@@ -240,9 +240,11 @@ class _Written:
 
     def __init__(self) -> None:
         self.methods: list[str] = []
+        self.messages: list[Any] = []
 
     def __call__(self, message: Any, wire: bytes | None) -> None:
         self.methods.append(message.method)
+        self.messages.append(message)
 
     def flush(self) -> None:
         return None
@@ -274,6 +276,23 @@ async def test_a_note_folded_soon_is_in_the_state_and_the_trace_where_it_was_mad
     assert core.counters()["evaluate-calls"] == 3
     with pytest.raises(ValueError, match="only count, not 'cdpnb.pageTarget'"):
         core.note_soon("cdpnb.pageTarget", {"target_id": "T", "session_id": "S"})
+
+
+async def test_notes_held_together_fold_in_the_order_they_were_made() -> None:
+    """Two notes held at once (two evaluates ending before the loop turns) are folded
+    and recorded in the order they were stamped, each alone: the first must not fold
+    the second before itself (a trace's clock would run backwards)."""
+    from cdpnb.session.core import Core
+
+    core = Core("ws://127.0.0.1:9/x", command_timeout_s=1, connect_timeout_s=1)
+    written = _Written()
+    core.recorder = written
+    for ms in (1, 2, 3):
+        core.note_soon("cdpnb.evaluated", {"ms": ms})
+    core.note("cdpnb.clicked", {})
+    assert [m.params.get("ms") for m in written.messages] == [1, 2, 3, None]
+    monos = [m.mono for m in written.messages]
+    assert monos == sorted(monos)
 
 
 def test_a_note_folded_soon_without_a_running_loop_is_folded_at_once() -> None:

@@ -87,6 +87,8 @@ BIDI_CONTENDERS = (
     Contender("cdpnb-bidi", "cdpnb", {"bidi": "cdpnb async sup.bidi"}),
     Contender("cdpnb-sync-bidi", "cdpnb", {"bidi": "cdpnb.sync sup.bidi, main thread"}),
     Contender("selenium-bidi", "peers", {"bidi": "Selenium Script.evaluate (its conn.)"}),
+    Contender("cdpnb-bidi-evaluate", "cdpnb", {"bidi": "cdpnb async sup.evaluate('1')"}),
+    Contender("bare-bidi-evaluate", "cdpnb", {"bidi": "bare, sup.evaluate's request"}),
     #: The control: a second bare client, so the table shows how far two Firefoxes
     #: alone set a pair apart.
     Contender("bare-bidi-control", "cdpnb", {"bidi": "bare websockets again (control)"}),

@@ -42,6 +42,16 @@ def evaluate_one(context: str | None) -> dict[str, Any]:
     return {"expression": "1", "target": {"context": context}, "awaitPromise": False}
 
 
+#: What ``sup.evaluate("1")`` sends over BiDi (``cdpnb/drivers/bidi/session.py``, read off
+#: its trace): a promise awaited, no result ownership, no user activation, deep
+#: serialisation without DOM nodes. A bare client sending these is the reference that
+#: leaves only cdpnb's own share of ``sup.evaluate`` on BiDi.
+def evaluate_as_cdpnb_does(context: str | None) -> dict[str, Any]:
+    return {**evaluate_one(context), "awaitPromise": True, "resultOwnership": "none",
+            "userActivation": False,
+            "serializationOptions": {"maxObjectDepth": 100, "maxDomDepth": 0}}
+
+
 async def nothing() -> None:
     return None
 
@@ -51,10 +61,21 @@ async def nothing() -> None:
 
 async def bare_bidi(url: str) -> AsyncContender:
     """The reference: a bare ``websockets`` client, json in and out, a reader task."""
+    return await _bare_bidi(url, evaluate_one)
+
+
+async def bare_bidi_evaluate(url: str) -> AsyncContender:
+    """A bare client sending what ``sup.evaluate("1")`` sends: ``cdpnb-bidi-evaluate``
+    ÷ this is cdpnb's own share, the browser's work alike."""
+    return await _bare_bidi(url, evaluate_as_cdpnb_does)
+
+
+async def _bare_bidi(url: str, params_of: Callable[[str | None], dict[str, Any]]
+                     ) -> AsyncContender:
     client = await BareClient.open(url)
     await client.send("session.new", {"capabilities": {}})
     context = (await client.send("browsingContext.create", {"type": "tab"}))["result"]
-    params = evaluate_one(context["context"])
+    params = params_of(context["context"])
 
     async def close() -> None:
         await client.send("session.end")
@@ -62,6 +83,21 @@ async def bare_bidi(url: str) -> AsyncContender:
 
     return AsyncContender(ops={"bidi": lambda: client.send("script.evaluate", params)},
                           close=close)
+
+
+async def cdpnb_bidi_evaluate(url: str) -> AsyncContender:
+    """What users call: ``sup.evaluate("1")`` on its own page, the value decoded."""
+    import cdpnb
+
+    sup = await cdpnb.Supervisor.start(url, bridge=False)
+
+    async def evaluate() -> object:
+        value = await sup.evaluate("1")
+        if value != 1:
+            raise RuntimeError(f"sup.evaluate('1') gave {value!r}")
+        return value
+
+    return AsyncContender(ops={"bidi": evaluate}, close=sup.stop)
 
 
 async def cdpnb_bidi(url: str) -> AsyncContender:
@@ -245,6 +281,7 @@ async def bare_burst(browser_url: str, target: str, page_url: str,
 
 more_async: dict[str, Callable[..., Awaitable[AsyncContender]]] = {
     "bare-bidi": bare_bidi, "bare-bidi-control": bare_bidi, "cdpnb-bidi": cdpnb_bidi,
+    "bare-bidi-evaluate": bare_bidi_evaluate, "cdpnb-bidi-evaluate": cdpnb_bidi_evaluate,
     "bare-ingest": bare_ingest, "cdpnb-ingest": cdpnb_ingest, "cdp-use-ingest": cdp_use_ingest,
     "pydoll-ingest": pydoll_ingest, "bare-burst": bare_burst,
 }

@@ -104,8 +104,9 @@ def more_tables(results: dict[str, Any]) -> str:
     if "bidi" in results:
         lines += ratio_table(
             results["bidi"], "bidi",
-            ["WebDriver BiDi script.evaluate of 1 (awaitPromise false) round trip on "
-             "Firefox: median ms,",
+            ["WebDriver BiDi script.evaluate of 1 round trip on Firefox (awaitPromise "
+             "false; the evaluate rows",
+             "send what sup.evaluate sends): median ms,",
              "the bare client's beside it, × that bare (each contender in a Firefox of its "
              "own, its bare client",
              "in another, the two swapping Firefoxes halfway; the median of the repeats' "

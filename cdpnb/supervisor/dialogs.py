@@ -25,7 +25,7 @@ from cdpnb.errors import (
     UnknownDialog,
     WaitTimeout,
 )
-from cdpnb.protocol import Message
+from cdpnb.protocol import Message, Note
 from cdpnb.runtime.engine import engine
 from cdpnb.runtime.waits import wait_for
 from cdpnb.session.bridge import DialogBridge
@@ -136,10 +136,10 @@ class DialogControl:
 
     def _answer_now(self, dialog: PendingDialog) -> None:
         accept, text = self._policy_answer(dialog)
-        self._note_answering(dialog, accept, text, "auto_policy", None)
+        why = self._answering(dialog, accept, text, "auto_policy", None)
         try:
-            self.core.dispatch(*self._answer_command(dialog, accept, text),
-                               functools.partial(self._answered_at_once_by, dialog))
+            self.core.dispatch(*self._command_for(dialog, accept, text, why),
+                               functools.partial(self._answered_at_once_by, dialog), why=why)
         except BaseException as exc:  # (not written: said as the answer's end)
             self._answered_at_once_by(dialog, None, exc)
 
@@ -302,9 +302,9 @@ class DialogControl:
         current = self._pending(dialog.id)
         if current is not None and not current.answerable:
             self._refuse(current)
-        self._note_answering(dialog, accept, prompt_text, closed_by, reason)
+        why = self._answering(dialog, accept, prompt_text, closed_by, reason)
         try:
-            await core.send(*self._answer_command(dialog, accept, prompt_text))
+            await core.send(*self._command_for(dialog, accept, prompt_text, why), why=why)
         except BaseException as exc:
             failed = self._answer_failed(dialog, exc)
             if failed is exc:
@@ -350,9 +350,21 @@ class DialogControl:
             return self.bridge.answer_command(dialog, accept, prompt_text)
         return self.native_answer(dialog, accept, prompt_text)
 
-    def _note_answering(self, dialog: PendingDialog, accept: bool, prompt_text: str | None,
-                        closed_by: str, reason: str | None) -> None:
-        self.core.note("cdpnb.dialogAnswering", {
+    def _command_for(self, dialog: PendingDialog, accept: bool, prompt_text: str | None,
+                     why: Note) -> tuple[str, dict[str, Any], str | None]:
+        """``_answer_command``; ``why`` folded if it cannot be made (then the answer's
+        failure follows its decision in the trace, as for one the browser refused)."""
+        try:
+            return self._answer_command(dialog, accept, prompt_text)
+        except BaseException:
+            self.core.apply(why)
+            raise
+
+    def _answering(self, dialog: PendingDialog, accept: bool, prompt_text: str | None,
+                   closed_by: str, reason: str | None) -> Note:
+        """The note of the decision to answer ``dialog``, folded as its answer is
+        written (``Core.send``'s ``why``): the answer leaves first."""
+        return self.core.stamped("cdpnb.dialogAnswering", {
             "dialog_id": dialog.id, "accept": accept, "prompt_text": prompt_text,
             "closed_by": closed_by, **({"reason": reason} if reason else {})},
             dialog.session_id)

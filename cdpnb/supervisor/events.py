@@ -415,6 +415,12 @@ class EventHub:
     # -- delivering (the receiving thread, under the fold lock: hand on only) ----------
 
     def _on_changes(self, message: Message, changes: tuple[Change, ...]) -> None:
+        if not self._listeners and not self._streams:
+            # Nobody to tell: no event made. This runs on an auto policy's answer's path
+            # (the opening's fold, then the listeners, then the answer): making the
+            # event cost ≈30 µs there (measured, after a 50 ms idle moment). A stream
+            # opened meanwhile misses this change, as one opened just after it would.
+            return
         for change in changes:
             name = event_name(change)
             if name is None:
