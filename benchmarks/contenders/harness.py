@@ -65,6 +65,8 @@ CONTENDERS = (
     Contender("cdpnb-sync", "cdpnb", {"rtt": "cdpnb.sync sup.cdp, main thread"}),
     Contender("cdpnb-evaluate", "cdpnb", {"rtt": "cdpnb async sup.evaluate('1')"}),
     Contender("cdpnb-policy", "cdpnb", {"dialog": "cdpnb policy auto_accept"}),
+    Contender("cdpnb-handler", "cdpnb", {"dialog": "cdpnb sup.on('dialog') handler"}),
+    Contender("cdpnb-sync-agent", "cdpnb", {"dialog": "cdpnb.sync agent, main thread"}),
     Contender("cdpnb-bridge", "cdpnb", {"dialog": "cdpnb bridge, auto_accept"}),
     Contender("puppeteer", "node", {"rtt": "Puppeteer CDPSession.send",
                                     "dialog": "Puppeteer page.on('dialog')"}),

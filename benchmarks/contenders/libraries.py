@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import queue
+import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -185,6 +187,18 @@ async def cdpnb_agent(browser_url: str, target: str, page_url: str) -> AsyncCont
                           close=sup.stop, verify=closed_by(sup, "agent", "native"))
 
 
+async def cdpnb_handler(browser_url: str, target: str, page_url: str) -> AsyncContender:
+    """cdpnb's dialog handler, as Puppeteer's ``page.on('dialog')``: ``sup.on("dialog",
+    ...)`` accepting each as it comes (``must_respond``: nothing else answers)."""
+    import cdpnb
+
+    sup = await cdpnb.Supervisor.start(browser_url, page=target, policy="must_respond",
+                                       bridge=False)
+    sup.on("dialog", lambda event: event.accept())
+    return AsyncContender(ops={"dialog": lambda: sup.evaluate(ALERT, timeout=30)},
+                          close=sup.stop, verify=closed_by(sup, "agent", "native"))
+
+
 async def cdpnb_policy(browser_url: str, target: str, page_url: str,
                        bridge: bool = False) -> AsyncContender:
     """cdpnb answering every dialog itself (``auto_accept``), natively or by the bridge."""
@@ -298,13 +312,53 @@ def cdpnb_sync(browser_url: str, target: str, page_url: str) -> SyncContender:
                          close=sup.stop)
 
 
+def cdpnb_sync_agent(browser_url: str, target: str, page_url: str) -> SyncContender:
+    """cdpnb's blocking face as an agent: the page's call blocks a worker thread (as a
+    click that opens an alert blocks its caller), and the script's main thread waits
+    for the dialog and answers it by its id."""
+    import cdpnb.sync
+
+    sup = cdpnb.sync.Supervisor.start(browser_url, page=target, policy="must_respond",
+                                      bridge=False)
+    jobs: queue.SimpleQueue[bool] = queue.SimpleQueue()
+    results: queue.SimpleQueue[object] = queue.SimpleQueue()
+
+    def evaluating() -> None:
+        while jobs.get():
+            try:
+                results.put(sup.evaluate(ALERT, timeout=30))
+            except BaseException as exc:  # handed to the main thread, raised there
+                results.put(exc)
+
+    worker = threading.Thread(target=evaluating, name="page-call", daemon=True)
+    worker.start()
+
+    def answered_alert() -> object:
+        jobs.put(True)
+        dialog = sup.wait_for_dialog(timeout=30)
+        sup.respond("accept", dialog_id=dialog.id)
+        value = results.get(timeout=30)
+        if isinstance(value, BaseException):
+            raise value
+        return value
+
+    def close() -> None:
+        jobs.put(False)
+        worker.join(5)
+        sup.stop()
+
+    return SyncContender(ops={"dialog": answered_alert}, close=close)
+
+
 AsyncMaker = Callable[[str, str, str], Awaitable[AsyncContender]]
 
 make_async: dict[str, AsyncMaker] = {
     "bare": bare, "bare-session": bare_session, "bare-evaluate": bare_evaluate,
     "cdpnb": cdpnb_agent,
     "cdpnb-evaluate": cdpnb_evaluate, "cdpnb-policy": cdpnb_policy,
+    "cdpnb-handler": cdpnb_handler,
     "cdpnb-bridge": cdpnb_bridge, "playwright": playwright,
     "cdp-use": cdp_use, "pydoll": pydoll, "zendriver": zendriver,
 }
-make_sync: dict[str, Callable[[str, str, str], SyncContender]] = {"cdpnb-sync": cdpnb_sync}
+make_sync: dict[str, Callable[[str, str, str], SyncContender]] = {
+    "cdpnb-sync": cdpnb_sync, "cdpnb-sync-agent": cdpnb_sync_agent}

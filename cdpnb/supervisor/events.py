@@ -24,7 +24,7 @@ import inspect
 import logging
 import threading
 import weakref
-from collections.abc import Callable, Coroutine, Generator, Iterable
+from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -234,6 +234,8 @@ class _Listener:
     handler: Handler
     loop: asyncio.AbstractEventLoop | None  # None: the supervisor's event thread
     once: bool
+    #: The thread ``loop`` runs on (the one that called ``on``).
+    thread: int = 0
 
 
 class EventStream:
@@ -381,7 +383,8 @@ class EventHub:
             with contextlib.suppress(RuntimeError):
                 loop = asyncio.get_running_loop()
         with self._lock:
-            self._listeners = (*self._listeners, _Listener(name, handler, loop, once))
+            self._listeners = (*self._listeners, _Listener(name, handler, loop, once,
+                                                           threading.get_ident()))
 
     def unlisten(self, name: EventName, handler: Handler | None) -> int:
         with self._lock:
@@ -447,6 +450,12 @@ class EventHub:
         # IPython between cells) would hold the handler until it ran again, and a
         # closed one (an asyncio.run that ended) refuses it: the event thread then.
         if listener.loop is not None and listener.loop.is_running():
+            if threading.get_ident() == listener.thread:
+                # Folded by that loop itself (it reads the socket while it waits): its
+                # next turn, with no wake-up through its self-pipe (a write and a read,
+                # cold after an idle moment, on a handler's answer's path).
+                listener.loop.call_soon(self._run, listener, event)
+                return
             with contextlib.suppress(RuntimeError):  # (closed meanwhile)
                 listener.loop.call_soon_threadsafe(self._run, listener, event)
                 return
@@ -545,12 +554,11 @@ def _serve(loop: asyncio.AbstractEventLoop) -> None:
         loop.close()
 
 
-def answer_sender(reply: Callable[[bool, str | None, str], Coroutine[Any, Any, DialogRecord]],
-                  submit: Callable[[Coroutine[Any, Any, DialogRecord]],
-                                   concurrent.futures.Future[DialogRecord]],
-                  stopped: Callable[[], bool], url: str) -> AnswerSender:
-    """An AnswerSender that runs ``reply(accept, prompt_text, dialog_id)`` (the
-    supervisor's DialogControl.reply) on the engine loop (via ``submit``)."""
+def answer_sender(reply_now: AnswerSender, stopped: Callable[[], bool],
+                  url: str) -> AnswerSender:
+    """An AnswerSender that writes ``reply_now(dialog_id, accept, prompt_text)`` (the
+    supervisor's ``DialogControl.reply_now``: at once, from the handler's thread),
+    or says the supervisor is stopped."""
 
     def send(dialog_id: str, accept: bool, prompt_text: str | None
              ) -> concurrent.futures.Future[DialogRecord]:
@@ -558,7 +566,7 @@ def answer_sender(reply: Callable[[bool, str | None, str], Coroutine[Any, Any, D
             future: concurrent.futures.Future[DialogRecord] = concurrent.futures.Future()
             future.set_exception(SupervisorStopped(f"supervisor for {url} is stopped"))
             return future
-        return submit(reply(accept, prompt_text, dialog_id))
+        return reply_now(dialog_id, accept, prompt_text)
 
     return send
 

@@ -187,8 +187,8 @@ class Supervisor:
         #: Events for sup.on() / sup.events(), from the fold's changes.
         self._events = EventHub(
             self._core,
-            answer_sender(self._dialogs.reply, engine.submit, lambda: self._context.stopped,
-                          redact_url(url)),
+            answer_sender(lambda dialog_id, accept, text: self._dialogs.reply_now(
+                accept, text, dialog_id), lambda: self._context.stopped, redact_url(url)),
             self._event_answer_failed)
         # (WebDriver classic's evaluate waits for a dialog its script met only then)
         self._driver.dialogs_answered = lambda: (
