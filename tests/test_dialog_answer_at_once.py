@@ -9,7 +9,9 @@ loop held busy, so "without waiting for the engine" is exact, not a timing.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -35,16 +37,9 @@ def chromium_like() -> ScriptedBrowser:
     return b
 
 
-@pytest.mark.parametrize(("policy", "kind", "expected"), [
-    ("auto_accept", "alert", {"accept": True}),
-    ("auto_accept", "prompt", {"accept": True, "promptText": "the default"}),
-    ("auto_dismiss", "confirm", {"accept": False}),
-])
-async def test_an_auto_policy_answers_while_the_engine_is_busy(
-        tmp_path: Path, policy: str, kind: str, expected: dict[str, Any]) -> None:
-    b = chromium_like()
-    trace = tmp_path / "t.jsonl"
-    sup = await cdpnb.Supervisor.start(b, policy=policy, record=trace)
+@contextlib.asynccontextmanager
+async def engine_held() -> AsyncIterator[threading.Event]:
+    """cdpnb's engine loop kept busy until the block ends (the event it waits on)."""
     engine_free = threading.Event()
     engine_busy = threading.Event()
 
@@ -55,13 +50,27 @@ async def test_an_auto_policy_answers_while_the_engine_is_busy(
     try:
         engine.loop.call_soon_threadsafe(hold_the_engine)
         assert await asyncio.to_thread(engine_busy.wait, 10)
+        yield engine_free
+    finally:
+        engine_free.set()
+
+
+@pytest.mark.parametrize(("policy", "kind", "expected"), [
+    ("auto_accept", "alert", {"accept": True}),
+    ("auto_accept", "prompt", {"accept": True, "promptText": "the default"}),
+    ("auto_dismiss", "confirm", {"accept": False}),
+])
+async def test_an_auto_policy_answers_while_the_engine_is_busy(
+        tmp_path: Path, policy: str, kind: str, expected: dict[str, Any]) -> None:
+    b = chromium_like()
+    trace = tmp_path / "t.jsonl"
+    sup = await cdpnb.Supervisor.start(b, policy=policy, record=trace)
+    async with engine_held() as engine_free:
         await b.open_dialog(kind, "hello", default_prompt="the default")
         # The engine loop is still held: the answer went out from the receiving thread.
         answers = b.commands("Page.handleJavaScriptDialog")
         assert [a.params for a in answers] == [expected]
         assert not engine_free.is_set()
-    finally:
-        engine_free.set()
     await sup.wait_for(lambda s: not s.pending_dialogs and len(s.recent_dialogs) == 1,
                        timeout=10)
     record = sup.state.recent_dialogs[0]
@@ -89,16 +98,7 @@ async def test_a_handlers_answer_goes_out_while_the_engine_is_busy() -> None:
     sup = await cdpnb.Supervisor.start(b, policy="must_respond")
     answers: list[Any] = []
     sup.on("dialog", lambda event: answers.append(event.accept()))
-    engine_free = threading.Event()
-    engine_busy = threading.Event()
-
-    def hold_the_engine() -> None:
-        engine_busy.set()
-        engine_free.wait(30)
-
-    try:
-        engine.loop.call_soon_threadsafe(hold_the_engine)
-        assert await asyncio.to_thread(engine_busy.wait, 10)
+    async with engine_held() as engine_free:
         await b.open_dialog("confirm", "hello")
         for _ in range(500):  # the handler runs on this loop: let it turn
             if b.commands("Page.handleJavaScriptDialog"):
@@ -107,8 +107,6 @@ async def test_a_handlers_answer_goes_out_while_the_engine_is_busy() -> None:
         assert [a.params for a in b.commands("Page.handleJavaScriptDialog")] == [
             {"accept": True}]
         assert not engine_free.is_set()
-    finally:
-        engine_free.set()
     [pending] = answers
     record = await pending
     assert (record.id, record.closed_by, record.accepted) == ("d-1", "agent", True)

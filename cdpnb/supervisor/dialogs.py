@@ -232,9 +232,7 @@ class DialogControl:
         future: concurrent.futures.Future[DialogRecord] = concurrent.futures.Future()
         try:
             dialog, prompt_text = self._reply_to(accept, prompt_text, dialog_id)
-            current = self._pending(dialog.id)
-            if current is not None and not current.answerable:
-                self._refuse(current)
+            self._refuse_if_unanswerable(dialog)
             why = self._answering(dialog, accept, prompt_text, "agent", None)
             self.core.dispatch(*self._command_for(dialog, accept, prompt_text, why),
                                functools.partial(self._replied, dialog, future), why=why)
@@ -305,6 +303,12 @@ class DialogControl:
         open_ids = ", ".join(d.id for d in open_now) or "none"
         raise UnknownDialog(f"no open dialog has id {dialog_id!r} (open: {open_ids})")
 
+    def _refuse_if_unanswerable(self, dialog: PendingDialog) -> None:
+        """DialogNotAnswerable if the state now holds ``dialog`` unanswerable."""
+        current = self._pending(dialog.id)
+        if current is not None and not current.answerable:
+            self._refuse(current)
+
     def _refuse(self, dialog: PendingDialog) -> None:
         other = answerable_dialog(self.core.state, dialog.page_session_id)
         if other is not None and other.id == dialog.id:
@@ -336,9 +340,7 @@ class DialogControl:
         its record; DialogResponseFailed if the browser refused it or gave it to
         another dialog."""
         core = self.core
-        current = self._pending(dialog.id)
-        if current is not None and not current.answerable:
-            self._refuse(current)
+        self._refuse_if_unanswerable(dialog)
         why = self._answering(dialog, accept, prompt_text, closed_by, reason)
         try:
             await core.send(*self._command_for(dialog, accept, prompt_text, why), why=why)
